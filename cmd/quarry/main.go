@@ -1,0 +1,145 @@
+// Command quarry is the Quarry server: source hosting and CI/CD that speaks
+// GitLab's /api/v4.
+//
+//	quarry [serve] [flags]   run the server (the default)
+//	quarry migrate [flags]   apply database migrations and exit
+//	quarry admin …           create users and tokens from the shell
+//	quarry version           print the version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"quarry/internal/app"
+	"quarry/internal/buildinfo"
+	"quarry/internal/config"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "quarry:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+const usage = `Usage: quarry <command> [flags]
+
+Commands:
+  serve     run the server (default)
+  migrate   apply database migrations and exit
+  admin     create users and personal access tokens (see quarry admin --help)
+  version   print the version
+
+Run "quarry <command> --help" for a command's flags.
+`
+
+func run(args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	switch cmd {
+	case "serve":
+		return serve(args, stderr)
+	case "migrate":
+		return migrate(args, stdout, stderr)
+	case "admin":
+		return admin(args, stdout, stderr)
+	case "version":
+		fs := flag.NewFlagSet("version", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "quarry %s (revision %s, GitLab API %s)\n", buildinfo.Version, buildinfo.Revision(), buildinfo.APIVersion)
+		return nil
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+// loadConfig parses the storage and server flags of a command.
+func loadConfig(name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (config.Config, *flag.FlagSet, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := config.Default()
+	cfg.Bind(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, fs, err
+	}
+	err := config.Load(fs, &cfg, config.Getenv)
+	return cfg, fs, err
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func serve(args []string, stderr io.Writer) error {
+	cfg, _, err := loadConfig("serve", args, stderr, nil)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return a.Serve(ctx, nil)
+}
+
+func migrate(args []string, stdout, stderr io.Writer) error {
+	cfg, _, err := loadConfig("migrate", args, stderr, nil)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return err
+	}
+	db, err := app.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n, err := db.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "applied %d migrations; schema version %d (%s)\n", n, v, db.Dialect)
+	return nil
+}

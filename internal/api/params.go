@@ -1,0 +1,405 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"quarry/internal/model"
+	"quarry/internal/uploads"
+)
+
+// Params are a request's parameters gathered the way GitLab reads them: the
+// query string, then a form (urlencoded or multipart) or JSON body on top.
+// Keys lose a trailing "[]"; nested JSON objects become "a[b]" keys.
+//
+// Accessors record what is wrong ("x is missing", "x is invalid") and Err
+// joins those into one Grape-style 400, so a handler reads every parameter
+// and then checks once.
+type Params struct {
+	vals  map[string][]string
+	nulls map[string]bool
+	files map[string]*multipart.FileHeader
+	errs  []string
+}
+
+// maxMultipartMemory is how much of a multipart body stays in memory; the
+// rest spills to temporary files.
+const maxMultipartMemory = 8 << 20
+
+// parseParams reads r's query and body. Malformed bodies are a 400.
+func parseParams(r *http.Request, maxBody int64) (*Params, error) {
+	p := &Params{vals: map[string][]string{}, nulls: map[string]bool{}}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, model.Param("query string is invalid")
+	}
+	p.addValues(q)
+	if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return p, nil
+	}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+		if err != nil {
+			return nil, bodyErr(err)
+		}
+		if len(strings.TrimSpace(string(body))) == 0 {
+			return p, nil
+		}
+		var obj map[string]any
+		d := json.NewDecoder(strings.NewReader(string(body)))
+		d.UseNumber()
+		if err := d.Decode(&obj); err != nil {
+			return nil, model.Param("The provided content-type 'application/json' is not supported or the request body is not valid JSON")
+		}
+		for k, v := range obj {
+			p.addJSON(k, v)
+		}
+	case "application/x-www-form-urlencoded":
+		r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, bodyErr(err)
+		}
+		form, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, model.Param("request body is invalid")
+		}
+		p.addValues(form)
+	case "multipart/form-data":
+		r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
+		if err := r.ParseMultipartForm(maxMultipartMemory); err != nil {
+			return nil, bodyErr(err)
+		}
+		p.addValues(r.MultipartForm.Value)
+		p.files = map[string]*multipart.FileHeader{}
+		for k, fhs := range r.MultipartForm.File {
+			if len(fhs) > 0 {
+				p.files[normKey(k)] = fhs[0]
+			}
+		}
+	}
+	return p, nil
+}
+
+func bodyErr(err error) error {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		return &model.Error{Kind: model.KindParam, Message: "413 Request Entity Too Large"}
+	}
+	return model.Param("request body is invalid")
+}
+
+func normKey(k string) string { return strings.TrimSuffix(k, "[]") }
+
+func (p *Params) addValues(v url.Values) {
+	for k, vs := range v {
+		k = normKey(k)
+		// A later source replaces an earlier one, as a body overrides the
+		// query string in GitLab.
+		p.vals[k] = append([]string(nil), vs...)
+	}
+}
+
+func (p *Params) addJSON(key string, v any) {
+	switch x := v.(type) {
+	case nil:
+		p.nulls[key] = true
+		p.vals[key] = nil
+	case string:
+		p.vals[key] = []string{x}
+	case json.Number:
+		p.vals[key] = []string{x.String()}
+	case bool:
+		p.vals[key] = []string{strconv.FormatBool(x)}
+	case []any:
+		vs := []string{}
+		for _, e := range x {
+			switch ev := e.(type) {
+			case string:
+				vs = append(vs, ev)
+			case json.Number:
+				vs = append(vs, ev.String())
+			case bool:
+				vs = append(vs, strconv.FormatBool(ev))
+			default:
+				b, _ := json.Marshal(ev)
+				vs = append(vs, string(b))
+			}
+		}
+		p.vals[key] = vs
+	case map[string]any:
+		for k, e := range x {
+			p.addJSON(key+"["+k+"]", e)
+		}
+	}
+}
+
+// Set adds a path value (path values win over everything else).
+func (p *Params) Set(key, value string) { p.vals[key] = []string{value} }
+
+// Has reports whether key was sent at all (even as null or empty).
+func (p *Params) Has(key string) bool {
+	_, ok := p.vals[key]
+	return ok || p.nulls[key]
+}
+
+// IsNull reports an explicit JSON null.
+func (p *Params) IsNull(key string) bool { return p.nulls[key] }
+
+// Raw returns the first value of key.
+func (p *Params) Raw(key string) (string, bool) {
+	vs, ok := p.vals[key]
+	if !ok || len(vs) == 0 {
+		return "", ok
+	}
+	return vs[0], true
+}
+
+func (p *Params) fail(format string, args ...any) { p.errs = append(p.errs, fmt.Sprintf(format, args...)) }
+
+// Require records "key is missing" for every absent key.
+func (p *Params) Require(keys ...string) {
+	var missing []string
+	for _, k := range keys {
+		if !p.Has(k) || p.IsNull(k) {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		p.fail("%s", strings.Join(missing, ", ")+" is missing")
+	}
+}
+
+// AtLeastOneOf records an error unless one of keys is present.
+func (p *Params) AtLeastOneOf(keys ...string) {
+	for _, k := range keys {
+		if p.Has(k) {
+			return
+		}
+	}
+	p.fail("%s are missing, at least one parameter must be provided", strings.Join(keys, ", "))
+}
+
+// AllOrNoneOf records an error when some but not all of keys are present.
+func (p *Params) AllOrNoneOf(keys ...string) {
+	n := 0
+	for _, k := range keys {
+		if p.Has(k) {
+			n++
+		}
+	}
+	if n != 0 && n != len(keys) {
+		p.fail("%s provide all or none of parameters", strings.Join(keys, ", "))
+	}
+}
+
+// String returns key as a string.
+func (p *Params) String(key string) (string, bool) {
+	if p.IsNull(key) {
+		return "", false
+	}
+	return p.Raw(key)
+}
+
+// StringPtr returns key as *string, nil when absent or null.
+func (p *Params) StringPtr(key string) *string {
+	if v, ok := p.String(key); ok {
+		return &v
+	}
+	return nil
+}
+
+// Int returns key as an integer; a value that is not one is recorded as
+// invalid.
+func (p *Params) Int(key string) (int64, bool) {
+	v, ok := p.String(key)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		p.fail("%s is invalid", key)
+		return 0, false
+	}
+	return n, true
+}
+
+// IntPtr returns key as *int.
+func (p *Params) IntPtr(key string) *int {
+	n, ok := p.Int(key)
+	if !ok {
+		return nil
+	}
+	if n > 1<<31-1 || n < -(1<<31) {
+		p.fail("%s is invalid", key)
+		return nil
+	}
+	i := int(n)
+	return &i
+}
+
+// ParseBool reads a boolean as Grape does: true/false, 1/0, t/f, yes/no,
+// y/n, on/off, in any case.
+func ParseBool(s string) (bool, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "1", "t", "yes", "y", "on":
+		return true, true
+	case "false", "0", "f", "no", "n", "off":
+		return false, true
+	}
+	return false, false
+}
+
+// Bool returns key as a boolean; other values are recorded as invalid.
+func (p *Params) Bool(key string) (bool, bool) {
+	v, ok := p.String(key)
+	if !ok {
+		return false, false
+	}
+	b, valid := ParseBool(v)
+	if !valid {
+		p.fail("%s is invalid", key)
+		return false, false
+	}
+	return b, true
+}
+
+// BoolPtr returns key as *bool.
+func (p *Params) BoolPtr(key string) *bool {
+	if b, ok := p.Bool(key); ok {
+		return &b
+	}
+	return nil
+}
+
+// Flag returns key as a boolean, false when absent.
+func (p *Params) Flag(key string) bool {
+	b, _ := p.Bool(key)
+	return b
+}
+
+// Enum returns key if it is one of values; anything else is recorded.
+func (p *Params) Enum(key string, values ...string) (string, bool) {
+	v, ok := p.String(key)
+	if !ok {
+		return "", false
+	}
+	for _, a := range values {
+		if v == a {
+			return v, true
+		}
+	}
+	p.fail("%s does not have a valid value", key)
+	return "", false
+}
+
+// Strings returns an array parameter, accepting both repeated keys and a
+// comma-separated value.
+func (p *Params) Strings(key string) ([]string, bool) {
+	vs, ok := p.vals[key]
+	if !ok {
+		return nil, p.nulls[key]
+	}
+	out := []string{}
+	for _, v := range vs {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out, true
+}
+
+// Time returns key as an ISO 8601 date or date-time.
+func (p *Params) Time(key string) (*time.Time, bool) {
+	v, ok := p.String(key)
+	if !ok {
+		return nil, false
+	}
+	t, err := ParseTime(v)
+	if err != nil {
+		p.fail("%s is invalid", key)
+		return nil, false
+	}
+	return &t, true
+}
+
+// ParseTime accepts the ISO 8601 forms clients send.
+func ParseTime(v string) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", model.DateLayout} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("not a time: %q", v)
+}
+
+// Date returns key as YYYY-MM-DD.
+func (p *Params) Date(key string) (string, bool) {
+	v, ok := p.String(key)
+	if !ok || v == "" {
+		return "", ok
+	}
+	t, err := ParseTime(v)
+	if err != nil {
+		p.fail("%s is invalid", key)
+		return "", false
+	}
+	return t.Format(model.DateLayout), true
+}
+
+// Hash returns the "key[sub]=v" entries as a map.
+func (p *Params) Hash(key string) map[string]string {
+	out := map[string]string{}
+	prefix := key + "["
+	for k, vs := range p.vals {
+		if strings.HasPrefix(k, prefix) && strings.HasSuffix(k, "]") && len(vs) > 0 {
+			out[k[len(prefix):len(k)-1]] = vs[0]
+		}
+	}
+	return out
+}
+
+// File returns an uploaded file; a non-file value is recorded as invalid.
+func (p *Params) File(key string) *uploads.File {
+	fh, ok := p.files[key]
+	if !ok {
+		if p.Has(key) && !p.IsNull(key) {
+			p.fail("%s is invalid", key)
+		}
+		return nil
+	}
+	return &uploads.File{Name: fh.Filename, Size: fh.Size, Open: func() (io.ReadCloser, error) { return fh.Open() }}
+}
+
+// Err returns every recorded problem as one 400, or nil.
+func (p *Params) Err() error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	return model.Param(strings.Join(p.errs, ", "))
+}
+
+// Keys lists the keys present (for tests and debugging).
+func (p *Params) Keys() []string {
+	keys := make([]string, 0, len(p.vals))
+	for k := range p.vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

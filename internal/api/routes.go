@@ -1,0 +1,73 @@
+package api
+
+import (
+	"net/http"
+
+	"quarry/internal/auth"
+	"quarry/internal/model"
+)
+
+// Scope rules of the route table.
+var (
+	// scopeDefault: `api`, and `read_api` on reads.
+	scopeDefault = auth.ScopeRule{}
+	// scopeUser adds `read_user` on reads (users, user, version).
+	scopeUser = auth.ScopeRule{Extra: []model.Scope{model.ScopeReadUser}}
+	// scopeAny accepts a token of any scope (the token's own endpoints).
+	scopeAny = auth.ScopeRule{Any: true}
+)
+
+// routes is the route table: every endpoint, who may call it and with
+// which token scopes. Paths are under /api/v4.
+func (s *Server) routes() {
+	for _, rt := range []route{
+		{"GET", "/version", signedIn, scopeUser, (*call).version},
+
+		// Users.
+		{"GET", "/users", public, scopeUser, (*call).listUsers},
+		{"POST", "/users", signedIn, scopeDefault, (*call).createUser},
+		{"GET", "/users/{id}", public, scopeUser, (*call).getUser},
+		{"PUT", "/users/{id}", signedIn, scopeDefault, (*call).updateUser},
+		{"DELETE", "/users/{id}", signedIn, scopeDefault, (*call).deleteUser},
+		{"DELETE", "/users/{id}/identities/{provider}", signedIn, scopeDefault, (*call).deleteIdentity},
+		{"POST", "/users/{id}/block", signedIn, scopeDefault, func(c *call) error { return c.stateChange(c.s.Users.Block) }},
+		{"POST", "/users/{id}/unblock", signedIn, scopeDefault, func(c *call) error { return c.stateChange(c.s.Users.Unblock) }},
+		{"POST", "/users/{id}/deactivate", signedIn, scopeDefault, func(c *call) error { return c.stateChange(c.s.Users.Deactivate) }},
+		{"POST", "/users/{id}/activate", signedIn, scopeDefault, func(c *call) error { return c.stateChange(c.s.Users.Activate) }},
+		{"GET", "/users/{user_id}/status", public, scopeUser, (*call).userStatus},
+		{"GET", "/users/{id}/custom_attributes", signedIn, scopeUser, (*call).listCustomAttributes},
+		{"GET", "/users/{id}/custom_attributes/{key}", signedIn, scopeUser, (*call).getCustomAttribute},
+		{"PUT", "/users/{id}/custom_attributes/{key}", signedIn, scopeDefault, (*call).putCustomAttribute},
+		{"DELETE", "/users/{id}/custom_attributes/{key}", signedIn, scopeDefault, (*call).deleteCustomAttribute},
+		{"POST", "/users/{user_id}/personal_access_tokens", signedIn, scopeDefault, (*call).createToken},
+
+		// The current user.
+		{"GET", "/user", signedIn, scopeUser, (*call).currentUser},
+		{"GET", "/user/status", signedIn, scopeUser, (*call).ownStatus},
+		{"PUT", "/user/status", signedIn, scopeDefault, func(c *call) error { return c.setStatus(false) }},
+		{"PATCH", "/user/status", signedIn, scopeDefault, func(c *call) error { return c.setStatus(true) }},
+		{"GET", "/user/preferences", signedIn, scopeUser, (*call).getPreferences},
+		{"PUT", "/user/preferences", signedIn, scopeDefault, (*call).putPreferences},
+
+		// Personal access tokens.
+		{"GET", "/personal_access_tokens", signedIn, scopeDefault, (*call).listTokens},
+		{"GET", "/personal_access_tokens/self", signedIn, scopeAny, (*call).getToken},
+		{"DELETE", "/personal_access_tokens/self", signedIn, scopeAny, (*call).revokeToken},
+		{"POST", "/personal_access_tokens/self/rotate", signedIn, auth.ScopeRule{Extra: []model.Scope{model.ScopeSelfRotate}}, (*call).rotateToken},
+		{"GET", "/personal_access_tokens/{id}", signedIn, scopeDefault, (*call).getToken},
+		{"DELETE", "/personal_access_tokens/{id}", signedIn, scopeDefault, (*call).revokeToken},
+		{"POST", "/personal_access_tokens/{id}/rotate", signedIn, scopeDefault, (*call).rotateToken},
+	} {
+		s.register(rt)
+	}
+
+	// Service endpoints outside the API.
+	s.mux.HandleFunc("GET /-/health", s.health)
+	s.mux.HandleFunc("GET /-/liveness", s.liveness)
+	s.mux.HandleFunc("GET /-/readiness", s.readiness)
+	s.mux.Handle("GET /-/metrics", s.metricsHandler())
+	s.mux.HandleFunc("GET /uploads/-/system/{path...}", s.upload)
+	s.mux.HandleFunc("/api/v3/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusGone, errorBody{Error: "API V3 is no longer supported. Use API V4 instead."})
+	})
+}

@@ -1,0 +1,119 @@
+// Package app is Quarry's composition root: it opens the database, applies
+// migrations, builds the services and the HTTP server, creates the
+// administrator on first start and shuts everything down in order.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"quarry/internal/api"
+	"quarry/internal/buildinfo"
+	"quarry/internal/config"
+	"quarry/internal/store"
+	"quarry/internal/tokens"
+	"quarry/internal/uploads"
+	"quarry/internal/users"
+)
+
+// App is a running Quarry without its listener.
+type App struct {
+	Config  config.Config
+	DB      *store.DB
+	Users   *users.Service
+	Tokens  *tokens.Service
+	Handler http.Handler
+	log     *slog.Logger
+}
+
+// New opens the data folder and database, migrates, bootstraps the first
+// administrator and builds the HTTP handler.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	db, err := Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	} else if n > 0 {
+		log.Info("database migrated", "dialect", db.Dialect, "applied", n)
+	}
+	up := uploads.New(cfg.UploadsDir())
+	a := &App{
+		Config: cfg,
+		DB:     db,
+		Users:  users.New(db, up, log, cfg.PasswordCost),
+		Tokens: tokens.New(db, cfg.TokenPrefix),
+		log:    log,
+	}
+	if err := a.bootstrap(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Handler = api.New(api.Deps{
+		Users: a.Users, Tokens: a.Tokens, Uploads: up, DB: db, Log: log,
+		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
+		MaxBody: cfg.MaxBodyBytes, Registry: reg,
+	})
+	return a, nil
+}
+
+// Open connects to the configured database without migrating.
+func Open(ctx context.Context, cfg config.Config) (*store.DB, error) {
+	return store.Open(ctx, cfg.DatabaseURL, cfg.SQLitePath())
+}
+
+// Close releases the database.
+func (a *App) Close() error { return a.DB.Close() }
+
+// Serve listens on the configured address until ctx is cancelled, then
+// shuts down gracefully. ready, if not nil, receives the bound address.
+func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
+	ln, err := net.Listen("tcp", a.Config.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           a.Handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	a.log.Info("quarry listening", "addr", ln.Addr().String(), "external_url", a.Config.ExternalURL,
+		"database", string(a.DB.Dialect), "data_dir", a.Config.DataDir)
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

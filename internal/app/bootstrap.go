@@ -1,0 +1,68 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"quarry/internal/auth"
+	"quarry/internal/model"
+	"quarry/internal/store"
+	"quarry/internal/tokens"
+)
+
+// Root account defaults.
+const (
+	RootUsername = "root"
+	RootEmail    = "admin@example.com"
+	RootName     = "Administrator"
+)
+
+// rootScopes are the scopes of root's first token: everything.
+var rootScopes = []model.Scope{model.ScopeAPI, model.ScopeReadAPI, model.ScopeReadUser, model.ScopeReadRepository,
+	model.ScopeWriteRepository, model.ScopeSudo, model.ScopeAdminMode}
+
+// bootstrap creates the administrator and its first token on an empty
+// database, writes the token to the data folder and announces it once.
+func (a *App) bootstrap(ctx context.Context) error {
+	n, err := a.DB.CountUsers(ctx)
+	if err != nil {
+		return fmt.Errorf("count users: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	password := a.Config.RootPassword
+	if password == "" {
+		password = auth.NewSecret("", 24)
+	}
+	hash, err := auth.HashPassword(password, a.Config.PasswordCost)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	root := model.User{Username: RootUsername, Email: RootEmail, Name: RootName, State: model.UserActive,
+		Type: model.UserHuman, Admin: true, CanCreateGroup: true, ProjectsLimit: 100000, PasswordHash: hash,
+		ThemeID: 1, ColorSchemeID: 1, ConfirmedAt: &now, CreatedAt: now, UpdatedAt: now}
+	if err := a.DB.InTx(ctx, func(tx *store.Tx) error { return tx.CreateUser(ctx, &root) }); err != nil {
+		if store.IsUnique(err, store.UniqueUsername) {
+			return nil // another process bootstrapped at the same time
+		}
+		return fmt.Errorf("create root: %w", err)
+	}
+	_, secret, err := a.Tokens.Issue(ctx, root.ID, tokens.CreateInput{Name: "initial root token", Scopes: rootScopes}, a.Config.RootToken, nil)
+	if err != nil {
+		return fmt.Errorf("create root token: %w", err)
+	}
+	path := a.Config.InitialRootTokenPath()
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	attrs := []any{"username", RootUsername, "token", secret, "token_file", path}
+	if a.Config.RootPassword == "" {
+		attrs = append(attrs, "password", password)
+	}
+	a.log.Warn("first start: created the administrator; this token is shown once", attrs...)
+	return nil
+}

@@ -1,0 +1,91 @@
+package auth
+
+import (
+	"net/http"
+	"strings"
+
+	"quarry/internal/model"
+)
+
+// Actor is who a request runs as.
+type Actor struct {
+	// User is nil for anonymous requests. With sudo it is the target user.
+	User *model.User
+	// Token authenticated the request, if any.
+	Token *model.PersonalAccessToken
+	// Sudoer is the administrator who used sudo, if any.
+	Sudoer *model.User
+}
+
+// Anonymous is the actor of a request without credentials.
+var Anonymous = Actor{}
+
+// SignedIn reports whether the actor is a user.
+func (a Actor) SignedIn() bool { return a.User != nil }
+
+// Admin reports whether the actor is an administrator.
+func (a Actor) Admin() bool { return a.User != nil && a.User.Admin }
+
+// UserID is the actor's user id, 0 when anonymous.
+func (a Actor) UserID() int64 {
+	if a.User == nil {
+		return 0
+	}
+	return a.User.ID
+}
+
+// Is reports whether the actor is the given user.
+func (a Actor) Is(userID int64) bool { return a.User != nil && a.User.ID == userID }
+
+// ScopeRule says which token scopes an endpoint accepts beyond `api` (always
+// accepted) and `read_api` (accepted on reads).
+type ScopeRule struct {
+	// Extra scopes accepted, e.g. read_user on /users reads.
+	Extra []model.Scope
+	// Any accepts a token of any scope (e.g. /personal_access_tokens/self).
+	Any bool
+}
+
+// Accepted lists the scopes that satisfy the rule for a request method, as
+// GitLab names them in an insufficient_scope error.
+func (r ScopeRule) Accepted(method string) []model.Scope {
+	s := []model.Scope{model.ScopeAPI}
+	if isRead(method) {
+		s = append(s, model.ScopeReadAPI)
+	}
+	return append(s, r.Extra...)
+}
+
+// Allows reports whether a token with the given scopes may call an endpoint
+// with this rule.
+func (r ScopeRule) Allows(method string, t *model.PersonalAccessToken) bool {
+	if t == nil || r.Any {
+		return true
+	}
+	for _, s := range r.Accepted(method) {
+		if t.HasScope(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// ScopeString renders scopes space-separated.
+func ScopeString(s []model.Scope) string {
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = string(v)
+	}
+	return strings.Join(parts, " ")
+}
+
+func isRead(method string) bool { return method == http.MethodGet || method == http.MethodHead }
+
+// Owner is the actor as the owner of its credentials: without sudo, the
+// administrator who holds the token rather than the user it acts as.
+func (a Actor) Owner() Actor {
+	if a.Sudoer != nil {
+		return Actor{User: a.Sudoer, Token: a.Token}
+	}
+	return a
+}

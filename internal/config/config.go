@@ -1,0 +1,232 @@
+// Package config holds Quarry's settings and reads them from defaults, an
+// optional TOML file, QUARRY_* environment variables and command-line flags,
+// in that order of increasing precedence.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is every setting of a Quarry process.
+type Config struct {
+	Listen      string `toml:"listen"`
+	DataDir     string `toml:"data_dir"`
+	DatabaseURL string `toml:"database_url"`
+	ExternalURL string `toml:"external_url"`
+	ConfigFile  string `toml:"-"`
+
+	// TokenPrefix starts every personal access token issued.
+	TokenPrefix string `toml:"token_prefix"`
+	// PasswordCost is the bcrypt cost for stored passwords.
+	PasswordCost int `toml:"password_cost"`
+	// RootPassword and RootToken preset the administrator's password and
+	// first token on first start (for automation).
+	RootPassword string `toml:"root_password"`
+	RootToken    string `toml:"root_token"`
+
+	LogLevel  string `toml:"log_level"`
+	LogFormat string `toml:"log_format"`
+
+	ShutdownTimeout time.Duration `toml:"shutdown_timeout"`
+	// MaxBodyBytes bounds request bodies that are read into memory.
+	MaxBodyBytes int64 `toml:"max_body_bytes"`
+}
+
+// Default returns the settings of a server started with no configuration.
+func Default() Config {
+	return Config{
+		Listen:          "127.0.0.1:8080",
+		DataDir:         "./quarry-data",
+		TokenPrefix:     "glpat-",
+		PasswordCost:    10,
+		LogLevel:        "info",
+		LogFormat:       "text",
+		ShutdownTimeout: 30 * time.Second,
+		MaxBodyBytes:    100 << 20,
+	}
+}
+
+// option binds one setting to its flag, environment variable and field.
+type option struct {
+	flag, env, usage string
+	ptr              any // *string, *int, *int64 or *time.Duration
+}
+
+func (c *Config) options() []option {
+	return []option{
+		{"listen", "QUARRY_LISTEN", "address to listen on", &c.Listen},
+		{"data-dir", "QUARRY_DATA_DIR", "folder for the database, repositories and uploads", &c.DataDir},
+		{"database-url", "QUARRY_DATABASE_URL", "postgres://… to use PostgreSQL; empty for the embedded SQLite database", &c.DatabaseURL},
+		{"external-url", "QUARRY_EXTERNAL_URL", "URL clients reach this server at (default: derived from --listen)", &c.ExternalURL},
+		{"token-prefix", "QUARRY_TOKEN_PREFIX", "prefix of issued personal access tokens", &c.TokenPrefix},
+		{"password-cost", "QUARRY_PASSWORD_COST", "bcrypt cost of stored passwords (4-31)", &c.PasswordCost},
+		{"root-password", "QUARRY_ROOT_PASSWORD", "password of the root user created on first start", &c.RootPassword},
+		{"root-token", "QUARRY_ROOT_TOKEN", "first personal access token of root, created on first start", &c.RootToken},
+		{"log-level", "QUARRY_LOG_LEVEL", "debug, info, warn or error", &c.LogLevel},
+		{"log-format", "QUARRY_LOG_FORMAT", "text or json", &c.LogFormat},
+		{"shutdown-timeout", "QUARRY_SHUTDOWN_TIMEOUT", "how long a graceful shutdown waits for requests", &c.ShutdownTimeout},
+		{"max-body-bytes", "QUARRY_MAX_BODY_BYTES", "largest request body read into memory", &c.MaxBodyBytes},
+	}
+}
+
+// Bind registers the storage and server flags on fs. Call Load after fs.Parse.
+func (c *Config) Bind(fs *flag.FlagSet) {
+	fs.StringVar(&c.ConfigFile, "config", "", "TOML configuration file (env QUARRY_CONFIG)")
+	for _, o := range c.options() {
+		usage := fmt.Sprintf("%s (env %s)", o.usage, o.env)
+		switch p := o.ptr.(type) {
+		case *string:
+			fs.StringVar(p, o.flag, *p, usage)
+		case *int:
+			fs.IntVar(p, o.flag, *p, usage)
+		case *int64:
+			fs.Int64Var(p, o.flag, *p, usage)
+		case *time.Duration:
+			fs.DurationVar(p, o.flag, *p, usage)
+		}
+	}
+}
+
+// Load layers the configuration file and the environment under the flags
+// already parsed into fs: flags win over environment, environment over file.
+// getenv is os.Getenv outside tests.
+func Load(fs *flag.FlagSet, c *Config, getenv func(string) string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	// Remember flag values, then rebuild from defaults → file → env → flags.
+	flagged := *c
+	*c = Default()
+	file := flagged.ConfigFile
+	if file == "" {
+		file = getenv("QUARRY_CONFIG")
+	}
+	if file != "" {
+		if _, err := toml.DecodeFile(file, c); err != nil {
+			return fmt.Errorf("read config file %q: %w", file, err)
+		}
+		c.ConfigFile = file
+	}
+	opts := c.options()
+	flaggedOpts := flagged.options()
+	for i, o := range opts {
+		if v := getenv(o.env); v != "" {
+			if err := setValue(o.ptr, v); err != nil {
+				return fmt.Errorf("%s: %w", o.env, err)
+			}
+		}
+		if set[o.flag] {
+			copyValue(o.ptr, flaggedOpts[i].ptr)
+		}
+	}
+	return c.finish()
+}
+
+func setValue(ptr any, v string) error {
+	switch p := ptr.(type) {
+	case *string:
+		*p = v
+	case *int:
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", v)
+		}
+		*p = n
+	case *int64:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", v)
+		}
+		*p = n
+	case *time.Duration:
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("not a duration: %q", v)
+		}
+		*p = d
+	}
+	return nil
+}
+
+func copyValue(dst, src any) {
+	switch p := dst.(type) {
+	case *string:
+		*p = *src.(*string)
+	case *int:
+		*p = *src.(*int)
+	case *int64:
+		*p = *src.(*int64)
+	case *time.Duration:
+		*p = *src.(*time.Duration)
+	}
+}
+
+// finish validates the settings and fills in the derived ones.
+func (c *Config) finish() error {
+	if c.DataDir == "" {
+		return errors.New("data dir must not be empty")
+	}
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	c.DataDir = abs
+	if c.DatabaseURL != "" && !IsPostgresURL(c.DatabaseURL) {
+		return fmt.Errorf("database url must start with postgres:// or postgresql://")
+	}
+	if c.PasswordCost < 4 || c.PasswordCost > 31 {
+		return fmt.Errorf("password cost %d out of range 4-31", c.PasswordCost)
+	}
+	if c.ExternalURL == "" {
+		c.ExternalURL = ExternalURLFor(c.Listen)
+	}
+	c.ExternalURL = strings.TrimRight(c.ExternalURL, "/")
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("log format %q: want text or json", c.LogFormat)
+	}
+	return nil
+}
+
+// ExternalURLFor derives the URL clients use from a listen address.
+func ExternalURLFor(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "http://" + listen
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// IsPostgresURL reports whether u selects PostgreSQL.
+func IsPostgresURL(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+// SQLitePath is where the embedded database lives.
+func (c *Config) SQLitePath() string { return filepath.Join(c.DataDir, "quarry.db") }
+
+// UploadsDir is where uploaded files (avatars, attachments) live.
+func (c *Config) UploadsDir() string { return filepath.Join(c.DataDir, "uploads") }
+
+// RepositoriesDir is the default repository storage.
+func (c *Config) RepositoriesDir() string { return filepath.Join(c.DataDir, "repositories") }
+
+// InitialRootTokenPath is the file that receives root's first token.
+func (c *Config) InitialRootTokenPath() string { return filepath.Join(c.DataDir, "initial_root_token") }
+
+// Getenv is os.Getenv; a variable so commands can share it.
+var Getenv = os.Getenv

@@ -1,0 +1,163 @@
+// Package model holds Quarry's plain domain types and the error kinds every
+// layer shares. It does no I/O.
+package model
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Kind classifies an error so that the API layer can pick a status code and
+// body without knowing where the error came from.
+type Kind int
+
+// The error kinds. Each maps to exactly one HTTP status in the api package.
+const (
+	KindNotFound       Kind = iota + 1 // 404
+	KindForbidden                      // 403
+	KindUnauthorized                   // 401
+	KindConflict                       // 409
+	KindInvalid                        // 400, {"message":{"field":["msg"]}}
+	KindBadRequest                     // 400, {"message":"400 Bad request - reason"}
+	KindParam                          // 400, {"error":"x is missing"}
+	KindNotModified                    // 304
+	KindTooManyRequests                // 429
+	KindMethodNotAllowed               // 405
+	KindUnprocessable                  // 422
+)
+
+// Error is a classified error. Message is the text GitLab would put in the
+// body; Fields carries per-field validation messages for KindInvalid.
+type Error struct {
+	Kind    Kind
+	Message string
+	Fields  FieldErrors
+	// Raw marks a message sent as-is, without the "NNN Status - " prefix.
+	Raw bool
+}
+
+func (e *Error) Error() string {
+	if e.Kind == KindInvalid && len(e.Fields) > 0 {
+		return "invalid: " + e.Fields.String()
+	}
+	if e.Message == "" {
+		return fmt.Sprintf("error kind %d", e.Kind)
+	}
+	return e.Message
+}
+
+// Is makes errors.Is(err, model.ErrNotFound) and friends work for any error
+// of the same kind.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Fields == nil && t.Kind == e.Kind
+}
+
+// Sentinels for errors.Is.
+var (
+	ErrNotFound     = &Error{Kind: KindNotFound}
+	ErrForbidden    = &Error{Kind: KindForbidden}
+	ErrUnauthorized = &Error{Kind: KindUnauthorized}
+	ErrConflict     = &Error{Kind: KindConflict}
+	ErrInvalid      = &Error{Kind: KindInvalid}
+	ErrNotModified  = &Error{Kind: KindNotModified}
+)
+
+// NotFound reports a missing (or invisible) resource: "404 User Not Found".
+// An empty resource gives "404 Not Found".
+func NotFound(resource string) *Error {
+	if resource == "" {
+		return &Error{Kind: KindNotFound, Message: "404 Not Found", Raw: true}
+	}
+	return &Error{Kind: KindNotFound, Message: "404 " + resource + " Not Found", Raw: true}
+}
+
+// RecordNotFound is GitLab's generic lookup failure, "404 Not found".
+func RecordNotFound() *Error {
+	return &Error{Kind: KindNotFound, Message: "404 Not found", Raw: true}
+}
+
+// Forbidden reports an action the actor may not take; reason may be empty.
+func Forbidden(reason string) *Error { return &Error{Kind: KindForbidden, Message: reason} }
+
+// ForbiddenRaw is a 403 whose body message is exactly msg.
+func ForbiddenRaw(msg string) *Error { return &Error{Kind: KindForbidden, Message: msg, Raw: true} }
+
+// Unauthorized reports missing or bad credentials; reason may be empty.
+func Unauthorized(reason string) *Error { return &Error{Kind: KindUnauthorized, Message: reason} }
+
+// Conflict reports a clash with existing state; msg is the whole body message.
+func Conflict(msg string) *Error {
+	if msg == "" {
+		msg = "409 Conflict"
+	}
+	return &Error{Kind: KindConflict, Message: msg, Raw: true}
+}
+
+// BadRequest is "400 Bad request" with an optional reason.
+func BadRequest(reason string) *Error { return &Error{Kind: KindBadRequest, Message: reason} }
+
+// BadRequestRaw is a 400 whose body message is exactly msg.
+func BadRequestRaw(msg string) *Error { return &Error{Kind: KindBadRequest, Message: msg, Raw: true} }
+
+// Param reports invalid request parameters in Grape's shape: {"error":"..."}.
+func Param(msg string) *Error { return &Error{Kind: KindParam, Message: msg} }
+
+// NotModified is a 304.
+func NotModified() *Error { return &Error{Kind: KindNotModified} }
+
+// Unprocessable is a 422 with the given message.
+func Unprocessable(msg string) *Error { return &Error{Kind: KindUnprocessable, Message: msg, Raw: true} }
+
+// KindOf returns the kind of err, or 0 for an unclassified error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
+}
+
+// FieldErrors maps a field name to its validation messages.
+type FieldErrors map[string][]string
+
+// Add appends msg to field.
+func (f *FieldErrors) Add(field, msg string) {
+	if *f == nil {
+		*f = FieldErrors{}
+	}
+	(*f)[field] = append((*f)[field], msg)
+}
+
+// Err returns a KindInvalid error, or nil when nothing was added.
+func (f FieldErrors) Err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	return &Error{Kind: KindInvalid, Fields: f}
+}
+
+func (f FieldErrors) String() string {
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s %s", k, strings.Join(f[k], ", "))
+	}
+	return b.String()
+}
+
+// Invalid is a one-field validation error.
+func Invalid(field, msg string) error {
+	var f FieldErrors
+	f.Add(field, msg)
+	return f.Err()
+}

@@ -1,0 +1,61 @@
+package model
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Messages GitLab gives for a namespace path (a username is one) that breaks
+// the format rules.
+const (
+	NamespacePathFormatMessage = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'."
+	OCIPathMessage             = "must not start or end with a special character and must not contain consecutive special characters."
+)
+
+var (
+	namespaceFormat = regexp.MustCompile(`^(?:[a-zA-Z0-9_.][a-zA-Z0-9_\-.]*[a-zA-Z0-9_\-]|[a-zA-Z0-9_])$`)
+	ociFormat       = regexp.MustCompile(`^[a-zA-Z0-9]+(?:(?:[._]|__|-+)[a-zA-Z0-9]+)*$`)
+	emailFormat     = regexp.MustCompile(`^[^@\s]+@[^@\s]+$`)
+)
+
+// reservedTopLevel are the names a top-level namespace (user or group) may
+// not take: they are routes of the service.
+var reservedTopLevel = map[string]bool{}
+
+func init() {
+	for _, n := range strings.Fields(`- .well-known 404.html 422.html 500.html 502.html 503.html
+		abuse_reports admin api apple-touch-icon.png apple-touch-icon-precomposed.png assets
+		autocomplete ci dashboard deploy.html explore favicon.ico favicon.png files groups
+		health_check help import invites jwt login notification_settings oauth profile projects
+		public robots.txt s search sent_notifications slash-command-logo.png snippets u
+		unsubscribes uploads users v2`) {
+		reservedTopLevel[n] = true
+	}
+}
+
+// ValidateNamespacePath checks a path for a new top-level namespace (a
+// username or a group path) and returns the messages for every rule it
+// breaks.
+func ValidateNamespacePath(p string, topLevel bool) []string {
+	var msgs []string
+	if p == "" {
+		return []string{"can't be blank"}
+	}
+	if len(p) > 255 {
+		msgs = append(msgs, "is too long (maximum is 255 characters)")
+	}
+	lp := strings.ToLower(p)
+	if !namespaceFormat.MatchString(p) || strings.HasSuffix(lp, ".git") || strings.HasSuffix(lp, ".atom") {
+		msgs = append(msgs, NamespacePathFormatMessage)
+	}
+	if !ociFormat.MatchString(p) {
+		msgs = append(msgs, OCIPathMessage)
+	}
+	if topLevel && reservedTopLevel[lp] {
+		msgs = append(msgs, p+" is a reserved name")
+	}
+	return msgs
+}
+
+// ValidEmail reports whether s looks like an e-mail address.
+func ValidEmail(s string) bool { return len(s) <= 255 && emailFormat.MatchString(s) }

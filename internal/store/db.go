@@ -1,0 +1,233 @@
+// Package store holds all of Quarry's SQL. Queries are hand-written with `?`
+// placeholders and run unchanged on SQLite and PostgreSQL; the only dialect
+// work is rebinding placeholders and mapping driver errors, both here.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+)
+
+// Dialect names the SQL engine behind a DB.
+type Dialect string
+
+// The supported engines.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Tx runs queries. Inside DB.InTx it is one transaction; the Tx embedded in
+// DB reads from the reader pool outside any transaction (writes must go
+// through InTx).
+type Tx struct {
+	q       queryer
+	dialect Dialect
+}
+
+// DB is an open, migrated database.
+type DB struct {
+	*Tx
+	Dialect Dialect
+	w, r    *sql.DB
+}
+
+// Open connects to PostgreSQL when databaseURL is set, else to the SQLite
+// file at sqlitePath (created if missing). It does not migrate.
+func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
+	if databaseURL != "" {
+		pool, err := sql.Open("pgx", databaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		pool.SetMaxOpenConns(32)
+		pool.SetMaxIdleConns(32)
+		if err := pool.PingContext(ctx); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("connect postgres: %w", err)
+		}
+		return &DB{Tx: &Tx{q: pool, dialect: Postgres}, Dialect: Postgres, w: pool, r: pool}, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(sqlitePath), 0o750); err != nil {
+		return nil, fmt.Errorf("create database folder: %w", err)
+	}
+	pragmas := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+		pragmas.Add("_pragma", p)
+	}
+	wdsn := "file:" + sqlitePath + "?" + pragmas.Encode() + "&_txlock=immediate"
+	w, err := sql.Open("sqlite", wdsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	// One writer: SQLite allows one at a time, and queueing in Go is
+	// cheaper than retrying SQLITE_BUSY.
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open sqlite %q: %w", sqlitePath, err)
+	}
+	pragmas.Add("_pragma", "query_only(1)")
+	r, err := sql.Open("sqlite", "file:"+sqlitePath+"?"+pragmas.Encode())
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open sqlite reader: %w", err)
+	}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxLifetime(0)
+	return &DB{Tx: &Tx{q: r, dialect: SQLite}, Dialect: SQLite, w: w, r: r}, nil
+}
+
+// Close closes every connection.
+func (db *DB) Close() error {
+	err := db.w.Close()
+	if db.r != db.w {
+		err = errors.Join(err, db.r.Close())
+	}
+	return err
+}
+
+// Ping checks that the database answers a query.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	return db.r.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// InTx runs fn in one transaction on the writer, committing when fn returns
+// nil and rolling back otherwise.
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	sqlTx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", mapErr(err))
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = sqlTx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = sqlTx.Rollback()
+		}
+	}()
+	if err = fn(&Tx{q: sqlTx, dialect: db.Dialect}); err != nil {
+		return err
+	}
+	if err = sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", mapErr(err))
+	}
+	return nil
+}
+
+// Dialect is the engine the Tx speaks to.
+func (tx *Tx) Dialect() Dialect { return tx.dialect }
+
+var rebound sync.Map // query → PostgreSQL form
+
+// rebind turns `?` placeholders into `$n` for PostgreSQL. Queries must not
+// contain a literal `?`.
+func (tx *Tx) rebind(q string) string {
+	if tx.dialect != Postgres {
+		return q
+	}
+	if v, ok := rebound.Load(q); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	s := b.String()
+	rebound.Store(q, s)
+	return s
+}
+
+func (tx *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	res, err := tx.q.ExecContext(ctx, tx.rebind(q), args...)
+	return res, mapErr(err)
+}
+
+// execN runs a statement and returns the number of rows it changed.
+func (tx *Tx) execN(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := tx.exec(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return n, mapErr(err)
+}
+
+func (tx *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	rows, err := tx.q.QueryContext(ctx, tx.rebind(q), args...)
+	return rows, mapErr(err)
+}
+
+// row scans one row into dest; sql.ErrNoRows becomes model.ErrNotFound.
+func (tx *Tx) row(ctx context.Context, dest []any, q string, args ...any) error {
+	return mapErr(tx.q.QueryRowContext(ctx, tx.rebind(q), args...).Scan(dest...))
+}
+
+// insert runs an INSERT … RETURNING id and returns the new id.
+func (tx *Tx) insert(ctx context.Context, q string, args ...any) (int64, error) {
+	var id int64
+	err := tx.row(ctx, []any{&id}, q+" RETURNING id", args...)
+	return id, err
+}
+
+// each runs q and calls scan for every row.
+func (tx *Tx) each(ctx context.Context, q string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return mapErr(err)
+		}
+	}
+	return mapErr(rows.Err())
+}
+
+// placeholders returns "?, ?, …" with n marks.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// assignments turns "a, b" into "a = ?, b = ?".
+func assignments(columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = strings.TrimSpace(c) + " = ?"
+	}
+	return strings.Join(cols, ", ")
+}

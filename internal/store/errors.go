@@ -1,0 +1,93 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"quarry/internal/model"
+)
+
+// UniqueError reports a unique constraint that refused a write. Constraint
+// is the index's name as the migrations declare it, on both engines.
+type UniqueError struct {
+	Constraint string
+	err        error
+}
+
+func (e *UniqueError) Error() string { return "unique constraint " + e.Constraint + ": " + e.err.Error() }
+
+// Is makes a UniqueError count as model.ErrConflict.
+func (e *UniqueError) Is(target error) bool { return target == model.ErrConflict }
+
+// IsUnique reports whether err is a violation of the named unique index.
+func IsUnique(err error, constraint string) bool {
+	var u *UniqueError
+	return errors.As(err, &u) && u.Constraint == constraint
+}
+
+var sqliteIndexName = regexp.MustCompile(`UNIQUE constraint failed: index '([^']+)'`)
+
+// sqliteColumnUniques names the unique indexes SQLite reports by column.
+var sqliteColumnUniques = map[string]string{}
+
+// mapErr turns driver errors into model kinds: no rows → ErrNotFound, unique
+// violations → *UniqueError. Every query result passes through it once.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return model.ErrNotFound
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "23505":
+			return &UniqueError{Constraint: pe.ConstraintName, err: err}
+		case "23503":
+			return &Error{msg: "foreign key violation", err: err, kind: model.ErrConflict}
+		}
+		return err
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			msg := se.Error()
+			if m := sqliteIndexName.FindStringSubmatch(msg); m != nil {
+				return &UniqueError{Constraint: m[1], err: err}
+			}
+			if i := strings.Index(msg, "UNIQUE constraint failed: "); i >= 0 {
+				cols := msg[i+len("UNIQUE constraint failed: "):]
+				if j := strings.IndexAny(cols, " ("); j >= 0 {
+					cols = cols[:j]
+				}
+				if name, ok := sqliteColumnUniques[cols]; ok {
+					return &UniqueError{Constraint: name, err: err}
+				}
+				return &UniqueError{Constraint: cols, err: err}
+			}
+			return &UniqueError{err: err}
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return &Error{msg: "foreign key violation", err: err, kind: model.ErrConflict}
+		}
+	}
+	return err
+}
+
+// Error is a classified driver error.
+type Error struct {
+	msg  string
+	err  error
+	kind error
+}
+
+func (e *Error) Error() string        { return e.msg + ": " + e.err.Error() }
+func (e *Error) Unwrap() []error      { return []error{e.err, e.kind} }
+func (e *Error) Is(target error) bool { return target == e.kind }

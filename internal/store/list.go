@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"quarry/internal/model"
+)
+
+// Where collects the conditions of a list query.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func (w *where) add(cond string, args ...any) {
+	w.conds = append(w.conds, cond)
+	w.args = append(w.args, args...)
+}
+
+func (w *where) sql() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+// order is a list ordering: a column (which may be the id) and the id as
+// tie-breaker, both in the same direction, as GitLab orders lists.
+type order struct {
+	column string // SQL expression of the sort key; "" to sort by id alone
+	key    string // name of the key in a keyset cursor
+	desc   bool
+}
+
+func (o order) sql(idCol string) string {
+	dir := " ASC"
+	if o.desc {
+		dir = " DESC"
+	}
+	if o.column == "" || o.column == idCol {
+		return " ORDER BY " + idCol + dir
+	}
+	return " ORDER BY " + o.column + dir + ", " + idCol + dir
+}
+
+// cursor is the decoded position of a keyset page: the sort key and the id
+// of the last record returned.
+type cursor struct {
+	Key any   `json:"k,omitempty"`
+	ID  int64 `json:"id"`
+}
+
+func encodeCursor(c cursor) string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (cursor, error) {
+	var c cursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return c, model.Param("cursor is invalid")
+	}
+	d := json.NewDecoder(strings.NewReader(string(b)))
+	d.UseNumber()
+	if err := d.Decode(&c); err != nil || c.ID == 0 {
+		return c, model.Param("cursor is invalid")
+	}
+	if n, ok := c.Key.(json.Number); ok {
+		v, err := n.Int64()
+		if err != nil {
+			return c, model.Param("cursor is invalid")
+		}
+		c.Key = v
+	}
+	return c, nil
+}
+
+// keysetCond adds the condition that continues after c in order o.
+func (w *where) keysetCond(o order, idCol string, c cursor) {
+	op := ">"
+	if o.desc {
+		op = "<"
+	}
+	if o.column == "" || o.column == idCol {
+		w.add(idCol+" "+op+" ?", c.ID)
+		return
+	}
+	// A row-value comparison is one range scan of the (column, id) index
+	// on both engines.
+	w.add(fmt.Sprintf("(%s, %s) %s (?, ?)", o.column, idCol, op), c.Key, c.ID)
+}
+
+// listSpec is everything a paged list query needs.
+type listSpec[T any] struct {
+	columns string // select list
+	from    string // FROM clause incl. joins
+	idCol   string
+	where   where
+	order   order
+	scan    func(*sql.Rows) (T, error)
+	// keyOf gives a record's sort key (for the ordering column) and id.
+	keyOf func(T) (key any, id int64)
+}
+
+// list runs a paged query: offset pages count up to model.CountLimit
+// records; keyset pages continue from the cursor with an indexed range
+// condition, never an OFFSET.
+func list[T any](ctx context.Context, tx *Tx, s listSpec[T], page model.Page) ([]T, model.PageInfo, error) {
+	var info model.PageInfo
+	w := s.where
+	if page.Keyset && page.Cursor != "" {
+		c, err := decodeCursor(page.Cursor)
+		if err != nil {
+			return nil, info, err
+		}
+		w.keysetCond(s.order, s.idCol, c)
+	}
+	q := "SELECT " + s.columns + " FROM " + s.from + w.sql() + s.order.sql(s.idCol) + " LIMIT ?"
+	args := append(append([]any{}, w.args...), page.PerPage+1)
+	if !page.Keyset && page.Offset() > 0 {
+		q += " OFFSET ?"
+		args = append(args, page.Offset())
+	}
+	items := make([]T, 0, page.PerPage)
+	err := tx.each(ctx, q, args, func(r *sql.Rows) error {
+		v, err := s.scan(r)
+		if err == nil {
+			items = append(items, v)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, info, err
+	}
+	if len(items) > page.PerPage {
+		items = items[:page.PerPage]
+		info.HasMore = true
+	}
+	if page.Keyset {
+		if info.HasMore {
+			key, id := s.keyOf(items[len(items)-1])
+			c := cursor{ID: id}
+			if s.order.column != "" && s.order.column != s.idCol {
+				c.Key = key
+			}
+			info.NextCursor = encodeCursor(c)
+		}
+		return items, info, nil
+	}
+	// Count only as far as the limit, so a huge table costs no more than
+	// CountLimit index entries.
+	var n int
+	cq := "SELECT COUNT(*) FROM (SELECT 1 FROM " + s.from + s.where.sql() + " LIMIT ?) AS counted"
+	if err := tx.row(ctx, []any{&n}, cq, append(append([]any{}, s.where.args...), model.CountLimit+1)...); err != nil {
+		return nil, info, err
+	}
+	if n <= model.CountLimit {
+		info.Total, info.TotalKnown = n, true
+	}
+	return items, info, nil
+}
+
+// likePattern makes a case-insensitive substring pattern for LIKE … ESCAPE '\'.
+func likePattern(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + strings.ToLower(r.Replace(s)) + "%"
+}
