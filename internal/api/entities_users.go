@@ -15,13 +15,13 @@ type customAttributeJSON struct {
 }
 
 type userBasicJSON struct {
-	ID               int64                 `json:"id"`
-	Username         string                `json:"username"`
-	Name             string                `json:"name"`
-	State            string                `json:"state"`
-	Locked           bool                  `json:"locked"`
-	AvatarURL        *string               `json:"avatar_url"`
-	WebURL           string                `json:"web_url"`
+	ID               int64                  `json:"id"`
+	Username         string                 `json:"username"`
+	Name             string                 `json:"name"`
+	State            string                 `json:"state"`
+	Locked           bool                   `json:"locked"`
+	AvatarURL        *string                `json:"avatar_url"`
+	WebURL           string                 `json:"web_url"`
 	CustomAttributes *[]customAttributeJSON `json:"custom_attributes,omitempty"`
 }
 

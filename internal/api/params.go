@@ -167,7 +167,9 @@ func (p *Params) Raw(key string) (string, bool) {
 	return vs[0], true
 }
 
-func (p *Params) fail(format string, args ...any) { p.errs = append(p.errs, fmt.Sprintf(format, args...)) }
+func (p *Params) fail(format string, args ...any) {
+	p.errs = append(p.errs, fmt.Sprintf(format, args...))
+}
 
 // Require records "key is missing" for every absent key.
 func (p *Params) Require(keys ...string) {

@@ -15,17 +15,17 @@ type Kind int
 
 // The error kinds. Each maps to exactly one HTTP status in the api package.
 const (
-	KindNotFound       Kind = iota + 1 // 404
-	KindForbidden                      // 403
-	KindUnauthorized                   // 401
-	KindConflict                       // 409
-	KindInvalid                        // 400, {"message":{"field":["msg"]}}
-	KindBadRequest                     // 400, {"message":"400 Bad request - reason"}
-	KindParam                          // 400, {"error":"x is missing"}
-	KindNotModified                    // 304
-	KindTooManyRequests                // 429
-	KindMethodNotAllowed               // 405
-	KindUnprocessable                  // 422
+	KindNotFound         Kind = iota + 1 // 404
+	KindForbidden                        // 403
+	KindUnauthorized                     // 401
+	KindConflict                         // 409
+	KindInvalid                          // 400, {"message":{"field":["msg"]}}
+	KindBadRequest                       // 400, {"message":"400 Bad request - reason"}
+	KindParam                            // 400, {"error":"x is missing"}
+	KindNotModified                      // 304
+	KindTooManyRequests                  // 429
+	KindMethodNotAllowed                 // 405
+	KindUnprocessable                    // 422
 )
 
 // Error is a classified error. Message is the text GitLab would put in the
@@ -109,7 +109,9 @@ func Param(msg string) *Error { return &Error{Kind: KindParam, Message: msg} }
 func NotModified() *Error { return &Error{Kind: KindNotModified} }
 
 // Unprocessable is a 422 with the given message.
-func Unprocessable(msg string) *Error { return &Error{Kind: KindUnprocessable, Message: msg, Raw: true} }
+func Unprocessable(msg string) *Error {
+	return &Error{Kind: KindUnprocessable, Message: msg, Raw: true}
+}
 
 // KindOf returns the kind of err, or 0 for an unclassified error.
 func KindOf(err error) Kind {

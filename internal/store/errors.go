@@ -20,7 +20,9 @@ type UniqueError struct {
 	err        error
 }
 
-func (e *UniqueError) Error() string { return "unique constraint " + e.Constraint + ": " + e.err.Error() }
+func (e *UniqueError) Error() string {
+	return "unique constraint " + e.Constraint + ": " + e.err.Error()
+}
 
 // Is makes a UniqueError count as model.ErrConflict.
 func (e *UniqueError) Is(target error) bool { return target == model.ErrConflict }

@@ -41,19 +41,19 @@ type Nullable[T any] struct {
 // Attrs are the user attributes a create or update may carry; nil means
 // "not given".
 type Attrs struct {
-	Email, Name, Username, Password                        *string
-	Admin, External, CanCreateGroup, ViewDiffsFileByFile   *bool
-	PrivateProfile                                         Nullable[bool]
-	Bio, Location, PublicEmail, CommitEmail                *string
-	Skype, Linkedin, Twitter, Discord, WebsiteURL          *string
-	Organization, JobTitle, Pronouns, Note                 *string
-	ProjectsLimit, ThemeID, ColorSchemeID                  *int
-	SharedRunnersMinutesLimit                              Nullable[int]
-	ExtraSharedRunnersMinutesLimit                         Nullable[int]
-	ExternUID, Provider                                    *string
-	GroupIDForSAML                                         *int64
-	Avatar                                                 *uploads.File
-	SkipReconfirmation                                     bool
+	Email, Name, Username, Password                      *string
+	Admin, External, CanCreateGroup, ViewDiffsFileByFile *bool
+	PrivateProfile                                       Nullable[bool]
+	Bio, Location, PublicEmail, CommitEmail              *string
+	Skype, Linkedin, Twitter, Discord, WebsiteURL        *string
+	Organization, JobTitle, Pronouns, Note               *string
+	ProjectsLimit, ThemeID, ColorSchemeID                *int
+	SharedRunnersMinutesLimit                            Nullable[int]
+	ExtraSharedRunnersMinutesLimit                       Nullable[int]
+	ExternUID, Provider                                  *string
+	GroupIDForSAML                                       *int64
+	Avatar                                               *uploads.File
+	SkipReconfirmation                                   bool
 }
 
 // CreateInput is a new user. Password is required unless ResetPassword or
