@@ -6,13 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"quarry/internal/app"
-	"quarry/internal/auth"
-	"quarry/internal/model"
-	"quarry/internal/tokens"
-	"quarry/internal/users"
 )
 
 const adminUsage = `Usage: quarry admin <command> [flags]
@@ -48,46 +43,25 @@ func openApp(name string, args []string, stderr io.Writer, extra func(*flag.Flag
 	return app.New(context.Background(), cfg, newLogger(cfg, stderr))
 }
 
-// rootActor is the administrator the admin commands act as.
-func rootActor(ctx context.Context, a *app.App) (auth.Actor, error) {
-	u, err := a.DB.UserByUsername(ctx, app.RootUsername)
-	if err != nil {
-		return auth.Anonymous, fmt.Errorf("find %s: %w", app.RootUsername, err)
-	}
-	u.Admin = true
-	return auth.Actor{User: &u}, nil
-}
-
 func createUser(args []string, stdout, stderr io.Writer) error {
-	var username, email, name, password string
-	var isAdmin bool
+	var nu app.NewUser
 	a, err := openApp("admin create-user", args, stderr, func(fs *flag.FlagSet) {
-		fs.StringVar(&username, "username", "", "username (required)")
-		fs.StringVar(&email, "email", "", "e-mail (required)")
-		fs.StringVar(&name, "name", "", "full name (required)")
-		fs.StringVar(&password, "password", "", "password (default: random)")
-		fs.BoolVar(&isAdmin, "admin", false, "make the user an administrator")
+		fs.StringVar(&nu.Username, "username", "", "username (required)")
+		fs.StringVar(&nu.Email, "email", "", "e-mail (required)")
+		fs.StringVar(&nu.Name, "name", "", "full name (required)")
+		fs.StringVar(&nu.Password, "password", "", "password (default: random)")
+		fs.BoolVar(&nu.Admin, "admin", false, "make the user an administrator")
 	})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if username == "" || email == "" || name == "" {
+	if nu.Username == "" || nu.Email == "" || nu.Name == "" {
 		return errors.New("--username, --email and --name are required")
 	}
-	ctx := context.Background()
-	actor, err := rootActor(ctx, a)
+	u, err := a.CreateUser(context.Background(), nu)
 	if err != nil {
-		return err
-	}
-	in := users.CreateInput{SkipConfirmation: true, ForceRandomPassword: password == ""}
-	in.Username, in.Email, in.Name, in.Admin = &username, &email, &name, &isAdmin
-	if password != "" {
-		in.Password = &password
-	}
-	u, err := a.Users.Create(ctx, actor, in)
-	if err != nil {
-		return describe(err)
+		return app.Describe(err)
 	}
 	fmt.Fprintf(stdout, "created user %s (id %d)\n", u.Username, u.ID)
 	return nil
@@ -108,35 +82,10 @@ func createToken(args []string, stdout, stderr io.Writer) error {
 	if user == "" || name == "" {
 		return errors.New("--user and --name are required")
 	}
-	ctx := context.Background()
-	actor, err := rootActor(ctx, a)
+	secret, err := a.CreateToken(context.Background(), user, name, scopes, expires)
 	if err != nil {
-		return err
-	}
-	owner, err := a.Users.ByIDOrUsername(ctx, actor, user)
-	if err != nil {
-		return describe(err)
-	}
-	in := tokens.CreateInput{Name: name, ExpiresAt: expires}
-	for _, s := range strings.Split(scopes, ",") {
-		if s = strings.TrimSpace(s); !model.ValidScope(s) {
-			return fmt.Errorf("unknown scope %q", s)
-		}
-		in.Scopes = append(in.Scopes, model.Scope(s))
-	}
-	_, secret, err := a.Tokens.Create(ctx, actor, owner.ID, in)
-	if err != nil {
-		return describe(err)
+		return app.Describe(err)
 	}
 	fmt.Fprintln(stdout, secret)
 	return nil
-}
-
-// describe makes a service error readable on a terminal.
-func describe(err error) error {
-	var e *model.Error
-	if errors.As(err, &e) && len(e.Fields) > 0 {
-		return errors.New(e.Fields.String())
-	}
-	return err
 }

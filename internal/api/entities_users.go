@@ -152,8 +152,8 @@ func (s *Server) userAdmin(u *model.User, viewer auth.Actor) userAdminJSON {
 		SharedRunnersMinutesLimit: u.SharedRunnersMinutesLimit, ExtraSharedRunnersMinutesLimit: u.ExtraSharedRunnersMinutesLimit}
 }
 
-func (s *Server) userDetailsAdmin(u *model.User, viewer auth.Actor) userDetailsAdminJSON {
-	return userDetailsAdminJSON{userAdminJSON: s.userAdmin(u, viewer), CurrentSignInIP: strPtr(u.CurrentSignInIP),
+func (s *Server) userDetailsAdmin(u *model.User, admin userAdminJSON) userDetailsAdminJSON {
+	return userDetailsAdminJSON{userAdminJSON: admin, CurrentSignInIP: strPtr(u.CurrentSignInIP),
 		LastSignInIP: strPtr(u.LastSignInIP), SignInCount: u.SignInCount, Plan: "free"}
 }
 

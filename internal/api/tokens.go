@@ -5,7 +5,6 @@ import (
 
 	"quarry/internal/auth"
 	"quarry/internal/model"
-	"quarry/internal/store"
 	"quarry/internal/tokens"
 )
 
@@ -76,7 +75,7 @@ func (c *call) createToken() error {
 
 func (c *call) listTokens() error {
 	p := c.p
-	var f store.TokenFilter
+	var f model.TokenFilter
 	if id, ok := p.Int("user_id"); ok {
 		f.UserID = id
 	}

@@ -6,7 +6,6 @@ import (
 
 	"quarry/internal/auth"
 	"quarry/internal/model"
-	"quarry/internal/store"
 	"quarry/internal/users"
 )
 
@@ -47,7 +46,6 @@ func userAttrs(p *Params) users.Attrs {
 
 // renderUsers presents users in the view the actor is entitled to.
 func (c *call) renderUsers(us []model.User, withCustom bool) (any, error) {
-	ctx := c.r.Context()
 	if !c.actor.Admin() {
 		out := make([]userBasicJSON, len(us))
 		for i := range us {
@@ -55,6 +53,13 @@ func (c *call) renderUsers(us []model.User, withCustom bool) (any, error) {
 		}
 		return out, nil
 	}
+	return c.adminUsers(us, withCustom)
+}
+
+// adminUsers renders the administrator's view, loading identities,
+// creators and (when asked) custom attributes for all users at once.
+func (c *call) adminUsers(us []model.User, withCustom bool) ([]userAdminJSON, error) {
+	ctx := c.r.Context()
 	if err := c.s.Users.WithIdentities(ctx, us); err != nil {
 		return nil, err
 	}
@@ -84,9 +89,18 @@ func (c *call) renderUsers(us []model.User, withCustom bool) (any, error) {
 	return out, nil
 }
 
+// adminUser renders one user in the administrator's view.
+func (c *call) adminUser(u model.User, withCustom bool) (userAdminJSON, error) {
+	out, err := c.adminUsers([]model.User{u}, withCustom)
+	if err != nil {
+		return userAdminJSON{}, err
+	}
+	return out[0], nil
+}
+
 func (c *call) listUsers() error {
 	p := c.p
-	f := store.UserFilter{
+	f := model.UserFilter{
 		Search:          first(p.String("search")),
 		Username:        first(p.String("username")),
 		Active:          p.Flag("active"),
@@ -155,19 +169,11 @@ func (c *call) getUser() error {
 	if !c.actor.Admin() {
 		return c.json(http.StatusOK, c.s.user(&u, c.actor))
 	}
-	us := []model.User{u}
-	if err := c.s.Users.WithIdentities(c.r.Context(), us); err != nil {
+	a, err := c.adminUser(u, withCustom)
+	if err != nil {
 		return err
 	}
-	j := c.s.userDetailsAdmin(&us[0], c.actor)
-	if withCustom {
-		attrs, err := c.s.Users.CustomAttributes(c.r.Context(), c.actor, id)
-		if err != nil {
-			return err
-		}
-		j.CustomAttributes = customAttributes(attrs)
-	}
-	return c.json(http.StatusOK, j)
+	return c.json(http.StatusOK, c.s.userDetailsAdmin(&u, a))
 }
 
 func (c *call) createUser() error {
@@ -189,7 +195,11 @@ func (c *call) createUser() error {
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusCreated, c.s.userAdmin(&u, c.actor))
+	a, err := c.adminUser(u, false)
+	if err != nil {
+		return err
+	}
+	return c.json(http.StatusCreated, a)
 }
 
 func (c *call) updateUser() error {
@@ -205,7 +215,11 @@ func (c *call) updateUser() error {
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, c.s.userAdmin(&u, c.actor))
+	j, err := c.adminUser(u, false)
+	if err != nil {
+		return err
+	}
+	return c.json(http.StatusOK, j)
 }
 
 func (c *call) deleteUser() error {
@@ -253,12 +267,16 @@ func (c *call) stateChange(change func(context.Context, auth.Actor, int64) (bool
 
 func (c *call) currentUser() error {
 	u := *c.actor.User
+	if c.actor.Admin() {
+		a, err := c.adminUser(u, false)
+		if err != nil {
+			return err
+		}
+		return c.json(http.StatusOK, a)
+	}
 	us := []model.User{u}
 	if err := c.s.Users.WithIdentities(c.r.Context(), us); err != nil {
 		return err
-	}
-	if c.actor.Admin() {
-		return c.json(http.StatusOK, c.s.userAdmin(&us[0], c.actor))
 	}
 	return c.json(http.StatusOK, c.s.userPublic(&us[0], c.actor))
 }

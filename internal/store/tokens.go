@@ -87,24 +87,8 @@ func (tx *Tx) TouchToken(ctx context.Context, id int64, now, notBefore time.Time
 	return err
 }
 
-// TokenFilter selects tokens for ListTokens. Zero values do not filter.
-type TokenFilter struct {
-	UserID         int64
-	Impersonation  *bool
-	State          string // "active", "inactive" or ""
-	Revoked        *bool
-	Search         string
-	CreatedBefore  *time.Time
-	CreatedAfter   *time.Time
-	LastUsedBefore *time.Time
-	LastUsedAfter  *time.Time
-	ExpiresBefore  string // YYYY-MM-DD
-	ExpiresAfter   string
-	Today          string // YYYY-MM-DD, for State
-}
-
 // ListTokens returns one page of tokens, oldest first.
-func (tx *Tx) ListTokens(ctx context.Context, f TokenFilter, page model.Page) ([]model.PersonalAccessToken, model.PageInfo, error) {
+func (tx *Tx) ListTokens(ctx context.Context, f model.TokenFilter, page model.Page) ([]model.PersonalAccessToken, model.PageInfo, error) {
 	var w where
 	if f.UserID != 0 {
 		w.add("t.user_id = ?", f.UserID)

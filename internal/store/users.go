@@ -175,38 +175,11 @@ func (tx *Tx) CountUsers(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// UserFilter selects users for ListUsers. Zero values do not filter.
-type UserFilter struct {
-	// VisibleStatesOnly hides blocked and banned accounts (non-admin callers).
-	VisibleStatesOnly bool
-	Username          string
-	Search            string
-	// SearchEmails lets Search match primary e-mails (admins); others match
-	// public e-mails only.
-	SearchEmails     bool
-	Active           bool
-	Blocked          bool
-	External         bool
-	ExcludeExternal  bool
-	ExcludeInternal  bool
-	Admins           bool
-	WithoutProjects  bool
-	TwoFactor        string // "enabled", "disabled" or ""
-	Provider         string
-	ExternUID        string
-	SAMLProviderID   *int64
-	CreatedBefore    *time.Time
-	CreatedAfter     *time.Time
-	CustomAttributes map[string]string
-	OrderBy          string // id, name, username, created_at, updated_at
-	Desc             bool
-}
-
 var userOrderColumns = map[string]string{"id": "u.id", "name": "u.name", "username": "u.username",
 	"created_at": "u.created_at", "updated_at": "u.updated_at"}
 
 // ListUsers returns one page of users matching f.
-func (tx *Tx) ListUsers(ctx context.Context, f UserFilter, page model.Page) ([]model.User, model.PageInfo, error) {
+func (tx *Tx) ListUsers(ctx context.Context, f model.UserFilter, page model.Page) ([]model.User, model.PageInfo, error) {
 	var w where
 	if f.VisibleStatesOnly {
 		w.add("u.state NOT IN ('blocked', 'banned', 'ldap_blocked', 'blocked_pending_approval')")

@@ -207,7 +207,7 @@ func (s *Service) Issue(ctx context.Context, userID int64, in CreateInput, secre
 
 // ListInput filters the token list.
 type ListInput struct {
-	store.TokenFilter
+	model.TokenFilter
 }
 
 // List returns the actor's tokens, or anyone's for an administrator. A

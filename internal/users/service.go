@@ -102,7 +102,7 @@ func (s *Service) WithIdentities(ctx context.Context, us []model.User) error {
 
 // ListInput are the filters of GET /users.
 type ListInput struct {
-	store.UserFilter
+	model.UserFilter
 }
 
 // List returns one page of users the actor may list. Non-admins get the

@@ -1,0 +1,107 @@
+package app
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// allowedImports is DESIGN.md's import graph: what each package of Quarry
+// may import from Quarry itself (the standard library and third-party
+// modules are always allowed). A package matches the longest prefix.
+var allowedImports = map[string][]string{
+	"quarry/cmd/quarry":           {"app", "config", "buildinfo", "storetest"},
+	"quarry/internal/app":         {"*"},
+	"quarry/internal/config":      {},
+	"quarry/internal/buildinfo":   {},
+	"quarry/internal/model":       {},
+	"quarry/internal/store":       {"model"},
+	"quarry/internal/storetest":   {"store", "model"},
+	"quarry/internal/auth":        {"model"},
+	"quarry/internal/uploads":     {"model"},
+	"quarry/internal/users":       {"store", "auth", "model", "uploads"},
+	"quarry/internal/tokens":      {"store", "auth", "model"},
+	"quarry/internal/api":         {"users", "tokens", "uploads", "auth", "model"},
+	"quarry/internal/api/apitest": {"app", "config", "storetest", "auth", "model", "tokens"},
+	"quarry/e2e":                  {"*"},
+}
+
+func TestImportGraph(t *testing.T) {
+	out, err := exec.Command("go", "list", "-test", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "quarry/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := fields[0]
+		// Test variants look like "p [p.test]"; judge them as p, and leave
+		// out the generated test mains.
+		if strings.HasSuffix(pkg, ".test") {
+			continue
+		}
+		if i := strings.Index(line, " ["); i >= 0 {
+			fields = strings.Fields(line[:i] + line[strings.Index(line, "]")+1:])
+		}
+		// External test packages may also use the test helpers.
+		external := strings.HasSuffix(pkg, "_test")
+		pkg = strings.TrimSuffix(pkg, "_test")
+		rule, ok := ruleFor(pkg)
+		if external {
+			rule = append(append([]string{}, rule...), "storetest", "api/apitest", strings.TrimPrefix(pkg, "quarry/internal/"))
+		}
+		if !ok {
+			t.Errorf("package %s has no rule in allowedImports (DESIGN.md's layout)", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, "quarry/") || imp == pkg || strings.HasPrefix(imp, pkg+" ") {
+				continue
+			}
+			if !allowed(rule, imp) {
+				t.Errorf("%s imports %s; DESIGN.md allows only %v", pkg, imp, rule)
+			}
+		}
+	}
+}
+
+func ruleFor(pkg string) ([]string, bool) {
+	best := ""
+	for p := range allowedImports {
+		if (pkg == p || strings.HasPrefix(pkg, p+"/")) && len(p) > len(best) {
+			best = p
+		}
+	}
+	r, ok := allowedImports[best]
+	return r, ok
+}
+
+func allowed(rule []string, imp string) bool {
+	name := strings.TrimPrefix(imp, "quarry/internal/")
+	for _, r := range rule {
+		if r == "*" || r == name || strings.HasPrefix(name, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestImportGraph_rules(t *testing.T) {
+	for _, c := range []struct {
+		pkg, imp string
+		want     bool
+	}{
+		{"quarry/internal/api", "quarry/internal/store", false},
+		{"quarry/internal/api", "quarry/internal/users", true},
+		{"quarry/internal/model", "quarry/internal/store", false},
+		{"quarry/internal/store", "quarry/internal/model", true},
+		{"quarry/internal/api/apitest", "quarry/internal/app", true},
+	} {
+		rule, ok := ruleFor(c.pkg)
+		if !ok {
+			t.Fatalf("no rule for %s", c.pkg)
+		}
+		if got := allowed(rule, c.imp); got != c.want {
+			t.Errorf("%s → %s allowed = %v; want %v", c.pkg, c.imp, got, c.want)
+		}
+	}
+}
