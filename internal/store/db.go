@@ -41,6 +41,11 @@ type queryer interface {
 type Tx struct {
 	q       queryer
 	dialect Dialect
+	// On SQLite, reads outside transactions reuse statements prepared
+	// once per connection: parsing SQL costs more than running a keyed
+	// lookup. (Transactions hold the only writer connection, so they
+	// prepare as they go.)
+	stmts *stmtCache
 }
 
 // DB is an open, migrated database.
@@ -64,6 +69,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 			pool.Close()
 			return nil, fmt.Errorf("connect postgres: %w", err)
 		}
+		// pgx caches prepared statements per connection by itself.
 		return &DB{Tx: &Tx{q: pool, dialect: Postgres}, Dialect: Postgres, w: pool, r: pool}, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(sqlitePath), 0o750); err != nil {
@@ -97,11 +103,12 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	return &DB{Tx: &Tx{q: r, dialect: SQLite}, Dialect: SQLite, w: w, r: r}, nil
+	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r)}, Dialect: SQLite, w: w, r: r}, nil
 }
 
 // Close closes every connection.
 func (db *DB) Close() error {
+	db.Tx.stmts.close()
 	err := db.w.Close()
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())
@@ -171,7 +178,21 @@ func (tx *Tx) rebind(q string) string {
 	return s
 }
 
+// prepared returns the cached statement for q, or nil when statements
+// are not cached.
+func (tx *Tx) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	return tx.stmts.get(ctx, q)
+}
+
 func (tx *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := tx.prepared(ctx, q)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if st != nil {
+		res, err := st.ExecContext(ctx, args...)
+		return res, mapErr(err)
+	}
 	res, err := tx.q.ExecContext(ctx, tx.rebind(q), args...)
 	return res, mapErr(err)
 }
@@ -187,12 +208,27 @@ func (tx *Tx) execN(ctx context.Context, q string, args ...any) (int64, error) {
 }
 
 func (tx *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := tx.prepared(ctx, q)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if st != nil {
+		rows, err := st.QueryContext(ctx, args...)
+		return rows, mapErr(err)
+	}
 	rows, err := tx.q.QueryContext(ctx, tx.rebind(q), args...)
 	return rows, mapErr(err)
 }
 
 // row scans one row into dest; sql.ErrNoRows becomes model.ErrNotFound.
 func (tx *Tx) row(ctx context.Context, dest []any, q string, args ...any) error {
+	st, err := tx.prepared(ctx, q)
+	if err != nil {
+		return mapErr(err)
+	}
+	if st != nil {
+		return mapErr(st.QueryRowContext(ctx, args...).Scan(dest...))
+	}
 	return mapErr(tx.q.QueryRowContext(ctx, tx.rebind(q), args...).Scan(dest...))
 }
 
@@ -230,4 +266,55 @@ func assignments(columns string) string {
 		cols[i] = strings.TrimSpace(c) + " = ?"
 	}
 	return strings.Join(cols, ", ")
+}
+
+// stmtCache keeps prepared statements of one pool by query text.
+type stmtCache struct {
+	db *sql.DB
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+// maxCachedStmts bounds the cache; list queries vary with their filters.
+const maxCachedStmts = 2000
+
+func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db, m: map[string]*sql.Stmt{}} }
+
+// get returns the prepared statement for q, preparing it on first use;
+// nil (not an error) when the cache is off or full.
+func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
+	if c == nil {
+		return nil, nil
+	}
+	c.mu.Lock()
+	st, ok := c.m[q]
+	full := len(c.m) >= maxCachedStmts
+	c.mu.Unlock()
+	if ok || full {
+		return st, nil
+	}
+	st, err := c.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, ok := c.m[q]; ok {
+		st.Close()
+		return prev, nil
+	}
+	c.m[q] = st
+	return st, nil
+}
+
+func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.m {
+		st.Close()
+	}
+	c.m = map[string]*sql.Stmt{}
 }

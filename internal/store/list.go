@@ -166,8 +166,17 @@ func list[T any](ctx context.Context, tx *Tx, s listSpec[T], page model.Page) ([
 	return items, info, nil
 }
 
-// likePattern makes a case-insensitive substring pattern for LIKE … ESCAPE '\'.
+// likePattern makes a substring pattern for ilike.
 func likePattern(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return "%" + strings.ToLower(r.Replace(s)) + "%"
+	return "%" + r.Replace(s) + "%"
+}
+
+// ilike is a case-insensitive match of col against a likePattern: SQLite's
+// LIKE already ignores case, PostgreSQL needs ILIKE.
+func (tx *Tx) ilike(col string) string {
+	if tx.dialect == Postgres {
+		return col + ` ILIKE ? ESCAPE '\'`
+	}
+	return col + ` LIKE ? ESCAPE '\'`
 }

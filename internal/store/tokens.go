@@ -106,7 +106,7 @@ func (tx *Tx) ListTokens(ctx context.Context, f model.TokenFilter, page model.Pa
 		w.add("t.revoked = ?", *f.Revoked)
 	}
 	if f.Search != "" {
-		w.add(`lower(t.name) LIKE ? ESCAPE '\'`, likePattern(f.Search))
+		w.add(tx.ilike("t.name"), likePattern(f.Search))
 	}
 	if f.CreatedBefore != nil {
 		w.add("t.created_at < ?", micros(*f.CreatedBefore))

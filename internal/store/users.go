@@ -191,9 +191,9 @@ func (tx *Tx) ListUsers(ctx context.Context, f model.UserFilter, page model.Page
 		pat := likePattern(f.Search)
 		email := strings.ToLower(f.Search)
 		if f.SearchEmails {
-			w.add(`(lower(u.name) LIKE ? ESCAPE '\' OR lower(u.username) LIKE ? ESCAPE '\' OR lower(u.email) = ? OR lower(u.public_email) = ?)`, pat, pat, email, email)
+			w.add("("+tx.ilike("u.name")+" OR "+tx.ilike("u.username")+" OR lower(u.email) = ? OR lower(u.public_email) = ?)", pat, pat, email, email)
 		} else {
-			w.add(`(lower(u.name) LIKE ? ESCAPE '\' OR lower(u.username) LIKE ? ESCAPE '\' OR lower(u.public_email) = ?)`, pat, pat, email)
+			w.add("("+tx.ilike("u.name")+" OR "+tx.ilike("u.username")+" OR lower(u.public_email) = ?)", pat, pat, email)
 		}
 	}
 	if f.Active {
