@@ -142,4 +142,3 @@ func BenchmarkUsersList(b *testing.B) {
 		})
 	}
 }
-
