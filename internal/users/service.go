@@ -203,14 +203,14 @@ func (s *Service) Update(ctx context.Context, actor auth.Actor, id int64, a Attr
 		if taken, err := s.db.EmailTaken(ctx, *a.Email, u.ID); err != nil {
 			return model.User{}, err
 		} else if taken {
-			return model.User{}, model.Conflict("Email has already been taken")
+			return model.User{}, updateConflict("Email has already been taken")
 		}
 	}
 	if a.Username != nil {
 		if taken, err := s.db.UsernameTaken(ctx, *a.Username, u.ID); err != nil {
 			return model.User{}, err
 		} else if taken {
-			return model.User{}, model.Conflict("Username has already been taken")
+			return model.User{}, updateConflict("Username has already been taken")
 		}
 	}
 	now := s.now().UTC()
@@ -250,6 +250,13 @@ func (s *Service) Update(ctx context.Context, actor auth.Actor, id int64, a Attr
 		}
 	}
 	return s.reload(ctx, u.ID)
+}
+
+// updateConflict reports an update that clashes with another user. The
+// spec states that such conflicts of PUT /users/:id answer 404 (not 409 as
+// on create); the message still says what clashed.
+func updateConflict(msg string) error {
+	return &model.Error{Kind: model.KindNotFound, Message: msg, Raw: true}
 }
 
 // apply copies the given attributes onto u and validates them.
