@@ -1,0 +1,325 @@
+// Package gitrepo offers typed operations on bare repositories kept on
+// named storages: create, commit without a work tree (compare-and-swap on
+// the ref), copy for forks, size and emptiness, removal.
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"quarry/internal/git"
+)
+
+// Storages maps storage names to their root folders.
+type Storages struct {
+	runner *git.Runner
+	roots  map[string]string
+}
+
+// NewStorages returns the storages; "default" must be among them.
+func NewStorages(runner *git.Runner, roots map[string]string) (*Storages, error) {
+	if _, ok := roots["default"]; !ok {
+		return nil, errors.New("no default repository storage")
+	}
+	for name, root := range roots {
+		if err := os.MkdirAll(root, 0o750); err != nil {
+			return nil, fmt.Errorf("storage %s: %w", name, err)
+		}
+	}
+	return &Storages{runner: runner, roots: roots}, nil
+}
+
+// Names lists the storages.
+func (s *Storages) Names() []string {
+	out := make([]string, 0, len(s.roots))
+	for n := range s.roots {
+		out = append(out, n)
+	}
+	return out
+}
+
+// Has reports whether a storage exists.
+func (s *Storages) Has(name string) bool { _, ok := s.roots[name]; return ok }
+
+// HashedPath is where a project's repository lives on its storage: derived
+// from the id alone, so renames and transfers never move data.
+func HashedPath(kind string, id int64) string {
+	sum := sha256.Sum256([]byte(strconv.FormatInt(id, 10)))
+	h := hex.EncodeToString(sum[:])
+	p := "@hashed/" + h[0:2] + "/" + h[2:4] + "/" + h
+	if kind != "" {
+		p += "." + kind
+	}
+	return p + ".git"
+}
+
+// Repo is one bare repository.
+type Repo struct {
+	Storage string
+	Rel     string
+	path    string
+	runner  *git.Runner
+}
+
+// Open returns the repository at rel on storage (it may not exist yet).
+func (s *Storages) Open(storage, rel string) (*Repo, error) {
+	root, ok := s.roots[storage]
+	if !ok {
+		return nil, fmt.Errorf("unknown repository storage %q", storage)
+	}
+	clean := filepath.Clean("/" + rel)
+	if clean == "/" || strings.Contains(rel, "..") {
+		return nil, fmt.Errorf("bad repository path %q", rel)
+	}
+	return &Repo{Storage: storage, Rel: rel, path: filepath.Join(root, filepath.FromSlash(clean)), runner: s.runner}, nil
+}
+
+// Path is the repository's folder.
+func (r *Repo) Path() string { return r.path }
+
+func (r *Repo) run(ctx context.Context, c git.Command, o git.Options) ([]byte, error) {
+	return r.runner.Run(ctx, r.path, c, o)
+}
+
+// Exists reports whether the repository has been created.
+func (r *Repo) Exists() bool {
+	_, err := os.Stat(filepath.Join(r.path, "HEAD"))
+	return err == nil
+}
+
+// Create makes an empty bare repository whose HEAD points at defaultBranch.
+func (r *Repo) Create(ctx context.Context, defaultBranch string) error {
+	if !git.ValidRefName(defaultBranch) {
+		return fmt.Errorf("invalid default branch %q", defaultBranch)
+	}
+	if err := os.MkdirAll(filepath.Dir(r.path), 0o750); err != nil {
+		return err
+	}
+	_, err := r.runner.Run(ctx, "", git.Command{Name: "init", Flags: []git.Flag{{Name: "--bare"}, {Name: "--quiet"},
+		{Name: "--initial-branch", Value: defaultBranch}}, Args: []string{r.path}}, git.Options{})
+	if err != nil {
+		return err
+	}
+	// Writes from the API and pushes both keep the commit-graph current,
+	// which keeps history walks fast.
+	for _, kv := range [][2]string{{"core.commitGraph", "true"}, {"fetch.writeCommitGraph", "true"}, {"receive.advertisePushOptions", "true"}, {"gc.auto", "0"}} {
+		if _, err := r.run(ctx, git.Command{Name: "config", Args: []string{kv[0], kv[1]}}, git.Options{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Remove deletes the repository from disk.
+func (r *Repo) Remove() error { return os.RemoveAll(r.path) }
+
+// HeadBranch is the branch HEAD points at.
+func (r *Repo) HeadBranch(ctx context.Context) (string, error) {
+	out, err := r.run(ctx, git.Command{Name: "symbolic-ref", Flags: []git.Flag{{Name: "--short"}}, Args: []string{"HEAD"}}, git.Options{})
+	return strings.TrimSpace(string(out)), err
+}
+
+// SetHeadBranch points HEAD at branch.
+func (r *Repo) SetHeadBranch(ctx context.Context, branch string) error {
+	if !git.ValidRefName(branch) {
+		return fmt.Errorf("invalid branch %q", branch)
+	}
+	_, err := r.run(ctx, git.Command{Name: "symbolic-ref", Args: []string{"HEAD", "refs/heads/" + branch}}, git.Options{})
+	return err
+}
+
+// Branches lists branch names.
+func (r *Repo) Branches(ctx context.Context) ([]string, error) {
+	out, err := r.run(ctx, git.Command{Name: "for-each-ref", Flags: []git.Flag{{Name: "--format", Value: "%(refname:lstrip=2)"}}, Args: []string{"refs/heads/"}}, git.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// Empty reports whether the repository has no branches.
+func (r *Repo) Empty(ctx context.Context) (bool, error) {
+	out, err := r.run(ctx, git.Command{Name: "for-each-ref", Flags: []git.Flag{{Name: "--count", Value: "1"}, {Name: "--format", Value: "%(refname)"}}, Args: []string{"refs/heads/"}}, git.Options{})
+	return len(bytes.TrimSpace(out)) == 0, err
+}
+
+// ResolveCommit returns the commit a revision names; ok is false when it
+// names none.
+func (r *Repo) ResolveCommit(ctx context.Context, rev string) (git.ObjectID, bool, error) {
+	out, err := r.run(ctx, git.Command{Name: "rev-parse", Flags: []git.Flag{{Name: "--verify"}, {Name: "--quiet"}}, Args: []string{rev + "^{commit}"}}, git.Options{})
+	var ge *git.Error
+	if errors.As(err, &ge) && ge.Code == 1 {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return git.ObjectID(strings.TrimSpace(string(out))), true, nil
+}
+
+// HasFile reports whether path exists at rev.
+func (r *Repo) HasFile(ctx context.Context, rev, path string) (bool, error) {
+	out, err := r.run(ctx, git.Command{Name: "ls-tree", Flags: []git.Flag{{Name: "--name-only"}}, Args: []string{rev}, PathArgs: []string{path}}, git.Options{})
+	if err != nil {
+		var ge *git.Error
+		if errors.As(err, &ge) && ge.Code == 128 {
+			return false, nil
+		}
+		return false, err
+	}
+	return len(bytes.TrimSpace(out)) > 0, nil
+}
+
+// CommitCount counts the commits reachable from rev (0 for an empty repo).
+func (r *Repo) CommitCount(ctx context.Context, rev string) (int64, error) {
+	if _, ok, err := r.ResolveCommit(ctx, rev); err != nil || !ok {
+		return 0, err
+	}
+	out, err := r.run(ctx, git.Command{Name: "rev-list", Flags: []git.Flag{{Name: "--count"}}, Args: []string{rev}}, git.Options{})
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+}
+
+// Size is the repository's size on disk in bytes.
+func (r *Repo) Size() (int64, error) {
+	var n int64
+	err := filepath.WalkDir(r.path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// CopyFrom fills this (new, empty) repository with every branch and tag of
+// src and the same HEAD, for a fork.
+func (r *Repo) CopyFrom(ctx context.Context, src *Repo) error {
+	if _, err := r.run(ctx, git.Command{Name: "fetch", Flags: []git.Flag{{Name: "--quiet"}, {Name: "--no-tags"}},
+		Args: []string{src.path, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"}}, git.Options{}); err != nil {
+		return err
+	}
+	head, err := src.HeadBranch(ctx)
+	if err != nil {
+		return err
+	}
+	return r.SetHeadBranch(ctx, head)
+}
+
+// Signature is an author or committer.
+type Signature struct {
+	Name, Email string
+	When        time.Time
+}
+
+func (s Signature) env(prefix string) []string {
+	return []string{
+		prefix + "_NAME=" + s.Name,
+		prefix + "_EMAIL=" + s.Email,
+		prefix + "_DATE=" + strconv.FormatInt(s.When.Unix(), 10) + " +0000",
+	}
+}
+
+// FileWrite puts content at path (creating folders as needed).
+type FileWrite struct {
+	Path    string
+	Content []byte
+	Mode    string // "100644" (default) or "100755"
+}
+
+// CommitRequest is one commit written without a work tree.
+type CommitRequest struct {
+	Branch    string
+	Parent    git.ObjectID // "" for a root commit
+	Files     []FileWrite
+	Author    Signature
+	Committer Signature
+	Message   string
+}
+
+// ErrRefMoved is returned when the branch no longer points at the parent
+// the commit was built on.
+var ErrRefMoved = errors.New("branch moved")
+
+// Commit writes the files as a new commit on top of Parent and moves the
+// branch to it only if it still points at Parent.
+func (r *Repo) Commit(ctx context.Context, req CommitRequest) (git.ObjectID, error) {
+	if !git.ValidRefName(req.Branch) {
+		return "", fmt.Errorf("invalid branch %q", req.Branch)
+	}
+	index, err := os.CreateTemp(r.path, "quarry-index-*")
+	if err != nil {
+		return "", err
+	}
+	index.Close()
+	os.Remove(index.Name()) // git wants to create it
+	defer os.Remove(index.Name())
+	env := []string{"GIT_INDEX_FILE=" + index.Name()}
+	if req.Parent != "" {
+		if _, err := r.run(ctx, git.Command{Name: "read-tree", Args: []string{string(req.Parent)}, Env: env}, git.Options{}); err != nil {
+			return "", err
+		}
+	}
+	var info bytes.Buffer
+	for _, f := range req.Files {
+		out, err := r.run(ctx, git.Command{Name: "hash-object", Flags: []git.Flag{{Name: "-w"}, {Name: "--stdin"}}}, git.Options{Stdin: bytes.NewReader(f.Content)})
+		if err != nil {
+			return "", err
+		}
+		mode := f.Mode
+		if mode == "" {
+			mode = "100644"
+		}
+		fmt.Fprintf(&info, "%s %s\t%s\n", mode, strings.TrimSpace(string(out)), f.Path)
+	}
+	if _, err := r.run(ctx, git.Command{Name: "update-index", Flags: []git.Flag{{Name: "--add"}, {Name: "--index-info"}}, Env: env}, git.Options{Stdin: &info}); err != nil {
+		return "", err
+	}
+	tree, err := r.run(ctx, git.Command{Name: "write-tree", Env: env}, git.Options{})
+	if err != nil {
+		return "", err
+	}
+	c := git.Command{Name: "commit-tree", Env: append(req.Author.env("GIT_AUTHOR"), req.Committer.env("GIT_COMMITTER")...)}
+	if req.Parent != "" {
+		c.Flags = append(c.Flags, git.Flag{Name: "-p", Value: string(req.Parent)})
+	}
+	c.Flags = append(c.Flags, git.Flag{Name: "-F", Value: "-"})
+	c.Args = []string{strings.TrimSpace(string(tree))}
+	out, err := r.run(ctx, c, git.Options{Stdin: strings.NewReader(req.Message)})
+	if err != nil {
+		return "", err
+	}
+	id := git.ObjectID(strings.TrimSpace(string(out)))
+	old := string(req.Parent)
+	if old == "" {
+		old = string(git.ZeroOID)
+	}
+	if _, err := r.run(ctx, git.Command{Name: "update-ref", Args: []string{"refs/heads/" + req.Branch, string(id), old}}, git.Options{}); err != nil {
+		var ge *git.Error
+		if errors.As(err, &ge) {
+			return "", fmt.Errorf("%w: %v", ErrRefMoved, err)
+		}
+		return "", err
+	}
+	return id, nil
+}
