@@ -18,6 +18,8 @@ var allowedImports = map[string][]string{
 	"quarry/internal/store":       {"model"},
 	"quarry/internal/storetest":   {"store", "model"},
 	"quarry/internal/auth":        {"model"},
+	"quarry/internal/git":         {},
+	"quarry/internal/git/gitrepo": {"git"},
 	"quarry/internal/uploads":     {"model"},
 	"quarry/internal/users":       {"store", "auth", "model", "uploads"},
 	"quarry/internal/tokens":      {"store", "auth", "model"},
