@@ -20,6 +20,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/auth":        {"model"},
 	"quarry/internal/git":         {},
 	"quarry/internal/git/gitrepo": {"git"},
+	"quarry/internal/tasks":       {"store", "model"},
 	"quarry/internal/uploads":     {"model"},
 	"quarry/internal/users":       {"store", "auth", "model", "uploads"},
 	"quarry/internal/tokens":      {"store", "auth", "model"},
