@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"time"
 
@@ -67,6 +68,7 @@ const (
 	UniqueUsername = "users_username_key"
 	UniqueEmail    = "users_email_key"
 	UniqueTopPath  = "namespaces_top_path_key"
+	UniqueFullPath = "namespaces_full_path_key"
 )
 
 // CreateUser inserts u with its personal namespace and preferences, and
@@ -77,12 +79,15 @@ func (tx *Tx) CreateUser(ctx context.Context, u *model.User) error {
 		return err
 	}
 	u.ID, u.Version = id, 1
-	nsID, err := tx.insert(ctx, `INSERT INTO namespaces (name, path, kind, owner_id, created_at, updated_at)
-		VALUES (?, ?, 'user', ?, ?, ?)`, u.Username, u.Username, id, micros(u.CreatedAt), micros(u.CreatedAt))
+	nsID, err := tx.insert(ctx, `INSERT INTO namespaces (name, path, kind, owner_id, full_path, full_name, visibility, created_at, updated_at)
+		VALUES (?, ?, 'user', ?, ?, ?, 'public', ?, ?)`, u.Name, u.Username, id, u.Username, u.Name, micros(u.CreatedAt), micros(u.CreatedAt))
 	if err != nil {
 		return err
 	}
 	u.NamespaceID = nsID
+	if _, err := tx.exec(ctx, "UPDATE namespaces SET traversal = ? WHERE id = ?", fmt.Sprintf("%d/", nsID), nsID); err != nil {
+		return err
+	}
 	if _, err := tx.exec(ctx, "UPDATE users SET namespace_id = ? WHERE id = ?", nsID, id); err != nil {
 		return err
 	}
@@ -103,8 +108,8 @@ func (tx *Tx) UpdateUser(ctx context.Context, u *model.User) error {
 	}
 	u.Version++
 	if u.NamespaceID != 0 {
-		_, err = tx.exec(ctx, "UPDATE namespaces SET path = ?, name = ?, updated_at = ? WHERE id = ? AND kind = 'user'",
-			u.Username, u.Username, micros(u.UpdatedAt), u.NamespaceID)
+		_, err = tx.exec(ctx, "UPDATE namespaces SET path = ?, full_path = ?, name = ?, full_name = ?, updated_at = ? WHERE id = ? AND kind = 'user'",
+			u.Username, u.Username, u.Name, u.Name, micros(u.UpdatedAt), u.NamespaceID)
 	}
 	return err
 }
@@ -113,6 +118,7 @@ func (tx *Tx) UpdateUser(ctx context.Context, u *model.User) error {
 func (tx *Tx) DeleteUser(ctx context.Context, id int64) error {
 	for _, q := range []string{
 		"DELETE FROM members WHERE user_id = ?",
+		"DELETE FROM custom_attributes WHERE source_type = 'User' AND source_id = ?",
 		"DELETE FROM namespaces WHERE owner_id = ? AND kind = 'user'",
 		"DELETE FROM users WHERE id = ?",
 	} {
@@ -235,9 +241,7 @@ func (tx *Tx) ListUsers(ctx context.Context, f model.UserFilter, page model.Page
 	if f.CreatedAfter != nil {
 		w.add("u.created_at > ?", micros(*f.CreatedAfter))
 	}
-	for k, v := range f.CustomAttributes {
-		w.add("EXISTS (SELECT 1 FROM user_custom_attributes a WHERE a.user_id = u.id AND a.key = ? AND a.value = ?)", k, v)
-	}
+	w.customAttrsCond(AttrsUser, "u.id", f.CustomAttributes)
 	col := userOrderColumns[f.OrderBy]
 	if col == "" {
 		col = "u.id"
@@ -344,48 +348,6 @@ func (tx *Tx) UserPreferences(ctx context.Context, userID int64) (model.UserPref
 func (tx *Tx) UpdateUserPreferences(ctx context.Context, p model.UserPreferences) error {
 	_, err := tx.exec(ctx, "UPDATE user_preferences SET view_diffs_file_by_file = ?, show_whitespace_in_diffs = ?, pass_user_identities_to_ci_jwt = ? WHERE user_id = ?",
 		p.ViewDiffsFileByFile, p.ShowWhitespaceInDiffs, p.PassUserIdentitiesToCIJWT, p.UserID)
-	return err
-}
-
-// UserCustomAttributes returns the user's custom attributes, by key.
-func (tx *Tx) UserCustomAttributes(ctx context.Context, userIDs []int64) (map[int64][]model.CustomAttribute, error) {
-	out := map[int64][]model.CustomAttribute{}
-	if len(userIDs) == 0 {
-		return out, nil
-	}
-	args := make([]any, len(userIDs))
-	for i, id := range userIDs {
-		args[i] = id
-	}
-	err := tx.each(ctx, "SELECT user_id, key, value FROM user_custom_attributes WHERE user_id IN ("+placeholders(len(args))+") ORDER BY key", args,
-		func(r *sql.Rows) error {
-			var id int64
-			var a model.CustomAttribute
-			if err := r.Scan(&id, &a.Key, &a.Value); err != nil {
-				return err
-			}
-			out[id] = append(out[id], a)
-			return nil
-		})
-	return out, err
-}
-
-// SetUserCustomAttribute creates or replaces one custom attribute.
-func (tx *Tx) SetUserCustomAttribute(ctx context.Context, userID int64, a model.CustomAttribute) error {
-	if _, err := tx.exec(ctx, "DELETE FROM user_custom_attributes WHERE user_id = ? AND key = ?", userID, a.Key); err != nil {
-		return err
-	}
-	_, err := tx.exec(ctx, "INSERT INTO user_custom_attributes (user_id, key, value) VALUES (?, ?, ?)", userID, a.Key, a.Value)
-	return err
-}
-
-// DeleteUserCustomAttribute removes one custom attribute; model.ErrNotFound
-// when it did not exist.
-func (tx *Tx) DeleteUserCustomAttribute(ctx context.Context, userID int64, key string) error {
-	n, err := tx.execN(ctx, "DELETE FROM user_custom_attributes WHERE user_id = ? AND key = ?", userID, key)
-	if err == nil && n == 0 {
-		err = model.ErrNotFound
-	}
 	return err
 }
 

@@ -145,7 +145,7 @@ func (s *Service) CustomAttributes(ctx context.Context, actor auth.Actor, id int
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.db.UserCustomAttributes(ctx, []int64{u.ID})
+	m, err := s.db.CustomAttributes(ctx, store.AttrsUser, []int64{u.ID})
 	return m[u.ID], err
 }
 
@@ -155,7 +155,7 @@ func (s *Service) CustomAttributesOf(ctx context.Context, us []model.User) (map[
 	for i := range us {
 		ids[i] = us[i].ID
 	}
-	return s.db.UserCustomAttributes(ctx, ids)
+	return s.db.CustomAttributes(ctx, store.AttrsUser, ids)
 }
 
 // CustomAttribute returns one custom attribute, or 404 Not found.
@@ -181,7 +181,7 @@ func (s *Service) SetCustomAttribute(ctx context.Context, actor auth.Actor, id i
 	if a.Key == "" {
 		return a, model.Invalid("key", "can't be blank")
 	}
-	return a, s.db.InTx(ctx, func(tx *store.Tx) error { return tx.SetUserCustomAttribute(ctx, u.ID, a) })
+	return a, s.db.InTx(ctx, func(tx *store.Tx) error { return tx.SetCustomAttribute(ctx, store.AttrsUser, u.ID, a) })
 }
 
 // DeleteCustomAttribute removes a custom attribute.
@@ -190,7 +190,7 @@ func (s *Service) DeleteCustomAttribute(ctx context.Context, actor auth.Actor, i
 	if err != nil {
 		return err
 	}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteUserCustomAttribute(ctx, u.ID, key) })
+	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteCustomAttribute(ctx, store.AttrsUser, u.ID, key) })
 	if errors.Is(err, model.ErrNotFound) {
 		return model.RecordNotFound()
 	}

@@ -411,7 +411,7 @@ func (s *Service) mapWriteErr(err error) error {
 		return model.Conflict("Email has already been taken")
 	case store.IsUnique(err, store.UniqueUsername):
 		return model.Conflict("Username has already been taken")
-	case store.IsUnique(err, store.UniqueTopPath):
+	case store.IsUnique(err, store.UniqueTopPath), store.IsUnique(err, store.UniqueFullPath):
 		return model.Invalid("username", "has already been taken")
 	case store.IsUnique(err, store.UniqueIdentity):
 		return model.Invalid("identities", "is invalid")
