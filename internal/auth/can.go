@@ -22,11 +22,90 @@ const (
 	RevokeToken Action = "revoke_token"
 )
 
+// Actions on projects and groups.
+const (
+	ReadProject          Action = "read_project"
+	ReadCode             Action = "read_code"
+	ReadProjectStats     Action = "read_statistics"
+	UpdateProject        Action = "admin_project"
+	OwnProject           Action = "owner_project" // visibility, archive, transfer, delete, fork link
+	StarProject          Action = "star_project"
+	ForkProject          Action = "fork_project"
+	ReadGroup            Action = "read_group"
+	AdminGroup           Action = "admin_group" // update, delete, transfer, share, runners token
+	CreateSubgroup       Action = "create_subgroup"
+	CreateProjectInGroup Action = "create_projects"
+	CreateTopLevelGroup  Action = "create_group"
+	AdminInstance        Action = "admin_all_resources"
+)
+
 // Resource is what an action applies to; only the fields an action needs
-// are set.
+// are set. Access is the actor's effective access level to the project or
+// group (max of direct, inherited and shared memberships, unexpired); -1
+// when the actor has none, 0 when it only sees a group through what it
+// contains.
 type Resource struct {
-	User  *model.User
-	Token *model.PersonalAccessToken
+	User    *model.User
+	Token   *model.PersonalAccessToken
+	Project *model.Project
+	Group   *model.Group
+	Access  model.AccessLevel
+}
+
+// visible applies a visibility level to an actor without membership.
+func visible(a Actor, v model.Visibility) bool {
+	switch v {
+	case model.Public:
+		return true
+	case model.Internal:
+		return a.SignedIn() && !a.User.External
+	}
+	return false
+}
+
+func readProject(a Actor, r Resource) bool {
+	return r.Project != nil && (a.Admin() || visible(a, r.Project.Visibility) || r.Access >= model.Guest)
+}
+
+// featureOpen applies a feature access level ("disabled", "private",
+// "enabled") on top of reading the project; private features need members
+// from minLevel up.
+func featureOpen(a Actor, r Resource, level string, minLevel model.AccessLevel) bool {
+	if !readProject(a, r) {
+		return false
+	}
+	switch level {
+	case "disabled":
+		return false
+	case "private":
+		return a.Admin() || r.Access >= minLevel
+	}
+	return true
+}
+
+func readCode(a Actor, r Resource) bool {
+	if r.Project == nil {
+		return false
+	}
+	if !featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Reporter) {
+		return false
+	}
+	// Guests of a private project do not see its code.
+	return r.Project.Visibility != model.Private || a.Admin() || r.Access >= model.Reporter
+}
+
+// creationLevel maps a group's project or subgroup creation setting to
+// the role it needs; ok is false for "noone".
+func creationLevel(setting string) (model.AccessLevel, bool) {
+	switch setting {
+	case "noone", "administrator":
+		return 0, false
+	case "owner":
+		return model.Owner, true
+	case "maintainer":
+		return model.Maintainer, true
+	}
+	return model.Developer, true
 }
 
 type rule func(a Actor, r Resource) bool
@@ -52,6 +131,40 @@ var rules = map[Action]rule{
 	RevokeToken: func(a Actor, r Resource) bool {
 		return r.Token != nil && (a.Admin() || a.Is(r.Token.UserID))
 	},
+
+	ReadProject: readProject,
+	ReadCode:    readCode,
+	ReadProjectStats: func(a Actor, r Resource) bool {
+		return readProject(a, r) && (a.Admin() || r.Access >= model.Reporter)
+	},
+	UpdateProject: func(a Actor, r Resource) bool { return r.Project != nil && (a.Admin() || r.Access >= model.Maintainer) },
+	OwnProject:    func(a Actor, r Resource) bool { return r.Project != nil && (a.Admin() || r.Access >= model.Owner) },
+	StarProject:   func(a Actor, r Resource) bool { return a.SignedIn() && readProject(a, r) },
+	ForkProject: func(a Actor, r Resource) bool {
+		return a.SignedIn() && readCode(a, r) && featureOpen(a, r, r.Project.Settings.ForkingAccessLevel, model.Guest)
+	},
+	ReadGroup: func(a Actor, r Resource) bool {
+		return r.Group != nil && (a.Admin() || visible(a, r.Group.Visibility) || r.Access >= 0)
+	},
+	AdminGroup: func(a Actor, r Resource) bool { return r.Group != nil && (a.Admin() || r.Access >= model.Owner) },
+	CreateSubgroup: func(a Actor, r Resource) bool {
+		if r.Group == nil || !a.SignedIn() {
+			return false
+		}
+		min, ok := creationLevel(r.Group.Settings.SubgroupCreationLevel)
+		return a.Admin() || r.Access >= model.Owner || (ok && r.Access >= min)
+	},
+	CreateProjectInGroup: func(a Actor, r Resource) bool {
+		if r.Group == nil || !a.SignedIn() {
+			return false
+		}
+		min, ok := creationLevel(r.Group.Settings.ProjectCreationLevel)
+		return a.Admin() || (ok && r.Access >= min)
+	},
+	CreateTopLevelGroup: func(a Actor, r Resource) bool {
+		return a.SignedIn() && (a.Admin() || (a.User.CanCreateGroup && !a.User.External))
+	},
+	AdminInstance: func(a Actor, r Resource) bool { return a.Admin() },
 }
 
 // Can reports whether actor may do action on resource. Unknown actions are

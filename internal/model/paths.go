@@ -59,3 +59,71 @@ func ValidateNamespacePath(p string, topLevel bool) []string {
 
 // ValidEmail reports whether s looks like an e-mail address.
 func ValidEmail(s string) bool { return len(s) <= 255 && emailFormat.MatchString(s) }
+
+var (
+	groupNameFormat   = regexp.MustCompile(`^[\p{L}\p{N}_\p{So}\p{Sk}][\p{L}\p{N}\p{Pd}_.\p{So}\p{Sk} ()]*$`)
+	projectNameFormat = regexp.MustCompile(`^[\p{L}\p{N}_\p{So}\p{Sk}][\p{L}\p{N}\p{Pd}_.+\p{So}\p{Sk} ]*$`)
+	projectPathFormat = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_\-.]*$`)
+)
+
+// Messages for names and paths that break the format rules.
+const (
+	GroupNameMessage   = "can contain only letters, digits, emoji, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'."
+	ProjectNameMessage = "can contain only letters, digits, emoji, '_', '.', '+', dashes, or spaces. It must start with a letter, digit, emoji, or '_'."
+	ProjectPathMessage = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'"
+)
+
+// reservedProjectPaths are routes below a project that its path may not take.
+var reservedProjectPaths = map[string]bool{}
+
+func init() {
+	for _, n := range strings.Fields(`- badges blame blob builds commits create create_dir edit files find_file new
+		preview raw refs tree update wikis`) {
+		reservedProjectPaths[n] = true
+	}
+}
+
+// ValidGroupName reports whether a group name has the allowed characters.
+func ValidGroupName(s string) bool { return groupNameFormat.MatchString(s) }
+
+// ValidProjectName reports whether a project name has the allowed characters.
+func ValidProjectName(s string) bool { return projectNameFormat.MatchString(s) }
+
+// ValidateProjectPath returns the messages for every rule a project path breaks.
+func ValidateProjectPath(p string) []string {
+	if p == "" {
+		return []string{"can't be blank"}
+	}
+	var msgs []string
+	if len(p) > 255 {
+		msgs = append(msgs, "is too long (maximum is 255 characters)")
+	}
+	lp := strings.ToLower(p)
+	if !projectPathFormat.MatchString(p) || strings.HasSuffix(lp, ".git") || strings.HasSuffix(lp, ".atom") {
+		msgs = append(msgs, ProjectPathMessage)
+	}
+	if !ociFormat.MatchString(p) {
+		msgs = append(msgs, OCIPathMessage)
+	}
+	if reservedProjectPaths[lp] {
+		msgs = append(msgs, p+" is a reserved name")
+	}
+	return msgs
+}
+
+// Parameterize turns a name into a path: lower case, runs of other
+// characters become "-", trimmed of separators.
+func Parameterize(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.Trim(b.String(), "-_.")
+}

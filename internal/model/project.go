@@ -165,3 +165,17 @@ type GroupLink struct {
 	ExpiresAt   string
 	Group       Namespace
 }
+
+// ProjectStatistics are storage figures in bytes.
+type ProjectStatistics struct {
+	CommitCount           int64
+	StorageSize           int64
+	RepositorySize        int64
+	WikiSize              int64
+	LFSObjectsSize        int64
+	JobArtifactsSize      int64
+	PipelineArtifactsSize int64
+	PackagesSize          int64
+	SnippetsSize          int64
+	UploadsSize           int64
+}

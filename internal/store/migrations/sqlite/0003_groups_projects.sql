@@ -58,6 +58,13 @@ CREATE INDEX projects_visibility_id ON projects (visibility, id);
 CREATE INDEX projects_forked_from ON projects (forked_from_id);
 CREATE INDEX projects_creator ON projects (creator_id);
 
+CREATE TABLE project_languages (
+    project_id BIGINT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    share REAL NOT NULL,
+    PRIMARY KEY (project_id, name)
+);
+
 CREATE TABLE topics (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     name TEXT NOT NULL,

@@ -1,0 +1,419 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"quarry/internal/model"
+)
+
+const namespaceColumns = `n.id, n.name, n.path, n.kind, n.owner_id, n.parent_id, n.full_path, n.full_name, n.traversal,
+	n.visibility, n.avatar, n.created_at, n.updated_at`
+
+func namespaceDest(n *model.Namespace) []any {
+	return []any{&n.ID, &n.Name, &n.Path, &n.Kind, nullInt64{&n.OwnerID}, nullInt64{&n.ParentID}, &n.FullPath, &n.FullName,
+		&n.Traversal, &n.Visibility, nullString{&n.Avatar}, tsScan{&n.CreatedAt}, tsScan{&n.UpdatedAt}}
+}
+
+const groupColumns = namespaceColumns + `, n.description, n.settings, n.runners_token, n.marked_for_deletion_on, n.version`
+
+// jsonDoc scans a JSON text column into a struct.
+type jsonDoc struct{ v any }
+
+func (j jsonDoc) Scan(src any) error {
+	var b []byte
+	switch x := src.(type) {
+	case string:
+		b = []byte(x)
+	case []byte:
+		b = x
+	case nil:
+		return nil
+	default:
+		return fmt.Errorf("json column holds %T", src)
+	}
+	return json.Unmarshal(b, j.v)
+}
+
+func toJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("store: encode %T: %v", v, err))
+	}
+	return string(b)
+}
+
+func groupDest(g *model.Group) []any {
+	return append(namespaceDest(&g.Namespace), &g.Description, jsonDoc{&g.Settings}, nullString{&g.RunnersToken},
+		nullString{&g.MarkedForDeletionOn}, &g.Version)
+}
+
+func scanGroup(r *sql.Rows) (model.Group, error) {
+	var g model.Group
+	err := r.Scan(groupDest(&g)...)
+	return g, err
+}
+
+// Unique indexes on namespaces.
+const (
+	UniqueChildPath = "namespaces_child_path_key"
+)
+
+// CreateGroup inserts g under its parent (g.ParentID, 0 for top level),
+// computing its full path, full name and traversal, and sets g.ID.
+func (tx *Tx) CreateGroup(ctx context.Context, g *model.Group) error {
+	g.Kind = model.NamespaceGroup
+	g.FullPath, g.FullName, g.Traversal = g.Path, g.Name, ""
+	if g.ParentID != 0 {
+		parent, err := tx.NamespaceByID(ctx, g.ParentID)
+		if err != nil {
+			return err
+		}
+		g.FullPath = parent.FullPath + "/" + g.Path
+		g.FullName = parent.FullName + " / " + g.Name
+		g.Traversal = parent.Traversal
+	}
+	id, err := tx.insert(ctx, `INSERT INTO namespaces (name, path, kind, parent_id, full_path, full_name, traversal, visibility,
+		avatar, description, settings, runners_token, created_at, updated_at) VALUES (?, ?, 'group', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		g.Name, g.Path, zeroNull(g.ParentID), g.FullPath, g.FullName, "pending", string(g.Visibility), emptyNull(g.Avatar),
+		g.Description, toJSON(g.Settings), emptyNull(g.RunnersToken), micros(g.CreatedAt), micros(g.UpdatedAt))
+	if err != nil {
+		return err
+	}
+	g.ID, g.Version = id, 1
+	g.Traversal += fmt.Sprintf("%d/", id)
+	_, err = tx.exec(ctx, "UPDATE namespaces SET traversal = ? WHERE id = ?", g.Traversal, id)
+	return err
+}
+
+// UpdateGroup writes g's own columns if nobody changed it since it was read.
+// A changed name, path or parent is carried to every descendant's full
+// path, full name and traversal.
+func (tx *Tx) UpdateGroup(ctx context.Context, g *model.Group) error {
+	old, err := tx.GroupByID(ctx, g.ID)
+	if err != nil {
+		return err
+	}
+	g.FullPath, g.FullName, g.Traversal = g.Path, g.Name, fmt.Sprintf("%d/", g.ID)
+	if g.ParentID != 0 {
+		parent, err := tx.NamespaceByID(ctx, g.ParentID)
+		if err != nil {
+			return err
+		}
+		g.FullPath = parent.FullPath + "/" + g.Path
+		g.FullName = parent.FullName + " / " + g.Name
+		g.Traversal = parent.Traversal + g.Traversal
+	}
+	n, err := tx.execN(ctx, `UPDATE namespaces SET name = ?, path = ?, parent_id = ?, full_path = ?, full_name = ?, traversal = ?,
+		visibility = ?, avatar = ?, description = ?, settings = ?, runners_token = ?, marked_for_deletion_on = ?, updated_at = ?,
+		version = version + 1 WHERE id = ? AND version = ?`,
+		g.Name, g.Path, zeroNull(g.ParentID), g.FullPath, g.FullName, g.Traversal, string(g.Visibility), emptyNull(g.Avatar),
+		g.Description, toJSON(g.Settings), emptyNull(g.RunnersToken), emptyNull(g.MarkedForDeletionOn), micros(g.UpdatedAt), g.ID, g.Version)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return model.Conflict("409 Conflict: Resource lock")
+	}
+	g.Version++
+	if old.FullPath == g.FullPath && old.FullName == g.FullName && old.Traversal == g.Traversal {
+		return nil
+	}
+	_, err = tx.exec(ctx, `UPDATE namespaces SET
+		full_path = ? || substr(full_path, ?), full_name = ? || substr(full_name, ?), traversal = ? || substr(traversal, ?)
+		WHERE traversal LIKE ? ESCAPE '\' AND id <> ?`,
+		g.FullPath, utf8.RuneCountInString(old.FullPath)+1, g.FullName, utf8.RuneCountInString(old.FullName)+1,
+		g.Traversal, len(old.Traversal)+1,
+		escapeLike(old.Traversal)+"%", g.ID)
+	return err
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// DeleteNamespaceTree removes a group, its descendants and their
+// memberships (projects must be gone first).
+func (tx *Tx) DeleteNamespaceTree(ctx context.Context, traversal string) error {
+	like := escapeLike(traversal) + "%"
+	for _, q := range []string{
+		`DELETE FROM members WHERE source_type = 'Namespace' AND source_id IN (SELECT id FROM namespaces WHERE traversal LIKE ? ESCAPE '\')`,
+		`DELETE FROM custom_attributes WHERE source_type = 'Group' AND source_id IN (SELECT id FROM namespaces WHERE traversal LIKE ? ESCAPE '\')`,
+		`DELETE FROM namespaces WHERE traversal LIKE ? ESCAPE '\'`,
+	} {
+		if _, err := tx.exec(ctx, q, like); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NamespaceByID returns a user or group namespace.
+func (tx *Tx) NamespaceByID(ctx context.Context, id int64) (model.Namespace, error) {
+	var n model.Namespace
+	err := tx.row(ctx, namespaceDest(&n), "SELECT "+namespaceColumns+" FROM namespaces n WHERE n.id = ?", id)
+	return n, err
+}
+
+// NamespaceByFullPath finds a namespace by full path, ignoring case.
+func (tx *Tx) NamespaceByFullPath(ctx context.Context, fullPath string) (model.Namespace, error) {
+	var n model.Namespace
+	err := tx.row(ctx, namespaceDest(&n), "SELECT "+namespaceColumns+" FROM namespaces n WHERE lower(n.full_path) = ?", strings.ToLower(fullPath))
+	return n, err
+}
+
+// NamespacesByIDs loads several namespaces.
+func (tx *Tx) NamespacesByIDs(ctx context.Context, ids []int64) (map[int64]model.Namespace, error) {
+	out := map[int64]model.Namespace{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := tx.each(ctx, "SELECT "+namespaceColumns+" FROM namespaces n WHERE n.id IN ("+placeholders(len(ids))+")", int64Args(ids),
+		func(r *sql.Rows) error {
+			var n model.Namespace
+			err := r.Scan(namespaceDest(&n)...)
+			out[n.ID] = n
+			return err
+		})
+	return out, err
+}
+
+func int64Args(ids []int64) []any {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return args
+}
+
+// GroupByID returns one group or model.ErrNotFound.
+func (tx *Tx) GroupByID(ctx context.Context, id int64) (model.Group, error) {
+	var g model.Group
+	err := tx.row(ctx, groupDest(&g), "SELECT "+groupColumns+" FROM namespaces n WHERE n.id = ? AND n.kind = 'group'", id)
+	return g, err
+}
+
+// GroupByFullPath finds a group by full path, ignoring case.
+func (tx *Tx) GroupByFullPath(ctx context.Context, fullPath string) (model.Group, error) {
+	var g model.Group
+	err := tx.row(ctx, groupDest(&g), "SELECT "+groupColumns+" FROM namespaces n WHERE lower(n.full_path) = ? AND n.kind = 'group'", strings.ToLower(fullPath))
+	return g, err
+}
+
+// SiblingPathTaken reports whether a namespace or project under parent
+// (0: top level) other than exceptNamespace uses path.
+func (tx *Tx) SiblingPathTaken(ctx context.Context, parent int64, path string, exceptNamespace int64) (bool, error) {
+	var n int
+	var err error
+	if parent == 0 {
+		err = tx.row(ctx, []any{&n}, "SELECT COUNT(*) FROM namespaces WHERE parent_id IS NULL AND lower(path) = ? AND id <> ?", strings.ToLower(path), exceptNamespace)
+	} else {
+		err = tx.row(ctx, []any{&n}, `SELECT (SELECT COUNT(*) FROM namespaces WHERE parent_id = ? AND lower(path) = ? AND id <> ?)
+			+ (SELECT COUNT(*) FROM projects WHERE namespace_id = ? AND lower(path) = ?)`, parent, strings.ToLower(path), exceptNamespace, parent, strings.ToLower(path))
+	}
+	return n > 0, err
+}
+
+// SiblingNameTaken reports whether another group under parent has name.
+func (tx *Tx) SiblingNameTaken(ctx context.Context, parent int64, name string, exceptNamespace int64) (bool, error) {
+	var n int
+	var err error
+	if parent == 0 {
+		err = tx.row(ctx, []any{&n}, "SELECT COUNT(*) FROM namespaces WHERE parent_id IS NULL AND kind = 'group' AND lower(name) = ? AND id <> ?", strings.ToLower(name), exceptNamespace)
+	} else {
+		err = tx.row(ctx, []any{&n}, "SELECT COUNT(*) FROM namespaces WHERE parent_id = ? AND lower(name) = ? AND id <> ?", parent, strings.ToLower(name), exceptNamespace)
+	}
+	return n > 0, err
+}
+
+// MaxVisibilityInTree returns the most visible subgroup or project below
+// a group (for the rule that a group may not be less visible than its
+// contents).
+func (tx *Tx) MaxVisibilityInTree(ctx context.Context, traversal string, groupID int64) (model.Visibility, error) {
+	like := escapeLike(traversal) + "%"
+	best := model.Private
+	err := tx.each(ctx, `SELECT visibility FROM namespaces WHERE traversal LIKE ? ESCAPE '\' AND id <> ?
+		UNION SELECT p.visibility FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.traversal LIKE ? ESCAPE '\'`,
+		[]any{like, groupID, like}, func(r *sql.Rows) error {
+			var v model.Visibility
+			if err := r.Scan(&v); err != nil {
+				return err
+			}
+			if model.VisibilityRank(v) > model.VisibilityRank(best) {
+				best = v
+			}
+			return nil
+		})
+	return best, err
+}
+
+// GroupFilter selects groups for a group list.
+type GroupFilter struct {
+	Viewer   Viewer
+	ParentID *int64 // direct children of this group
+	// DescendantsOf lists every group below a traversal prefix.
+	DescendantsOf    string
+	AllAvailable     bool // include groups visible but not joined
+	SkipGroups       []int64
+	Search           string
+	SearchPathsOnly  bool
+	Owned            bool
+	MinAccessLevel   int
+	TopLevelOnly     bool
+	CustomAttributes map[string]string
+	OrderBy          string // name, path, id, similarity
+	Desc             bool
+}
+
+// Viewer is who a list is for: visibility and membership conditions.
+type Viewer struct {
+	UserID   int64
+	Admin    bool
+	External bool
+	Today    string // YYYY-MM-DD, for membership expiry
+}
+
+// visibleGroupCond limits namespaces n to those the viewer may see.
+func (w *where) visibleGroupCond(v Viewer) {
+	switch {
+	case v.Admin:
+	case v.UserID == 0:
+		w.add("n.visibility = 'public'")
+	default:
+		vis := "n.visibility = 'public'"
+		if !v.External {
+			vis = "n.visibility IN ('public', 'internal')"
+		}
+		w.add("("+vis+" OR EXISTS (SELECT 1 FROM namespace_authorizations a WHERE a.user_id = ? AND a.namespace_id = n.id AND (a.expires_at IS NULL OR a.expires_at > ?)))", v.UserID, v.Today)
+	}
+}
+
+// memberCond limits to namespaces where the viewer's access is at least min
+// (0: any membership).
+func (w *where) namespaceAccessCond(v Viewer, minLevel int) {
+	if minLevel < 1 {
+		minLevel = 1
+	}
+	w.add("EXISTS (SELECT 1 FROM namespace_authorizations a WHERE a.user_id = ? AND a.namespace_id = n.id AND a.access_level >= ? AND (a.expires_at IS NULL OR a.expires_at > ?))",
+		v.UserID, minLevel, v.Today)
+}
+
+// ListGroups returns one page of groups.
+func (tx *Tx) ListGroups(ctx context.Context, f GroupFilter, page model.Page) ([]model.Group, model.PageInfo, error) {
+	var w where
+	w.add("n.kind = 'group'")
+	w.visibleGroupCond(f.Viewer)
+	if f.ParentID != nil {
+		w.add("n.parent_id = ?", *f.ParentID)
+	}
+	if f.DescendantsOf != "" {
+		w.add(`n.traversal LIKE ? ESCAPE '\'`, escapeLike(f.DescendantsOf)+"_%")
+	}
+	if f.TopLevelOnly {
+		w.add("n.parent_id IS NULL")
+	}
+	if len(f.SkipGroups) > 0 {
+		w.add("n.id NOT IN ("+placeholders(len(f.SkipGroups))+")", int64Args(f.SkipGroups)...)
+	}
+	if f.Search != "" {
+		pat := likePattern(f.Search)
+		if f.SearchPathsOnly {
+			w.add("("+tx.ilike("n.name")+" OR "+tx.ilike("n.path")+")", pat, pat)
+		} else {
+			w.add("("+tx.ilike("n.name")+" OR "+tx.ilike("n.full_path")+")", pat, pat)
+		}
+	}
+	switch {
+	case f.Owned:
+		w.namespaceAccessCond(f.Viewer, int(model.Owner))
+	case f.MinAccessLevel > 0:
+		w.namespaceAccessCond(f.Viewer, f.MinAccessLevel)
+	case !f.AllAvailable && f.Viewer.UserID != 0 && f.ParentID == nil && f.DescendantsOf == "":
+		w.namespaceAccessCond(f.Viewer, 1)
+	}
+	w.customAttrsCond(AttrsGroup, "n.id", f.CustomAttributes)
+	col := map[string]string{"name": "n.name", "path": "n.path", "id": "n.id"}[f.OrderBy]
+	if f.OrderBy == "similarity" {
+		col = "n.name"
+	}
+	if col == "" {
+		col = "n.name"
+	}
+	spec := listSpec[model.Group]{columns: groupColumns, from: "namespaces n", idCol: "n.id", where: w,
+		order: order{column: col, desc: f.Desc}, scan: scanGroup,
+		keyOf: func(g model.Group) (any, int64) {
+			switch col {
+			case "n.path":
+				return g.Path, g.ID
+			case "n.id":
+				return nil, g.ID
+			}
+			return g.Name, g.ID
+		}}
+	return list(ctx, tx, spec, page)
+}
+
+// NamespaceFilter selects namespaces for GET /namespaces.
+type NamespaceFilter struct {
+	Viewer         Viewer
+	Search         string
+	FullPathSearch bool
+	OwnedOnly      bool
+	TopLevelOnly   bool
+}
+
+// ListNamespaces returns the namespaces a user belongs to (all of them
+// for an administrator).
+func (tx *Tx) ListNamespaces(ctx context.Context, f NamespaceFilter, page model.Page) ([]model.Namespace, model.PageInfo, error) {
+	var w where
+	if !f.Viewer.Admin || f.OwnedOnly {
+		min := 1
+		if f.OwnedOnly {
+			min = int(model.Owner)
+		}
+		w.namespaceAccessCond(f.Viewer, min)
+	}
+	if f.TopLevelOnly {
+		w.add("n.parent_id IS NULL")
+	}
+	if f.Search != "" {
+		if f.FullPathSearch {
+			w.add(tx.ilike("n.full_path"), likePattern(f.Search))
+		} else {
+			pat := likePattern(f.Search)
+			w.add("("+tx.ilike("n.name")+" OR "+tx.ilike("n.path")+")", pat, pat)
+		}
+	}
+	spec := listSpec[model.Namespace]{columns: namespaceColumns, from: "namespaces n", idCol: "n.id", where: w,
+		order: order{}, scan: func(r *sql.Rows) (model.Namespace, error) {
+			var n model.Namespace
+			err := r.Scan(namespaceDest(&n)...)
+			return n, err
+		}, keyOf: func(n model.Namespace) (any, int64) { return nil, n.ID }}
+	return list(ctx, tx, spec, page)
+}
+
+// NamespaceAccess is the viewer's highest unexpired access to a namespace
+// (0: can see it through its contents, -1: none).
+func (tx *Tx) NamespaceAccess(ctx context.Context, userID, namespaceID int64, today string) (model.AccessLevel, error) {
+	var lvl sql.NullInt64
+	err := tx.row(ctx, []any{&lvl}, `SELECT MAX(access_level) FROM namespace_authorizations
+		WHERE user_id = ? AND namespace_id = ? AND (expires_at IS NULL OR expires_at > ?)`, userID, namespaceID, today)
+	if err != nil || !lvl.Valid {
+		return -1, err
+	}
+	return model.AccessLevel(lvl.Int64), nil
+}
+
+// DirectMemberLevel is a user's own membership level in a source (0: none).
+func (tx *Tx) DirectMemberLevel(ctx context.Context, sourceType string, sourceID, userID int64, today string) (model.AccessLevel, error) {
+	var lvl sql.NullInt64
+	err := tx.row(ctx, []any{&lvl}, `SELECT MAX(access_level) FROM members WHERE source_type = ? AND source_id = ? AND user_id = ?
+		AND pending = FALSE AND (expires_at IS NULL OR expires_at > ?)`, sourceType, sourceID, userID, today)
+	return model.AccessLevel(lvl.Int64), err
+}
+
