@@ -152,3 +152,55 @@ func (tx *Tx) AddMember(ctx context.Context, sourceType string, sourceID, userID
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, sourceType, sourceID, userID, int(level), zeroNull(createdBy), now, now)
 	return err
 }
+
+// ProjectAccessLevels is ProjectAccess for several projects at once.
+func (tx *Tx) ProjectAccessLevels(ctx context.Context, userID int64, ids []int64, today string) (map[int64]model.AccessLevel, error) {
+	out := map[int64]model.AccessLevel{}
+	if userID == 0 || len(ids) == 0 {
+		return out, nil
+	}
+	err := tx.each(ctx, "SELECT project_id, MAX(access_level) FROM project_authorizations WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?) AND project_id IN ("+
+		placeholders(len(ids))+") GROUP BY project_id", append([]any{userID, today}, int64Args(ids)...), func(r *sql.Rows) error {
+		var id int64
+		var lvl model.AccessLevel
+		err := r.Scan(&id, &lvl)
+		out[id] = lvl
+		return err
+	})
+	return out, err
+}
+
+// NamespaceAccessLevels is NamespaceAccess for several namespaces at once.
+func (tx *Tx) NamespaceAccessLevels(ctx context.Context, userID int64, ids []int64, today string) (map[int64]model.AccessLevel, error) {
+	out := map[int64]model.AccessLevel{}
+	if userID == 0 || len(ids) == 0 {
+		return out, nil
+	}
+	err := tx.each(ctx, "SELECT namespace_id, MAX(access_level) FROM namespace_authorizations WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?) AND namespace_id IN ("+
+		placeholders(len(ids))+") GROUP BY namespace_id", append([]any{userID, today}, int64Args(ids)...), func(r *sql.Rows) error {
+		var id int64
+		var lvl model.AccessLevel
+		err := r.Scan(&id, &lvl)
+		out[id] = lvl
+		return err
+	})
+	return out, err
+}
+
+// MemberLevels returns a user's direct membership level in several
+// sources of one type.
+func (tx *Tx) MemberLevels(ctx context.Context, sourceType string, ids []int64, userID int64, today string) (map[int64]model.AccessLevel, error) {
+	out := map[int64]model.AccessLevel{}
+	if userID == 0 || len(ids) == 0 {
+		return out, nil
+	}
+	err := tx.each(ctx, "SELECT source_id, access_level FROM members WHERE source_type = ? AND user_id = ? AND pending = FALSE AND (expires_at IS NULL OR expires_at > ?) AND source_id IN ("+
+		placeholders(len(ids))+")", append([]any{sourceType, userID, today}, int64Args(ids)...), func(r *sql.Rows) error {
+		var id int64
+		var lvl model.AccessLevel
+		err := r.Scan(&id, &lvl)
+		out[id] = lvl
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,202 @@
+package projects
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"quarry/internal/auth"
+	"quarry/internal/model"
+	"quarry/internal/store"
+	"quarry/internal/tasks"
+)
+
+// SetArchived archives or unarchives a project (owners); idempotent.
+func (s *Service) SetArchived(ctx context.Context, a auth.Actor, ref string, archived bool) (model.Project, error) {
+	p, acc, err := s.Resolve(ctx, a, ref)
+	if err != nil {
+		return p, err
+	}
+	if !can(a, auth.OwnProject, &p, acc) {
+		return p, model.Forbidden("")
+	}
+	if p.Archived == archived {
+		return p, nil
+	}
+	p.Archived = archived
+	p.UpdatedAt = s.now().UTC()
+	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateProject(ctx, &p) }); err != nil {
+		return p, err
+	}
+	return s.db.ProjectByID(ctx, p.ID)
+}
+
+// Transfer moves a project to another namespace (owners); the repository
+// stays where it is, at its hashed path.
+func (s *Service) Transfer(ctx context.Context, a auth.Actor, ref, target string) (model.Project, error) {
+	p, acc, err := s.Resolve(ctx, a, ref)
+	if err != nil {
+		return p, err
+	}
+	if !can(a, auth.OwnProject, &p, acc) {
+		return p, model.Forbidden("")
+	}
+	var ns model.Namespace
+	if id, perr := strconv.ParseInt(target, 10, 64); perr == nil {
+		ns, err = s.db.NamespaceByID(ctx, id)
+	} else {
+		ns, err = s.db.NamespaceByFullPath(ctx, target)
+	}
+	if errors.Is(err, model.ErrNotFound) {
+		return p, model.NotFound("Namespace")
+	}
+	if err != nil {
+		return p, err
+	}
+	if ns.ID == p.NamespaceID {
+		return p, model.BadRequestRaw("Failed to transfer project {:namespace=>[\"Project is already in this namespace.\"]}")
+	}
+	id := ns.ID
+	if _, err := s.targetNamespace(ctx, a, a.User, &id); err != nil {
+		if model.KindOf(err) == model.KindNotFound {
+			return p, model.NotFound("Namespace")
+		}
+		return p, model.BadRequestRaw("Failed to transfer project {:namespace=>[\"You don't have permission to transfer this project to that namespace.\"]}")
+	}
+	pathTaken, _, err := s.db.ProjectPathTaken(ctx, ns.ID, p.Path, "", p.ID)
+	if err != nil {
+		return p, err
+	}
+	if pathTaken {
+		return p, model.BadRequestRaw("Failed to transfer project {:namespace=>[\"Project with same name or path in target namespace already exists\"]}")
+	}
+	old := p.NamespaceID
+	p.NamespaceID = ns.ID
+	if ns.Kind == model.NamespaceGroup && model.VisibilityRank(p.Visibility) > model.VisibilityRank(ns.Visibility) {
+		p.Visibility = ns.Visibility
+	}
+	p.UpdatedAt = s.now().UTC()
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.UpdateProject(ctx, &p); err != nil {
+			return err
+		}
+		users, err := tx.UsersReaching(ctx, old, ns.ID)
+		if err != nil {
+			return err
+		}
+		return tx.RefreshAuthorizations(ctx, users...)
+	})
+	if err != nil {
+		return p, mapWriteErr(err)
+	}
+	return s.db.ProjectByID(ctx, p.ID)
+}
+
+// TaskDelete is the background removal of a project.
+const TaskDelete = "delete_project"
+
+type projectPayload struct {
+	ProjectID int64 `json:"project_id"`
+	SourceID  int64 `json:"source_id,omitempty"`
+}
+
+// Delete marks a project for deletion (owners). It is removed after the
+// deletion delay, at once when the delay is zero or when permanently is set
+// on a project already marked (with its full path as confirmation).
+func (s *Service) Delete(ctx context.Context, a auth.Actor, ref string, permanently bool, fullPath string) error {
+	p, acc, err := s.Resolve(ctx, a, ref)
+	if err != nil {
+		return err
+	}
+	if !can(a, auth.OwnProject, &p, acc) {
+		return model.Forbidden("")
+	}
+	runAt := s.now().Add(s.cfg.DeletionDelay)
+	immediate := s.cfg.DeletionDelay <= 0
+	if permanently {
+		if p.MarkedForDeletionOn == "" {
+			return model.BadRequestRaw("Project has not been marked for deletion")
+		}
+		if fullPath != p.FullPath() {
+			return model.BadRequestRaw("`full_path` is incorrect. You must enter the complete path for the project.")
+		}
+		runAt, immediate = s.now(), true
+	} else if p.MarkedForDeletionOn != "" {
+		return model.BadRequestRaw("Project has been already marked for deletion")
+	}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if immediate {
+			p.PendingDelete = true
+		} else {
+			p.MarkedForDeletionOn = s.today()
+		}
+		p.UpdatedAt = s.now().UTC()
+		if err := tx.UpdateProject(ctx, &p); err != nil {
+			return err
+		}
+		b, _ := json.Marshal(projectPayload{ProjectID: p.ID})
+		t := model.Task{Kind: TaskDelete, Payload: string(b), RunAt: runAt, MaxAttempts: 5}
+		return tx.EnqueueTask(ctx, &t)
+	})
+	if err == nil {
+		s.queue.Wake()
+	}
+	return err
+}
+
+// Restore unmarks a project marked for deletion (owners).
+func (s *Service) Restore(ctx context.Context, a auth.Actor, ref string) (model.Project, error) {
+	p, acc, err := s.Resolve(ctx, a, ref)
+	if err != nil {
+		return p, err
+	}
+	if !can(a, auth.OwnProject, &p, acc) {
+		return p, model.Forbidden("")
+	}
+	if p.MarkedForDeletionOn == "" {
+		return p, model.BadRequestRaw("Project has not been marked for deletion")
+	}
+	p.MarkedForDeletionOn = ""
+	p.UpdatedAt = s.now().UTC()
+	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateProject(ctx, &p) }); err != nil {
+		return p, err
+	}
+	return s.db.ProjectByID(ctx, p.ID)
+}
+
+// runDelete removes a project whose deletion is due (unless it was
+// restored meanwhile).
+func (s *Service) runDelete(ctx context.Context, payload []byte) error {
+	var pl projectPayload
+	if err := json.Unmarshal(payload, &pl); err != nil {
+		return tasks.Permanent{Err: err}
+	}
+	p, err := s.db.ProjectByID(ctx, pl.ProjectID)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !p.PendingDelete && p.MarkedForDeletionOn == "" {
+		return nil
+	}
+	return s.RemoveProject(ctx, p)
+}
+
+// RemoveProject deletes a project's repository, uploads and rows.
+func (s *Service) RemoveProject(ctx context.Context, p model.Project) error {
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil {
+		return err
+	}
+	if err := repo.Remove(); err != nil {
+		return fmt.Errorf("remove repository: %w", err)
+	}
+	if p.Avatar != "" {
+		_ = s.uploads.Remove(p.Avatar)
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteProject(ctx, &p) })
+}

@@ -1,0 +1,184 @@
+package projects
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"quarry/internal/auth"
+	"quarry/internal/model"
+	"quarry/internal/store"
+)
+
+// View is a project with everything its entity shows to one actor.
+type View struct {
+	Project       model.Project
+	Access        model.AccessLevel // effective
+	ProjectAccess model.AccessLevel // direct project membership (0: none)
+	GroupAccess   model.AccessLevel // membership in the group hierarchy (0: none)
+	GroupMember   bool
+	CanReadCode   bool
+	CanAdmin      bool // maintainer view: CI settings, runners token
+	CanOwn        bool
+	Topics        []string
+	SharedWith    []model.GroupLink
+	ForkedFrom    *model.Project // when the actor may see the source
+	Owner         *model.User    // personal projects
+	Statistics    *model.ProjectStatistics
+}
+
+// Views loads what the entities of projects need, in a few queries for
+// the whole list.
+func (s *Service) Views(ctx context.Context, a auth.Actor, ps []model.Project, withStats bool) ([]View, error) {
+	ids := make([]int64, len(ps))
+	var nsIDs, forkIDs, ownerIDs []int64
+	for i, p := range ps {
+		ids[i] = p.ID
+		nsIDs = append(nsIDs, p.NamespaceID)
+		if p.ForkedFromID != nil {
+			forkIDs = append(forkIDs, *p.ForkedFromID)
+		}
+		if p.Namespace.Kind == model.NamespaceUser {
+			ownerIDs = append(ownerIDs, p.Namespace.OwnerID)
+		}
+	}
+	today := s.today()
+	access, err := s.db.ProjectAccessLevels(ctx, a.UserID(), ids, today)
+	if err != nil {
+		return nil, err
+	}
+	direct, err := s.db.MemberLevels(ctx, model.SourceProject, ids, a.UserID(), today)
+	if err != nil {
+		return nil, err
+	}
+	groupAcc, err := s.db.NamespaceAccessLevels(ctx, a.UserID(), nsIDs, today)
+	if err != nil {
+		return nil, err
+	}
+	topics, err := s.db.TopicsOf(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	links, err := s.db.GroupLinksOf(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	sources, err := s.db.ProjectsByIDs(ctx, forkIDs)
+	if err != nil {
+		return nil, err
+	}
+	srcIDs := make([]int64, 0, len(sources))
+	for id := range sources {
+		srcIDs = append(srcIDs, id)
+	}
+	srcAccess, err := s.db.ProjectAccessLevels(ctx, a.UserID(), srcIDs, today)
+	if err != nil {
+		return nil, err
+	}
+	owners, err := s.db.UsersByIDs(ctx, ownerIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]View, len(ps))
+	for i := range ps {
+		p := ps[i]
+		acc := access[p.ID]
+		v := View{Project: p, Access: acc, ProjectAccess: direct[p.ID], Topics: topics[p.ID], SharedWith: links[p.ID]}
+		if p.Namespace.Kind == model.NamespaceGroup && groupAcc[p.NamespaceID] > 0 {
+			v.GroupAccess, v.GroupMember = groupAcc[p.NamespaceID], true
+		}
+		v.CanReadCode = can(a, auth.ReadCode, &p, acc)
+		v.CanAdmin = can(a, auth.UpdateProject, &p, acc)
+		v.CanOwn = can(a, auth.OwnProject, &p, acc)
+		if p.ForkedFromID != nil {
+			if src, ok := sources[*p.ForkedFromID]; ok && !src.PendingDelete && can(a, auth.ReadProject, &src, srcAccess[src.ID]) {
+				v.ForkedFrom = &src
+			}
+		}
+		if o, ok := owners[p.Namespace.OwnerID]; ok && p.Namespace.Kind == model.NamespaceUser {
+			v.Owner = &o
+		}
+		if withStats && can(a, auth.ReadProjectStats, &p, acc) {
+			v.Statistics = &model.ProjectStatistics{CommitCount: p.CommitCount, RepositorySize: p.RepositorySize, StorageSize: p.RepositorySize}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// ListInput are the filters of the project lists.
+type ListInput struct {
+	store.ProjectFilter
+	// UserRef lists the personal projects of a user (id or username).
+	UserRef string
+}
+
+// OffsetLimit caps offset pagination of project lists.
+const OffsetLimit = 50000
+
+// List returns one page of the projects the actor may see.
+func (s *Service) List(ctx context.Context, a auth.Actor, in ListInput, page model.Page) ([]model.Project, model.PageInfo, error) {
+	f := in.ProjectFilter
+	f.Viewer = store.Viewer{UserID: a.UserID(), Admin: a.Admin(), Today: s.today()}
+	if a.User != nil {
+		f.Viewer.External = a.User.External
+	}
+	if !page.Keyset && page.Number*page.PerPage > OffsetLimit {
+		return nil, model.PageInfo{}, &model.Error{Kind: model.KindMethodNotAllowed, Message: "Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type Project. Remaining records can be retrieved using keyset pagination."}
+	}
+	if !a.SignedIn() {
+		f.Owned, f.Membership, f.Starred, f.MinAccessLevel = false, false, false, 0
+	}
+	if !a.Admin() {
+		f.RepositoryStorage = ""
+		f.CustomAttributes = nil
+		switch f.OrderBy {
+		case "repository_size", "storage_size", "packages_size", "wiki_size":
+			f.OrderBy = "created_at"
+		}
+	}
+	if in.UserRef != "" {
+		u, err := s.userByRef(ctx, in.UserRef)
+		if err != nil {
+			return nil, model.PageInfo{}, err
+		}
+		f.UserNamespaceID = u.NamespaceID
+	}
+	return s.db.ListProjects(ctx, f, page)
+}
+
+func (s *Service) userByRef(ctx context.Context, ref string) (model.User, error) {
+	var u model.User
+	var err error
+	if id, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
+		u, err = s.db.UserByID(ctx, id)
+	} else {
+		u, err = s.db.UserByUsername(ctx, ref)
+	}
+	if errors.Is(err, model.ErrNotFound) {
+		return u, model.NotFound("User")
+	}
+	return u, err
+}
+
+// Forks lists the forks of a project that the actor may see.
+func (s *Service) Forks(ctx context.Context, a auth.Actor, ref string, in ListInput, page model.Page) ([]model.Project, model.PageInfo, error) {
+	p, _, err := s.Resolve(ctx, a, ref)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	in.ForkedFromID = p.ID
+	return s.List(ctx, a, in, page)
+}
+
+// Languages returns a project's language shares (percent).
+func (s *Service) Languages(ctx context.Context, a auth.Actor, ref string) (map[string]float64, error) {
+	p, acc, err := s.Resolve(ctx, a, ref)
+	if err != nil {
+		return nil, err
+	}
+	if !can(a, auth.ReadCode, &p, acc) {
+		return nil, model.NotFound("Repository")
+	}
+	return s.db.ProjectLanguages(ctx, p.ID)
+}

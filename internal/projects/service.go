@@ -1,0 +1,522 @@
+// Package projects holds the rules for projects: creating them with a real
+// repository, reading, listing, updating, archiving, transferring and
+// deleting them, stars, forks (copied in the background) and shares.
+package projects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"quarry/internal/auth"
+	"quarry/internal/git/gitrepo"
+	"quarry/internal/model"
+	"quarry/internal/store"
+	"quarry/internal/tasks"
+	"quarry/internal/uploads"
+)
+
+// Config are the instance settings projects follow.
+type Config struct {
+	DefaultBranch     string        // for new repositories (default "main")
+	DefaultVisibility model.Visibility
+	DeletionDelay     time.Duration // how long a deleted project stays marked
+}
+
+// Service answers every project question.
+type Service struct {
+	db       *store.DB
+	storages *gitrepo.Storages
+	uploads  *uploads.Store
+	queue    *tasks.Queue
+	log      *slog.Logger
+	cfg      Config
+	now      func() time.Time
+}
+
+// New returns the projects service and registers its background tasks.
+func New(db *store.DB, storages *gitrepo.Storages, up *uploads.Store, queue *tasks.Queue, log *slog.Logger, cfg Config) *Service {
+	if cfg.DefaultBranch == "" {
+		cfg.DefaultBranch = "main"
+	}
+	if cfg.DefaultVisibility == "" {
+		cfg.DefaultVisibility = model.Private
+	}
+	s := &Service{db: db, storages: storages, uploads: up, queue: queue, log: log, cfg: cfg, now: time.Now}
+	queue.Register(TaskFork, tasks.Handler{Run: s.runFork, Failed: s.forkFailed})
+	queue.Register(TaskDelete, tasks.Handler{Run: s.runDelete})
+	return s
+}
+
+func (s *Service) today() string { return s.now().UTC().Format(model.DateLayout) }
+
+// Access is the actor's effective access to a project (0: none).
+func (s *Service) Access(ctx context.Context, a auth.Actor, projectID int64) (model.AccessLevel, error) {
+	if !a.SignedIn() {
+		return 0, nil
+	}
+	return s.db.ProjectAccess(ctx, a.UserID(), projectID, s.today())
+}
+
+// Resolve finds a project by id or full path that the actor may read, with
+// the actor's access; anything else is 404 Project Not Found.
+func (s *Service) Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error) {
+	var p model.Project
+	var err error
+	if id, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
+		p, err = s.db.ProjectByID(ctx, id)
+	} else if strings.Contains(ref, "/") {
+		p, err = s.db.ProjectByFullPath(ctx, ref)
+	} else {
+		err = model.ErrNotFound
+	}
+	if errors.Is(err, model.ErrNotFound) || (err == nil && p.PendingDelete) {
+		return p, 0, model.NotFound("Project")
+	}
+	if err != nil {
+		return p, 0, err
+	}
+	acc, err := s.Access(ctx, a, p.ID)
+	if err != nil {
+		return p, 0, err
+	}
+	if !auth.Can(a, auth.ReadProject, auth.Resource{Project: &p, Access: acc}) {
+		return p, 0, model.NotFound("Project")
+	}
+	return p, acc, nil
+}
+
+// can is auth.Can for a resolved project.
+func can(a auth.Actor, action auth.Action, p *model.Project, acc model.AccessLevel) bool {
+	return auth.Can(a, action, auth.Resource{Project: p, Access: acc})
+}
+
+// Input carries project attributes; nil means "not given".
+type Input struct {
+	Name, Path, Description, DefaultBranch, Visibility *string
+	NamespaceID                                        *int64
+	InitializeWithReadme                               bool
+	Topics                                             *[]string
+	IssuesAccessLevel, MergeRequestsAccessLevel        *string
+	RepositoryStorage                                  *string
+	Settings                                           map[string]any
+	ContainerExpirationPolicy                          map[string]any
+	Avatar                                             *uploads.File
+	RemoveAvatar                                       bool
+}
+
+// Create makes a project with an empty (or README-initialised) repository.
+// owner, when not nil, is the user an administrator creates it for.
+func (s *Service) Create(ctx context.Context, a auth.Actor, in Input, owner *model.User) (model.Project, error) {
+	if !a.SignedIn() {
+		return model.Project{}, model.Unauthorized("")
+	}
+	creator := a.User
+	if owner != nil {
+		if !a.Admin() {
+			return model.Project{}, model.Forbidden("")
+		}
+		creator = owner
+	}
+	ns, err := s.targetNamespace(ctx, a, creator, in.NamespaceID)
+	if err != nil {
+		return model.Project{}, err
+	}
+	now := s.now().UTC()
+	p := model.Project{NamespaceID: ns.ID, CreatorID: creator.ID, Visibility: s.cfg.DefaultVisibility,
+		DefaultBranch: s.cfg.DefaultBranch, RepositoryStorage: "default", EmptyRepo: true, ImportStatus: "none",
+		IssuesAccessLevel: "enabled", MergeRequestsAccessLevel: "enabled", Settings: model.DefaultProjectSettings(),
+		LastActivityAt: now, CreatedAt: now, UpdatedAt: now, Namespace: ns}
+	p.Settings.RunnersToken = auth.NewSecret("GR1348941", 20)
+	if ns.Kind == model.NamespaceGroup && model.VisibilityRank(ns.Visibility) < model.VisibilityRank(p.Visibility) {
+		p.Visibility = ns.Visibility
+	}
+	// Only a path: the name is the path. Only a name: the path follows it.
+	switch {
+	case in.Name == nil && in.Path != nil:
+		in.Name = in.Path
+	case in.Path == nil && in.Name != nil:
+		path := *in.Name
+		if len(model.ValidateProjectPath(path)) > 0 {
+			path = model.Parameterize(path)
+		}
+		in.Path = &path
+	}
+	if in.DefaultBranch != nil && *in.DefaultBranch != "" {
+		p.DefaultBranch = *in.DefaultBranch
+	}
+	var f model.FieldErrors
+	if err := s.apply(ctx, &f, a, &p, in, true); err != nil {
+		return p, err
+	}
+	if err := f.Err(); err != nil {
+		return p, err
+	}
+	if !s.storages.Has(p.RepositoryStorage) {
+		return p, model.Invalid("repository_storage", "is not included in the list")
+	}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.CreateProject(ctx, &p); err != nil {
+			return err
+		}
+		p.DiskPath = gitrepo.HashedPath("", p.ID)
+		if err := tx.UpdateProject(ctx, &p); err != nil {
+			return err
+		}
+		if in.Topics != nil {
+			if err := tx.SetProjectTopics(ctx, p.ID, *in.Topics); err != nil {
+				return err
+			}
+		}
+		if ns.Kind == model.NamespaceGroup {
+			// The creator keeps maintaining what they made, unless the group
+			// already gives them as much.
+			acc, err := tx.NamespaceAccess(ctx, creator.ID, ns.ID, s.today())
+			if err != nil {
+				return err
+			}
+			if acc < model.Maintainer {
+				if err := tx.AddMember(ctx, model.SourceProject, p.ID, creator.ID, model.Maintainer, a.UserID(), now.UnixMicro()); err != nil {
+					return err
+				}
+				return tx.RefreshAuthorizations(ctx, creator.ID)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return p, mapWriteErr(err)
+	}
+	if err := s.createRepository(ctx, &p, creator, in.InitializeWithReadme); err != nil {
+		// Leave nothing half made: no repository means no project.
+		_ = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteProject(ctx, &p) })
+		return p, err
+	}
+	if in.Avatar != nil {
+		if err := s.saveAvatar(ctx, &p, in.Avatar); err != nil {
+			return p, err
+		}
+	}
+	return s.db.ProjectByID(ctx, p.ID)
+}
+
+// targetNamespace is where a new project goes: the given namespace if the
+// actor may create projects there, else the creator's own.
+func (s *Service) targetNamespace(ctx context.Context, a auth.Actor, creator *model.User, id *int64) (model.Namespace, error) {
+	if id == nil {
+		if !a.Admin() && creator.ProjectsLimit <= 0 {
+			return model.Namespace{}, model.Forbidden("Your project limit is 0 projects! Please contact your administrator to increase it")
+		}
+		return s.db.NamespaceByID(ctx, creator.NamespaceID)
+	}
+	ns, err := s.db.NamespaceByID(ctx, *id)
+	if errors.Is(err, model.ErrNotFound) {
+		return ns, model.NotFound("Namespace")
+	}
+	if err != nil {
+		return ns, err
+	}
+	if ns.Kind == model.NamespaceUser {
+		if ns.OwnerID != creator.ID && !a.Admin() {
+			return ns, model.Invalid("namespace", "is not valid")
+		}
+		return ns, nil
+	}
+	g, err := s.db.GroupByID(ctx, ns.ID)
+	if err != nil {
+		return ns, err
+	}
+	acc, err := s.db.NamespaceAccess(ctx, a.UserID(), ns.ID, s.today())
+	if err != nil {
+		return ns, err
+	}
+	if !auth.Can(a, auth.ReadGroup, auth.Resource{Group: &g, Access: acc}) {
+		return ns, model.NotFound("Namespace")
+	}
+	if !auth.Can(a, auth.CreateProjectInGroup, auth.Resource{Group: &g, Access: acc}) {
+		return ns, model.Invalid("namespace", "is not valid")
+	}
+	return ns, nil
+}
+
+// createRepository makes the project's bare repository and, when asked,
+// its first commit with a README.
+func (s *Service) createRepository(ctx context.Context, p *model.Project, creator *model.User, readme bool) error {
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil {
+		return err
+	}
+	if err := repo.Create(ctx, p.DefaultBranch); err != nil {
+		return fmt.Errorf("create repository: %w", err)
+	}
+	if !readme {
+		return nil
+	}
+	sig := gitrepo.Signature{Name: creator.Name, Email: creator.Email, When: s.now()}
+	content := fmt.Sprintf("# %s\n\n%s\n", p.Name, p.Description)
+	if _, err := repo.Commit(ctx, gitrepo.CommitRequest{Branch: p.DefaultBranch, Author: sig, Committer: sig,
+		Message: "Initial commit", Files: []gitrepo.FileWrite{{Path: "README.md", Content: []byte(content)}}}); err != nil {
+		return fmt.Errorf("initial commit: %w", err)
+	}
+	return s.RepositoryChanged(ctx, p.ID)
+}
+
+// RepositoryChanged refreshes what the project records about its
+// repository (emptiness, README, default branch, size, commit count).
+func (s *Service) RepositoryChanged(ctx context.Context, id int64) error {
+	p, err := s.db.ProjectByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil {
+		return err
+	}
+	empty, err := repo.Empty(ctx)
+	if err != nil {
+		return err
+	}
+	branch := p.DefaultBranch
+	if head, err := repo.HeadBranch(ctx); err == nil && head != "" {
+		branch = head
+	}
+	var readme bool
+	var commits int64
+	if !empty {
+		if readme, err = repo.HasFile(ctx, branch, "README.md"); err != nil {
+			return err
+		}
+		if commits, err = repo.CommitCount(ctx, branch); err != nil {
+			return err
+		}
+	}
+	size, err := repo.Size()
+	if err != nil {
+		return err
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		return tx.SetRepositoryState(ctx, id, empty, readme, branch, size, commits, s.now().UTC())
+	})
+}
+
+// apply copies the given attributes onto p and validates them.
+func (s *Service) apply(ctx context.Context, f *model.FieldErrors, a auth.Actor, p *model.Project, in Input, creating bool) error {
+	if in.Name != nil {
+		p.Name = strings.TrimSpace(*in.Name)
+		if p.Name == "" {
+			f.Add("name", "can't be blank")
+		} else if !model.ValidProjectName(p.Name) {
+			f.Add("name", model.ProjectNameMessage)
+		} else if utf8.RuneCountInString(p.Name) > 255 {
+			f.Add("name", "is too long (maximum is 255 characters)")
+		}
+	}
+	if in.Path != nil {
+		p.Path = *in.Path
+		for _, m := range model.ValidateProjectPath(p.Path) {
+			f.Add("path", m)
+		}
+	}
+	if creating && in.Name == nil && in.Path == nil {
+		f.Add("name", "can't be blank")
+	}
+	if in.Description != nil {
+		p.Description = *in.Description
+		if utf8.RuneCountInString(p.Description) > 2000 {
+			f.Add("description", "is too long (maximum is 2000 characters)")
+		}
+	}
+	if in.Visibility != nil {
+		p.Visibility = model.Visibility(*in.Visibility)
+	}
+	if in.DefaultBranch != nil && !creating {
+		p.DefaultBranch = *in.DefaultBranch
+	}
+	if in.IssuesAccessLevel != nil {
+		p.IssuesAccessLevel = *in.IssuesAccessLevel
+	}
+	if in.MergeRequestsAccessLevel != nil {
+		p.MergeRequestsAccessLevel = *in.MergeRequestsAccessLevel
+	}
+	if in.RepositoryStorage != nil && a.Admin() {
+		if !s.storages.Has(*in.RepositoryStorage) {
+			f.Add("repository_storage", "is not included in the list")
+		} else if creating {
+			p.RepositoryStorage = *in.RepositoryStorage
+		}
+	}
+	settings := map[string]any{}
+	for k, v := range in.Settings {
+		settings[k] = v
+	}
+	if !a.Admin() {
+		for _, sp := range model.ProjectSettingParams {
+			if sp.AdminOnly {
+				delete(settings, sp.Name)
+			}
+		}
+	}
+	if err := p.Settings.ApplySettings(settings); err != nil {
+		return err
+	}
+	if len(in.ContainerExpirationPolicy) > 0 {
+		if err := applyPolicy(&p.Settings.ContainerExpirationPolicy, in.ContainerExpirationPolicy); err != nil {
+			f.Add("container_expiration_policy", err.Error())
+		}
+	}
+	if p.Settings.BuildTimeout < 600 || p.Settings.BuildTimeout > 2592000 {
+		f.Add("build_timeout", "needs to be between 10 minutes and 1 month")
+	}
+	if p.Settings.CIDefaultGitDepth < 0 || p.Settings.CIDefaultGitDepth > 1000 {
+		f.Add("ci_default_git_depth", "must be greater than or equal to 0 and less than or equal to 1000")
+	}
+	if in.Avatar != nil {
+		for _, m := range uploads.ValidateAvatar(in.Avatar) {
+			f.Add("avatar", m)
+		}
+	}
+	if in.RemoveAvatar {
+		p.Avatar = ""
+	}
+	// Place: unique name and path in the namespace, visibility within it.
+	if p.Path != "" && p.Name != "" {
+		pathTaken, nameTaken, err := s.db.ProjectPathTaken(ctx, p.NamespaceID, p.Path, p.Name, p.ID)
+		if err != nil {
+			return err
+		}
+		if pathTaken {
+			f.Add("path", "has already been taken")
+		}
+		if nameTaken {
+			f.Add("name", "has already been taken")
+		}
+	}
+	if p.Namespace.Kind == model.NamespaceGroup && model.VisibilityRank(p.Visibility) > model.VisibilityRank(p.Namespace.Visibility) {
+		f.Add("visibility_level", fmt.Sprintf("%s is not allowed in a %s group.", p.Visibility, p.Namespace.Visibility))
+	}
+	return nil
+}
+
+func applyPolicy(pol *model.ContainerExpirationPolicy, in map[string]any) error {
+	for k, v := range in {
+		switch k {
+		case "cadence":
+			s, _ := v.(string)
+			switch s {
+			case "1d", "7d", "14d", "1month", "3month":
+				pol.Cadence = s
+			default:
+				return fmt.Errorf("cadence is not included in the list")
+			}
+		case "enabled":
+			b, _ := v.(bool)
+			pol.Enabled = b
+		case "keep_n":
+			n, ok := v.(int)
+			if !ok {
+				return fmt.Errorf("keep_n is invalid")
+			}
+			pol.KeepN = &n
+		case "older_than", "name_regex", "name_regex_keep", "name_regex_delete":
+			s, _ := v.(string)
+			switch k {
+			case "older_than":
+				pol.OlderThan = &s
+			case "name_regex", "name_regex_delete":
+				pol.NameRegex = &s
+			default:
+				pol.NameRegexKeep = &s
+			}
+		}
+	}
+	return nil
+}
+
+func mapWriteErr(err error) error {
+	switch {
+	case store.IsUnique(err, store.UniqueProjectPath):
+		return model.Invalid("path", "has already been taken")
+	case store.IsUnique(err, store.UniqueProjectName):
+		return model.Invalid("name", "has already been taken")
+	}
+	return err
+}
+
+func (s *Service) saveAvatar(ctx context.Context, p *model.Project, file *uploads.File) error {
+	rel, err := s.uploads.Save(fmt.Sprintf("project/avatar/%d", p.ID), file)
+	if err != nil {
+		return err
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.ProjectByID(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		cur.Avatar = rel
+		return tx.UpdateProject(ctx, &cur)
+	})
+}
+
+// Update changes a project (maintainers; visibility needs an owner).
+func (s *Service) Update(ctx context.Context, a auth.Actor, ref string, in Input) (model.Project, error) {
+	p, acc, err := s.Resolve(ctx, a, ref)
+	if err != nil {
+		return p, err
+	}
+	if !can(a, auth.UpdateProject, &p, acc) {
+		return p, model.Forbidden("")
+	}
+	if in.Visibility != nil && model.Visibility(*in.Visibility) != p.Visibility && !can(a, auth.OwnProject, &p, acc) {
+		return p, model.Forbidden("")
+	}
+	if in.DefaultBranch != nil && *in.DefaultBranch != p.DefaultBranch && !p.EmptyRepo {
+		repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+		if err != nil {
+			return p, err
+		}
+		if _, ok, err := repo.ResolveCommit(ctx, "refs/heads/"+*in.DefaultBranch); err != nil {
+			return p, err
+		} else if !ok {
+			return p, model.BadRequestRaw("Could not change HEAD: branch '" + *in.DefaultBranch + "' does not exist")
+		}
+		if err := repo.SetHeadBranch(ctx, *in.DefaultBranch); err != nil {
+			return p, err
+		}
+	}
+	var f model.FieldErrors
+	if err := s.apply(ctx, &f, a, &p, in, false); err != nil {
+		return p, err
+	}
+	if err := f.Err(); err != nil {
+		return p, err
+	}
+	p.UpdatedAt = s.now().UTC()
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.UpdateProject(ctx, &p); err != nil {
+			return err
+		}
+		if in.Topics != nil {
+			return tx.SetProjectTopics(ctx, p.ID, *in.Topics)
+		}
+		return nil
+	})
+	if err != nil {
+		return p, mapWriteErr(err)
+	}
+	if in.Avatar != nil {
+		if err := s.saveAvatar(ctx, &p, in.Avatar); err != nil {
+			return p, err
+		}
+	}
+	if in.DefaultBranch != nil && !p.EmptyRepo {
+		if err := s.RepositoryChanged(ctx, p.ID); err != nil {
+			return p, err
+		}
+	}
+	return s.db.ProjectByID(ctx, p.ID)
+}
