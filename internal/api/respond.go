@@ -112,11 +112,15 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		}
 		writeJSON(w, status, errorBody{Error: e.Message})
 		return
-	case model.KindInvalid:
-		if len(e.Fields) > 0 {
-			writeJSON(w, status, messageBody{Message: e.Fields})
-			return
-		}
+	case model.KindMethodNotAllowed:
+		writeJSON(w, status, errorBody{Error: e.Message})
+		return
+	}
+	if len(e.Fields) > 0 {
+		writeJSON(w, status, messageBody{Message: e.Fields})
+		return
+	}
+	switch e.Kind {
 	case model.KindTooManyRequests:
 		w.Header().Set("Retry-After", "60")
 	}

@@ -49,6 +49,49 @@ func (s *Server) routes() {
 		{"GET", "/user/preferences", signedIn, scopeUser, (*call).getPreferences},
 		{"PUT", "/user/preferences", signedIn, scopeDefault, (*call).putPreferences},
 
+		// Projects.
+		{"GET", "/projects", public, scopeDefault, (*call).listProjects},
+		{"POST", "/projects", signedIn, scopeDefault, func(c *call) error { return c.createProject(false) }},
+		{"GET", "/projects/{id}", public, scopeDefault, (*call).getProject},
+		{"PUT", "/projects/{id}", signedIn, scopeDefault, (*call).updateProject},
+		{"DELETE", "/projects/{id}", signedIn, scopeDefault, (*call).deleteProject},
+		// archive, unarchive, restore, star, unstar, fork, share — and
+		// /projects/user/:user_id, which shares the path's shape.
+		{"POST", "/projects/{id}/{action}", signedIn, scopeDefault, (*call).projectAction},
+		{"PUT", "/projects/{id}/transfer", signedIn, scopeDefault, (*call).transferProject},
+		{"GET", "/projects/{id}/starrers", public, scopeDefault, (*call).starrers},
+		{"GET", "/projects/{id}/forks", public, scopeDefault, (*call).projectForks},
+		{"POST", "/projects/{id}/fork/{forked_from_id}", signedIn, scopeDefault, (*call).markFork},
+		{"DELETE", "/projects/{id}/fork", signedIn, scopeDefault, (*call).unmarkFork},
+		{"DELETE", "/projects/{id}/share/{group_id}", signedIn, scopeDefault, (*call).unshareProject},
+		{"GET", "/projects/{id}/languages", public, scopeDefault, (*call).projectLanguages},
+		{"GET", "/users/{user_id}/projects", public, scopeDefault, (*call).userProjects},
+		{"GET", "/users/{user_id}/starred_projects", public, scopeDefault, (*call).userStarredProjects},
+
+		// Groups and namespaces.
+		{"GET", "/groups", public, scopeDefault, (*call).listGroups},
+		{"POST", "/groups", signedIn, scopeDefault, (*call).createGroup},
+		{"GET", "/groups/{id}", public, scopeDefault, (*call).getGroup},
+		{"PUT", "/groups/{id}", signedIn, scopeDefault, (*call).updateGroup},
+		{"DELETE", "/groups/{id}", signedIn, scopeDefault, (*call).deleteGroup},
+		{"POST", "/groups/{id}/transfer", signedIn, scopeDefault, (*call).transferGroup},
+		{"POST", "/groups/{id}/restore", signedIn, scopeDefault, (*call).restoreGroup},
+		{"GET", "/groups/{id}/subgroups", public, scopeDefault, func(c *call) error { return c.subgroups(false) }},
+		{"GET", "/groups/{id}/descendant_groups", public, scopeDefault, func(c *call) error { return c.subgroups(true) }},
+		{"GET", "/groups/{id}/projects", public, scopeDefault, func(c *call) error { return c.groupProjects(false) }},
+		{"GET", "/groups/{id}/projects/shared", public, scopeDefault, func(c *call) error { return c.groupProjects(true) }},
+		{"GET", "/namespaces", signedIn, scopeDefault, (*call).listNamespaces},
+		{"GET", "/namespaces/{id}", signedIn, scopeDefault, (*call).getNamespace},
+		{"GET", "/namespaces/{id}/exists", signedIn, scopeDefault, (*call).namespaceExists},
+
+		// Topics.
+		{"GET", "/topics", public, scopeDefault, (*call).listTopics},
+		{"POST", "/topics", signedIn, scopeDefault, (*call).createTopic},
+		{"GET", "/topics/{id}", public, scopeDefault, (*call).getTopic},
+		{"PUT", "/topics/{id}", signedIn, scopeDefault, (*call).updateTopic},
+		{"DELETE", "/topics/{id}", signedIn, scopeDefault, (*call).deleteTopic},
+		{"POST", "/topics/merge", signedIn, scopeDefault, (*call).mergeTopics},
+
 		// Personal access tokens.
 		{"GET", "/personal_access_tokens", signedIn, scopeDefault, (*call).listTokens},
 		{"GET", "/personal_access_tokens/self", signedIn, scopeAny, (*call).getToken},

@@ -16,8 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"quarry/internal/auth"
+	"quarry/internal/groups"
 	"quarry/internal/model"
+	"quarry/internal/projects"
 	"quarry/internal/tokens"
+	"quarry/internal/topics"
 	"quarry/internal/uploads"
 	"quarry/internal/users"
 )
@@ -31,6 +34,9 @@ type Pinger interface {
 type Deps struct {
 	Users       *users.Service
 	Tokens      *tokens.Service
+	Projects    *projects.Service
+	Groups      *groups.Service
+	Topics      *topics.Service
 	Uploads     *uploads.Store
 	DB          Pinger
 	Log         *slog.Logger

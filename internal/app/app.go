@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,20 +20,31 @@ import (
 	"quarry/internal/api"
 	"quarry/internal/buildinfo"
 	"quarry/internal/config"
+	"quarry/internal/git"
+	"quarry/internal/git/gitrepo"
+	"quarry/internal/groups"
+	"quarry/internal/projects"
 	"quarry/internal/store"
+	"quarry/internal/tasks"
 	"quarry/internal/tokens"
+	"quarry/internal/topics"
 	"quarry/internal/uploads"
 	"quarry/internal/users"
 )
 
 // App is a running Quarry without its listener.
 type App struct {
-	Config  config.Config
-	DB      *store.DB
-	Users   *users.Service
-	Tokens  *tokens.Service
-	Handler http.Handler
-	log     *slog.Logger
+	Config   config.Config
+	DB       *store.DB
+	Users    *users.Service
+	Tokens   *tokens.Service
+	Projects *projects.Service
+	Groups   *groups.Service
+	Topics   *topics.Service
+	Queue    *tasks.Queue
+	Handler  http.Handler
+	log      *slog.Logger
+	stop     context.CancelFunc
 }
 
 // New opens the data folder and database, migrates, bootstraps the first
@@ -52,21 +64,50 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		log.Info("database migrated", "dialect", db.Dialect, "applied", n)
 	}
 	up := uploads.New(cfg.UploadsDir())
+	roots, err := cfg.RepositoryStorages()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	runner, err := git.NewRunner("", filepath.Join(cfg.DataDir, "tmp", "git-home"))
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	storages, err := gitrepo.NewStorages(runner, roots)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	queue := tasks.New(db, log, tasks.Options{Workers: cfg.TaskWorkers})
 	a := &App{
 		Config: cfg,
 		DB:     db,
 		Users:  users.New(db, up, log, cfg.PasswordCost),
 		Tokens: tokens.New(db, cfg.TokenPrefix),
+		Projects: projects.New(db, storages, up, queue, log, projects.Config{DefaultBranch: cfg.DefaultBranch,
+			DeletionDelay: cfg.DeletionDelay}),
+		Groups: groups.New(db, up, queue, log, cfg.DeletionDelay),
+		Topics: topics.New(db, up),
+		Queue:  queue,
 		log:    log,
 	}
+	a.Projects.SetGroupResolver(a.Groups)
+	a.Groups.SetProjectRemover(a.Projects)
 	if err := a.bootstrap(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
+	// Background work runs until Close; tasks left over from a previous run
+	// (or a crash) are picked up here.
+	qctx, stop := context.WithCancel(context.Background())
+	a.stop = stop
+	queue.Start(qctx)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Handler = api.New(api.Deps{
-		Users: a.Users, Tokens: a.Tokens, Uploads: up, DB: db, Log: log,
+		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics,
+		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
 		MaxBody: cfg.MaxBodyBytes, Registry: reg,
 	})
@@ -78,8 +119,14 @@ func Open(ctx context.Context, cfg config.Config) (*store.DB, error) {
 	return store.Open(ctx, cfg.DatabaseURL, cfg.SQLitePath())
 }
 
-// Close releases the database.
-func (a *App) Close() error { return a.DB.Close() }
+// Close stops the background workers and releases the database.
+func (a *App) Close() error {
+	if a.stop != nil {
+		a.stop()
+		a.Queue.Wait()
+	}
+	return a.DB.Close()
+}
 
 // Serve listens on the configured address until ctx is cancelled, then
 // shuts down gracefully. ready, if not nil, receives the bound address.

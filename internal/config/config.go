@@ -37,6 +37,17 @@ type Config struct {
 	LogLevel  string `toml:"log_level"`
 	LogFormat string `toml:"log_format"`
 
+	// Storages names extra repository storages: "name=/path,name2=/path2".
+	// The "default" storage is <data-dir>/repositories unless named here.
+	Storages string `toml:"storages"`
+	// DefaultBranch is the branch of new repositories.
+	DefaultBranch string `toml:"default_branch"`
+	// DeletionDelay is how long deleted projects and groups stay marked
+	// for deletion (restorable) before they are removed; 0 removes at once.
+	DeletionDelay time.Duration `toml:"deletion_delay"`
+	// TaskWorkers bounds the background tasks running at once.
+	TaskWorkers int `toml:"task_workers"`
+
 	ShutdownTimeout time.Duration `toml:"shutdown_timeout"`
 	// MaxBodyBytes bounds request bodies that are read into memory.
 	MaxBodyBytes int64 `toml:"max_body_bytes"`
@@ -52,6 +63,9 @@ func Default() Config {
 		LogLevel:        "info",
 		LogFormat:       "text",
 		ShutdownTimeout: 30 * time.Second,
+		DefaultBranch:   "main",
+		DeletionDelay:   7 * 24 * time.Hour,
+		TaskWorkers:     2,
 		MaxBodyBytes:    100 << 20,
 	}
 }
@@ -74,6 +88,10 @@ func (c *Config) options() []option {
 		{"root-token", "QUARRY_ROOT_TOKEN", "first personal access token of root, created on first start", &c.RootToken},
 		{"log-level", "QUARRY_LOG_LEVEL", "debug, info, warn or error", &c.LogLevel},
 		{"log-format", "QUARRY_LOG_FORMAT", "text or json", &c.LogFormat},
+		{"storages", "QUARRY_STORAGES", "extra repository storages, name=/path,name2=/path2", &c.Storages},
+		{"default-branch", "QUARRY_DEFAULT_BRANCH", "branch of new repositories", &c.DefaultBranch},
+		{"deletion-delay", "QUARRY_DELETION_DELAY", "how long deleted projects and groups can be restored (0: remove at once)", &c.DeletionDelay},
+		{"task-workers", "QUARRY_TASK_WORKERS", "background tasks running at once", &c.TaskWorkers},
 		{"shutdown-timeout", "QUARRY_SHUTDOWN_TIMEOUT", "how long a graceful shutdown waits for requests", &c.ShutdownTimeout},
 		{"max-body-bytes", "QUARRY_MAX_BODY_BYTES", "largest request body read into memory", &c.MaxBodyBytes},
 	}
@@ -191,6 +209,15 @@ func (c *Config) finish() error {
 		c.ExternalURL = ExternalURLFor(c.Listen)
 	}
 	c.ExternalURL = strings.TrimRight(c.ExternalURL, "/")
+	if _, err := c.RepositoryStorages(); err != nil {
+		return err
+	}
+	if c.TaskWorkers < 1 {
+		return fmt.Errorf("task workers must be at least 1")
+	}
+	if c.DeletionDelay < 0 {
+		return fmt.Errorf("deletion delay must not be negative")
+	}
 	switch c.LogFormat {
 	case "text", "json":
 	default:
@@ -214,6 +241,26 @@ func ExternalURLFor(listen string) string {
 // IsPostgresURL reports whether u selects PostgreSQL.
 func IsPostgresURL(u string) bool {
 	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+// RepositoryStorages maps storage names to folders.
+func (c *Config) RepositoryStorages() (map[string]string, error) {
+	out := map[string]string{"default": c.RepositoriesDir()}
+	for _, part := range strings.Split(c.Storages, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		name, dir, ok := strings.Cut(part, "=")
+		if !ok || name == "" || dir == "" {
+			return nil, fmt.Errorf("storage %q: want name=/path", part)
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = abs
+	}
+	return out, nil
 }
 
 // SQLitePath is where the embedded database lives.

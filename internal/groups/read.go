@@ -99,10 +99,16 @@ func (s *Service) Namespace(ctx context.Context, a auth.Actor, ref string) (mode
 	return n, nil
 }
 
+// NamespacesInput filters GET /namespaces.
+type NamespacesInput struct {
+	Search                                  string
+	FullPathSearch, OwnedOnly, TopLevelOnly bool
+}
+
 // Namespaces lists the actor's namespaces (all of them for admins).
-func (s *Service) Namespaces(ctx context.Context, a auth.Actor, f store.NamespaceFilter, page model.Page) ([]model.Namespace, model.PageInfo, error) {
-	f.Viewer = Viewer(a, s.today())
-	return s.db.ListNamespaces(ctx, f, page)
+func (s *Service) Namespaces(ctx context.Context, a auth.Actor, in NamespacesInput, page model.Page) ([]model.Namespace, model.PageInfo, error) {
+	return s.db.ListNamespaces(ctx, store.NamespaceFilter{Viewer: Viewer(a, s.today()), Search: in.Search,
+		FullPathSearch: in.FullPathSearch, OwnedOnly: in.OwnedOnly, TopLevelOnly: in.TopLevelOnly}, page)
 }
 
 // PathExists reports whether a namespace path is taken under parent (0:

@@ -179,3 +179,9 @@ type ProjectStatistics struct {
 	SnippetsSize          int64
 	UploadsSize           int64
 }
+
+// Starrer is a user who starred a project.
+type Starrer struct {
+	User      User
+	StarredAt time.Time
+}

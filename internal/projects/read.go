@@ -182,3 +182,63 @@ func (s *Service) Languages(ctx context.Context, a auth.Actor, ref string) (map[
 	}
 	return s.db.ProjectLanguages(ctx, p.ID)
 }
+
+// GroupResolver finds a group the actor may read (the groups service).
+type GroupResolver interface {
+	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Group, model.AccessLevel, error)
+}
+
+// SetGroupResolver wires the groups service in (composition root).
+func (s *Service) SetGroupResolver(g GroupResolver) { s.groups = g }
+
+// GroupProjectsInput selects a group's projects.
+type GroupProjectsInput struct {
+	ListInput
+	IncludeSubgroups bool
+	WithShared       bool
+	OnlyShared       bool
+}
+
+// GroupProjects lists the projects of a group (with subgroups, with or only
+// the projects shared with it) that the actor may see.
+func (s *Service) GroupProjects(ctx context.Context, a auth.Actor, ref string, in GroupProjectsInput, page model.Page) ([]model.Project, model.PageInfo, error) {
+	g, _, err := s.groups.Resolve(ctx, a, ref)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	f := &in.ListInput.ProjectFilter
+	switch {
+	case in.OnlyShared:
+		f.SharedWithGroup = g.ID
+	case in.IncludeSubgroups:
+		f.NamespaceID, f.IncludeSubtree, f.WithShared = g.ID, g.Traversal, in.WithShared
+	default:
+		f.NamespaceID, f.WithShared = g.ID, in.WithShared
+	}
+	if f.OrderBy == "similarity" && f.Search == "" {
+		f.OrderBy, f.Desc = "name", false
+	}
+	return s.List(ctx, a, in.ListInput, page)
+}
+
+// StarredBy lists the projects a user starred that the actor may see.
+func (s *Service) StarredBy(ctx context.Context, a auth.Actor, userRef string, in ListInput, page model.Page) ([]model.Project, model.PageInfo, error) {
+	u, err := s.userByRef(ctx, userRef)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	if u.PrivateProfile && !a.Admin() && !a.Is(u.ID) {
+		return nil, model.PageInfo{}, model.NotFound("User")
+	}
+	in.StarredBy = u.ID
+	return s.List(ctx, a, in, page)
+}
+
+// CustomAttributesOf loads the custom attributes of projects.
+func (s *Service) CustomAttributesOf(ctx context.Context, ps []model.Project) (map[int64][]model.CustomAttribute, error) {
+	ids := make([]int64, len(ps))
+	for i := range ps {
+		ids[i] = ps[i].ID
+	}
+	return s.db.CustomAttributes(ctx, store.AttrsProject, ids)
+}

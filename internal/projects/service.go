@@ -23,7 +23,7 @@ import (
 
 // Config are the instance settings projects follow.
 type Config struct {
-	DefaultBranch     string        // for new repositories (default "main")
+	DefaultBranch     string // for new repositories (default "main")
 	DefaultVisibility model.Visibility
 	DeletionDelay     time.Duration // how long a deleted project stays marked
 }
@@ -37,6 +37,7 @@ type Service struct {
 	log      *slog.Logger
 	cfg      Config
 	now      func() time.Time
+	groups   GroupResolver
 }
 
 // New returns the projects service and registers its background tasks.

@@ -44,7 +44,7 @@ func (s *Service) Star(ctx context.Context, a auth.Actor, ref string, star bool)
 
 // Starrers lists who starred a project; private profiles are hidden from
 // everyone but their owner and administrators.
-func (s *Service) Starrers(ctx context.Context, a auth.Actor, ref, search string, page model.Page) ([]store.Starrer, model.PageInfo, error) {
+func (s *Service) Starrers(ctx context.Context, a auth.Actor, ref, search string, page model.Page) ([]model.Starrer, model.PageInfo, error) {
 	p, _, err := s.Resolve(ctx, a, ref)
 	if err != nil {
 		return nil, model.PageInfo{}, err

@@ -416,4 +416,3 @@ func (tx *Tx) DirectMemberLevel(ctx context.Context, sourceType string, sourceID
 		AND pending = FALSE AND (expires_at IS NULL OR expires_at > ?)`, sourceType, sourceID, userID, today)
 	return model.AccessLevel(lvl.Int64), err
 }
-

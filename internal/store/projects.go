@@ -218,6 +218,7 @@ type ProjectFilter struct {
 	Membership               bool
 	MinAccessLevel           int
 	Starred                  bool
+	StarredBy                int64
 	Topics                   []string
 	TopicID                  int64
 	IDAfter, IDBefore        int64
@@ -306,6 +307,9 @@ func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page
 		w.projectAccessCond(f.Viewer, f.MinAccessLevel)
 	case f.Membership:
 		w.projectAccessCond(f.Viewer, 1)
+	}
+	if f.StarredBy != 0 {
+		w.add("EXISTS (SELECT 1 FROM stars s WHERE s.user_id = ? AND s.project_id = p.id)", f.StarredBy)
 	}
 	if f.Starred {
 		w.add("EXISTS (SELECT 1 FROM stars s WHERE s.user_id = ? AND s.project_id = p.id)", f.Viewer.UserID)

@@ -163,14 +163,8 @@ func (tx *Tx) Unstar(ctx context.Context, userID, projectID int64) (bool, error)
 	return true, err
 }
 
-// Starrer is a user who starred a project.
-type Starrer struct {
-	User      model.User
-	StarredAt time.Time
-}
-
 // ListStarrers returns the users who starred a project, newest first.
-func (tx *Tx) ListStarrers(ctx context.Context, projectID int64, search string, hidePrivateExcept int64, page model.Page) ([]Starrer, model.PageInfo, error) {
+func (tx *Tx) ListStarrers(ctx context.Context, projectID int64, search string, hidePrivateExcept int64, page model.Page) ([]model.Starrer, model.PageInfo, error) {
 	var w where
 	w.add("s.project_id = ?", projectID)
 	if search != "" {
@@ -180,14 +174,14 @@ func (tx *Tx) ListStarrers(ctx context.Context, projectID int64, search string, 
 	if hidePrivateExcept >= 0 {
 		w.add("(u.private_profile = FALSE OR u.id = ?)", hidePrivateExcept)
 	}
-	spec := listSpec[Starrer]{columns: userColumns + ", s.created_at", from: "stars s JOIN users u ON u.id = s.user_id", idCol: "u.id",
+	spec := listSpec[model.Starrer]{columns: userColumns + ", s.created_at", from: "stars s JOIN users u ON u.id = s.user_id", idCol: "u.id",
 		where: w, order: order{column: "s.created_at", desc: true},
-		scan: func(r *sql.Rows) (Starrer, error) {
-			var st Starrer
+		scan: func(r *sql.Rows) (model.Starrer, error) {
+			var st model.Starrer
 			err := r.Scan(append(userDest(&st.User), tsScan{&st.StarredAt})...)
 			return st, err
 		},
-		keyOf: func(s Starrer) (any, int64) { return micros(s.StarredAt), s.User.ID }}
+		keyOf: func(s model.Starrer) (any, int64) { return micros(s.StarredAt), s.User.ID }}
 	return list(ctx, tx, spec, page)
 }
 
