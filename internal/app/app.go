@@ -79,7 +79,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		db.Close()
 		return nil, err
 	}
-	queue := tasks.New(db, log, tasks.Options{Workers: cfg.TaskWorkers})
+	queue := tasks.New(db, log, tasks.Options{Workers: cfg.TaskWorkers, Lease: cfg.TaskLease})
 	a := &App{
 		Config: cfg,
 		DB:     db,
@@ -100,9 +100,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	// Background work runs until Close; tasks left over from a previous run
 	// (or a crash) are picked up here.
-	qctx, stop := context.WithCancel(context.Background())
-	a.stop = stop
-	queue.Start(qctx)
+	if cfg.TaskWorkers > 0 {
+		qctx, stop := context.WithCancel(context.Background())
+		a.stop = stop
+		queue.Start(qctx)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Handler = api.New(api.Deps{

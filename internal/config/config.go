@@ -45,8 +45,12 @@ type Config struct {
 	// DeletionDelay is how long deleted projects and groups stay marked
 	// for deletion (restorable) before they are removed; 0 removes at once.
 	DeletionDelay time.Duration `toml:"deletion_delay"`
-	// TaskWorkers bounds the background tasks running at once.
+	// TaskWorkers bounds the background tasks running at once; 0 runs none
+	// in this process (an API-only process beside workers elsewhere).
 	TaskWorkers int `toml:"task_workers"`
+	// TaskLease is how long a claimed task stays with its worker without
+	// renewal: after a crash, the task runs again once it has passed.
+	TaskLease time.Duration `toml:"task_lease"`
 
 	ShutdownTimeout time.Duration `toml:"shutdown_timeout"`
 	// MaxBodyBytes bounds request bodies that are read into memory.
@@ -66,6 +70,7 @@ func Default() Config {
 		DefaultBranch:   "main",
 		DeletionDelay:   7 * 24 * time.Hour,
 		TaskWorkers:     2,
+		TaskLease:       time.Minute,
 		MaxBodyBytes:    100 << 20,
 	}
 }
@@ -91,7 +96,8 @@ func (c *Config) options() []option {
 		{"storages", "QUARRY_STORAGES", "extra repository storages, name=/path,name2=/path2", &c.Storages},
 		{"default-branch", "QUARRY_DEFAULT_BRANCH", "branch of new repositories", &c.DefaultBranch},
 		{"deletion-delay", "QUARRY_DELETION_DELAY", "how long deleted projects and groups can be restored (0: remove at once)", &c.DeletionDelay},
-		{"task-workers", "QUARRY_TASK_WORKERS", "background tasks running at once", &c.TaskWorkers},
+		{"task-workers", "QUARRY_TASK_WORKERS", "background tasks running at once (0: none in this process)", &c.TaskWorkers},
+		{"task-lease", "QUARRY_TASK_LEASE", "how long a crashed worker's task stays claimed", &c.TaskLease},
 		{"shutdown-timeout", "QUARRY_SHUTDOWN_TIMEOUT", "how long a graceful shutdown waits for requests", &c.ShutdownTimeout},
 		{"max-body-bytes", "QUARRY_MAX_BODY_BYTES", "largest request body read into memory", &c.MaxBodyBytes},
 	}
@@ -212,8 +218,8 @@ func (c *Config) finish() error {
 	if _, err := c.RepositoryStorages(); err != nil {
 		return err
 	}
-	if c.TaskWorkers < 1 {
-		return fmt.Errorf("task workers must be at least 1")
+	if c.TaskWorkers < 0 {
+		return fmt.Errorf("task workers must not be negative")
 	}
 	if c.DeletionDelay < 0 {
 		return fmt.Errorf("deletion delay must not be negative")

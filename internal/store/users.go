@@ -91,6 +91,10 @@ func (tx *Tx) CreateUser(ctx context.Context, u *model.User) error {
 	if _, err := tx.exec(ctx, "UPDATE users SET namespace_id = ? WHERE id = ?", nsID, id); err != nil {
 		return err
 	}
+	// A user owns their personal namespace.
+	if _, err := tx.exec(ctx, "INSERT INTO namespace_authorizations (user_id, namespace_id, access_level) VALUES (?, ?, 50)", id, nsID); err != nil {
+		return err
+	}
 	_, err = tx.exec(ctx, "INSERT INTO user_preferences (user_id) VALUES (?)", id)
 	return err
 }

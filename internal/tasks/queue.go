@@ -51,15 +51,15 @@ type Queue struct {
 
 // Options tune a queue; zero values take the defaults.
 type Options struct {
-	Workers int           // concurrent tasks (default 2)
+	Workers int           // concurrent tasks
 	Lease   time.Duration // how long a claim lasts without renewal (default 1m)
 	Poll    time.Duration // how often idle workers look for due tasks (default 1s)
 }
 
 // New returns a queue; register handlers, then Start it.
 func New(db *store.DB, log *slog.Logger, o Options) *Queue {
-	if o.Workers <= 0 {
-		o.Workers = 2
+	if o.Workers < 0 {
+		o.Workers = 0
 	}
 	if o.Lease <= 0 {
 		o.Lease = time.Minute

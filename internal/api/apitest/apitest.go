@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ type Server struct {
 	Target    storetest.Target
 	DataDir   string
 	http      *httptest.Server
+	stopOnce  sync.Once
 }
 
 // Option changes the configuration before the server starts.
@@ -54,7 +56,13 @@ func Each(t *testing.T, body func(t *testing.T, s *Server), opts ...Option) {
 // Start runs a server on target until the test ends.
 func Start(t testing.TB, target storetest.Target, opts ...Option) *Server {
 	t.Helper()
-	dir := t.TempDir()
+	return StartIn(t, target, t.TempDir(), opts...)
+}
+
+// StartIn runs a server on target with its data in dir; a second server on
+// the same dir and target is a restart.
+func StartIn(t testing.TB, target storetest.Target, dir string, opts ...Option) *Server {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +73,7 @@ func Start(t testing.TB, target storetest.Target, opts ...Option) *Server {
 	cfg.ExternalURL = "http://" + ln.Addr().String()
 	cfg.PasswordCost = 4
 	cfg.LogLevel = "error"
+	cfg.TaskLease = 2 * time.Second
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -82,15 +91,22 @@ func Start(t testing.TB, target storetest.Target, opts ...Option) *Server {
 	}
 	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: a.Handler}}
 	hs.Start()
-	t.Cleanup(func() {
-		hs.Close()
-		a.Close()
-	})
+	s := &Server{App: a, Target: target, DataDir: dir, http: hs}
+	t.Cleanup(s.Stop)
 	tok, err := os.ReadFile(filepath.Join(dir, "initial_root_token"))
 	if err != nil {
 		t.Fatalf("initial root token: %v", err)
 	}
-	return &Server{URL: hs.URL, RootToken: strings.TrimSpace(string(tok)), App: a, Target: target, DataDir: dir, http: hs}
+	s.URL, s.RootToken = hs.URL, strings.TrimSpace(string(tok))
+	return s
+}
+
+// Stop shuts the server down (also done when the test ends).
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		s.http.Close()
+		s.App.Close()
+	})
 }
 
 // Client returns an official Go client using token ("" for anonymous).
