@@ -15,8 +15,8 @@ import (
 // "member", with other users around.
 type world struct {
 	admin, member, user, external string // tokens ("" anonymous)
-	groups                              map[string]int64
-	projects                            map[string]int64
+	groups                        map[string]int64
+	projects                      map[string]int64
 }
 
 func buildWorld(t *testing.T, s *apitest.Server) world {
