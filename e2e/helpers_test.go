@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"os"
 	"strconv"
+	"time"
 
 	cfgpkg "quarry/internal/config"
 	"quarry/internal/store"
@@ -12,3 +14,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 type config = cfgpkg.Config
 
 type storeTx = store.Tx
+
+func osStat(p string) (os.FileInfo, error) { return os.Stat(p) }
+
+func sleep() { time.Sleep(20 * time.Millisecond) }

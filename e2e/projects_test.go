@@ -1,0 +1,323 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+
+	"quarry/internal/api/apitest"
+)
+
+func TestProjects_createAndGet(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		c := s.Client(t, alice.Token)
+		p, _, err := c.Projects.CreateProject(&gitlab.CreateProjectOptions{
+			Name: gitlab.Ptr("Hello World"), Description: gitlab.Ptr("first"), InitializeWithReadme: gitlab.Ptr(true),
+			DefaultBranch: gitlab.Ptr("trunk"), Visibility: gitlab.Ptr(gitlab.InternalVisibility), Topics: &[]string{"go", "Web"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Path != "hello-world" || p.PathWithNamespace != "alice/hello-world" || p.NameWithNamespace != "Alice / Hello World" {
+			t.Errorf("names %q %q %q", p.Path, p.PathWithNamespace, p.NameWithNamespace)
+		}
+		if p.DefaultBranch != "trunk" || p.EmptyRepo || p.ReadmeURL != s.URL+"/alice/hello-world/-/blob/trunk/README.md" {
+			t.Errorf("repository fields %q %v %q", p.DefaultBranch, p.EmptyRepo, p.ReadmeURL)
+		}
+		if p.HTTPURLToRepo != s.URL+"/alice/hello-world.git" || p.WebURL != s.URL+"/alice/hello-world" {
+			t.Errorf("urls %q %q", p.HTTPURLToRepo, p.WebURL)
+		}
+		if p.Visibility != gitlab.InternalVisibility || p.Owner == nil || p.Owner.Username != "alice" || p.CreatorID != int64(alice.ID) {
+			t.Errorf("visibility %q owner %+v creator %d", p.Visibility, p.Owner, p.CreatorID)
+		}
+		if strings.Join(p.Topics, ",") != "Web,go" && strings.Join(p.Topics, ",") != "go,Web" {
+			t.Errorf("topics %v", p.Topics)
+		}
+		if p.Namespace == nil || p.Namespace.Kind != "user" || p.Namespace.FullPath != "alice" {
+			t.Errorf("namespace %+v", p.Namespace)
+		}
+		if p.Permissions == nil || p.Permissions.ProjectAccess != nil {
+			t.Errorf("permissions %+v", p.Permissions)
+		}
+		if p.ImportStatus != "none" || p.Archived || p.MergeMethod != gitlab.NoFastForwardMerge || p.SquashOption != gitlab.SquashOptionDefaultOff {
+			t.Errorf("defaults import %q archived %v merge %q squash %q", p.ImportStatus, p.Archived, p.MergeMethod, p.SquashOption)
+		}
+		if p.RunnersToken == "" || p.BuildTimeout != 3600 {
+			t.Errorf("owner view lacks CI settings: %q %d", p.RunnersToken, p.BuildTimeout)
+		}
+		// Statistics with real sizes for members.
+		got, _, err := c.Projects.GetProject(p.ID, &gitlab.GetProjectOptions{Statistics: gitlab.Ptr(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Statistics == nil || got.Statistics.CommitCount != 1 || got.Statistics.RepositorySize <= 0 {
+			t.Errorf("statistics %+v", got.Statistics)
+		}
+		// By URL-encoded path, in any case.
+		s.Get(t, "/projects/"+url.PathEscape("ALICE/Hello-World"), alice.Token).Want(t, 200)
+		s.Get(t, "/projects/alice", alice.Token).Want(t, 404).WantBody(t, `{"message":"404 Project Not Found"}`)
+		// Another user sees an internal project without CI secrets.
+		bob := s.NewUser(t, "bob")
+		other := s.Get(t, "/projects/"+itoa(p.ID), bob.Token).Want(t, 200).Object(t)
+		if _, ok := other["runners_token"]; ok {
+			t.Error("runners_token shown to a non-member")
+		}
+		// Only a path: the name follows.
+		r := s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"path": "only-path"}}).Want(t, 201).Object(t)
+		if r["name"] != "only-path" || r["empty_repo"] != true || r["default_branch"] != "main" || r["readme_url"] != nil {
+			t.Errorf("path-only project %v %v %v %v", r["name"], r["empty_repo"], r["default_branch"], r["readme_url"])
+		}
+	})
+}
+
+func TestProjects_createBadInput(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		bob := s.NewUser(t, "bob")
+		post := func(token string, body map[string]any) *apitest.Response {
+			return s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: token, JSON: body})
+		}
+		post("", map[string]any{"name": "x"}).Want(t, 401)
+		post(alice.Token, map[string]any{}).Want(t, 400).WantBody(t, `{"error":"name, path are missing, at least one parameter must be provided"}`)
+		post(alice.Token, map[string]any{"name": "x", "visibility": "secret"}).Want(t, 400).WantBody(t, `{"error":"visibility does not have a valid value"}`)
+		post(alice.Token, map[string]any{"name": "x", "merge_method": "squash"}).Want(t, 400).WantBody(t, `{"error":"merge_method does not have a valid value"}`)
+		post(alice.Token, map[string]any{"name": "x", "namespace_id": "abc"}).Want(t, 400).WantBody(t, `{"error":"namespace_id is invalid"}`)
+		post(alice.Token, map[string]any{"name": "dup"}).Want(t, 201)
+		post(alice.Token, map[string]any{"name": "DUP"}).Want(t, 400).WantBody(t, `{"message":{"name":["has already been taken"],"path":["has already been taken"]}}`)
+		post(alice.Token, map[string]any{"name": "x", "path": "-bad"}).Want(t, 400)
+		post(alice.Token, map[string]any{"name": "x", "path": "tree"}).Want(t, 400)
+		post(alice.Token, map[string]any{"name": "x", "build_timeout": 5}).Want(t, 400)
+		// Someone else's namespace.
+		var bobUser struct {
+			NamespaceID int64 `json:"namespace_id"`
+		}
+		s.Get(t, "/users/"+itoa(bob.ID), s.RootToken).JSON(t, &bobUser)
+		post(alice.Token, map[string]any{"name": "intruder", "namespace_id": bobUser.NamespaceID}).Want(t, 400).
+			WantBody(t, `{"message":{"namespace":["is not valid"]}}`)
+		post(alice.Token, map[string]any{"name": "x", "namespace_id": 999999}).Want(t, 404).WantBody(t, `{"message":"404 Namespace Not Found"}`)
+		// A private group caps the project's visibility.
+		var g struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "Priv", "path": "priv"}}).Want(t, 201).JSON(t, &g)
+		post(alice.Token, map[string]any{"name": "loud", "namespace_id": g.ID, "visibility": "public"}).Want(t, 400).
+			WantBody(t, `{"message":{"visibility_level":["public is not allowed in a private group."]}}`)
+		// Only administrators create projects for others.
+		post2 := func(token string) *apitest.Response {
+			return s.Do(t, apitest.Request{Method: "POST", Path: "/projects/user/" + itoa(bob.ID), Token: token, JSON: map[string]any{"name": "gift"}})
+		}
+		post2(alice.Token).Want(t, 403)
+		r := post2(s.RootToken).Want(t, 201).Object(t)
+		if r["path_with_namespace"] != "bob/gift" {
+			t.Errorf("created for user at %v", r["path_with_namespace"])
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/user/" + itoa(bob.ID), Token: s.RootToken, JSON: map[string]any{"path": "nameless"}}).
+			Want(t, 400).WantBody(t, `{"error":"name is missing"}`)
+	})
+}
+
+func TestProjects_update(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		var p struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "proj", "topics": "a,b"}}).Want(t, 201).JSON(t, &p)
+		put := func(token string, body map[string]any) *apitest.Response {
+			return s.Do(t, apitest.Request{Method: "PUT", Path: "/projects/" + itoa(p.ID), Token: token, JSON: body})
+		}
+		r := put(alice.Token, map[string]any{"description": "new", "topics": []string{"c"}, "merge_method": "ff",
+			"issues_enabled": false, "wiki_access_level": "private", "only_allow_merge_if_pipeline_succeeds": true,
+			"container_expiration_policy_attributes": map[string]any{"cadence": "7d", "enabled": true}, "ci_config_path": "ci/x.yml"}).Want(t, 200).Object(t)
+		if r["description"] != "new" || r["merge_method"] != "ff" || r["issues_enabled"] != false || r["issues_access_level"] != "disabled" ||
+			r["wiki_access_level"] != "private" || r["only_allow_merge_if_pipeline_succeeds"] != true || r["ci_config_path"] != "ci/x.yml" {
+			t.Errorf("update not applied: %v", r)
+		}
+		if fmt.Sprint(r["topics"]) != "[c]" || fmt.Sprint(r["tag_list"]) != "[c]" {
+			t.Errorf("topics %v tag_list %v", r["topics"], r["tag_list"])
+		}
+		if pol := r["container_expiration_policy"].(map[string]any); pol["cadence"] != "7d" || pol["enabled"] != true {
+			t.Errorf("policy %v", pol)
+		}
+		if _, ok := r["_links"].(map[string]any)["issues"]; ok {
+			t.Error("issues link shown with issues disabled")
+		}
+		// The topic "a" lost its project.
+		topics := s.Get(t, "/topics?search=a", "").Array(t)
+		for _, tp := range topics {
+			if tp["name"] == "a" && tp["total_projects_count"] != float64(0) {
+				t.Errorf("topic a count %v", tp["total_projects_count"])
+			}
+		}
+		put(alice.Token, map[string]any{}).Want(t, 400)
+		put(alice.Token, map[string]any{"squash_option": "sometimes"}).Want(t, 400).WantBody(t, `{"error":"squash_option does not have a valid value"}`)
+		put(alice.Token, map[string]any{"default_branch": "nope"}).Want(t, 200) // empty repository: any name
+		bob := s.NewUser(t, "bob")
+		put(bob.Token, map[string]any{"description": "x"}).Want(t, 404)
+		put("", map[string]any{"description": "x"}).Want(t, 401)
+		// Rename.
+		r = put(alice.Token, map[string]any{"name": "Renamed", "path": "renamed"}).Want(t, 200).Object(t)
+		if r["path_with_namespace"] != "alice/renamed" {
+			t.Errorf("renamed to %v", r["path_with_namespace"])
+		}
+	})
+}
+
+func TestProjects_archiveTransferDelete(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		var p struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "proj", "initialize_with_readme": true}}).Want(t, 201).JSON(t, &p)
+		path := "/projects/" + itoa(p.ID)
+		r := s.Do(t, apitest.Request{Method: "POST", Path: path + "/archive", Token: alice.Token}).Want(t, 201).Object(t)
+		if r["archived"] != true {
+			t.Error("not archived")
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: path + "/archive", Token: alice.Token}).Want(t, 201)
+		if got := s.Get(t, "/projects?archived=true", alice.Token).Array(t); len(got) != 1 {
+			t.Errorf("archived filter: %d", len(got))
+		}
+		if got := s.Get(t, "/projects?archived=false", alice.Token).Array(t); len(got) != 0 {
+			t.Errorf("archived=false filter: %d", len(got))
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: path + "/unarchive", Token: alice.Token}).Want(t, 201)
+
+		// Transfer into a group; the repository stays at its hashed path.
+		before := repoDir(t, s, p.ID)
+		var g struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "Team", "path": "team"}}).Want(t, 201).JSON(t, &g)
+		r = s.Do(t, apitest.Request{Method: "PUT", Path: path + "/transfer", Token: alice.Token, JSON: map[string]any{"namespace": "team"}}).Want(t, 200).Object(t)
+		if r["path_with_namespace"] != "team/proj" {
+			t.Errorf("transferred to %v", r["path_with_namespace"])
+		}
+		if repoDir(t, s, p.ID) != before {
+			t.Error("repository moved on transfer")
+		}
+		s.Do(t, apitest.Request{Method: "PUT", Path: path + "/transfer", Token: alice.Token, JSON: map[string]any{"namespace": "nowhere"}}).Want(t, 404).
+			WantBody(t, `{"message":"404 Namespace Not Found"}`)
+		s.Do(t, apitest.Request{Method: "PUT", Path: path + "/transfer", Token: alice.Token}).Want(t, 400).WantBody(t, `{"error":"namespace is missing"}`)
+
+		// Delete marks the project; it stays until removed for good.
+		bob := s.NewUser(t, "bob")
+		s.Do(t, apitest.Request{Method: "DELETE", Path: path, Token: bob.Token}).Want(t, 404)
+		s.Do(t, apitest.Request{Method: "DELETE", Path: path, Token: alice.Token}).Want(t, 202).WantBody(t, `{"message":"202 Accepted"}`)
+		r = s.Get(t, path, alice.Token).Want(t, 200).Object(t)
+		if r["marked_for_deletion_on"] == nil {
+			t.Error("not marked for deletion")
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: path + "/restore", Token: alice.Token}).Want(t, 201)
+		s.Do(t, apitest.Request{Method: "DELETE", Path: path, Token: alice.Token}).Want(t, 202)
+		s.Do(t, apitest.Request{Method: "DELETE", Path: path + "?permanently_remove=true&full_path=wrong", Token: alice.Token}).Want(t, 400)
+		s.Do(t, apitest.Request{Method: "DELETE", Path: path + "?permanently_remove=true&full_path=team/proj", Token: alice.Token}).Want(t, 202)
+		waitGone(t, s, path, alice.Token)
+		for i := 0; ; i++ {
+			if _, err := osStat(before); err != nil {
+				break
+			}
+			if i == 500 {
+				t.Fatal("repository still on disk after deletion")
+			}
+			sleep()
+		}
+	})
+}
+
+func waitGone(t *testing.T, s *apitest.Server, path, token string) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if s.Get(t, path, token).Status == http.StatusNotFound {
+			return
+		}
+		sleep()
+	}
+	t.Fatalf("%s still there", path)
+}
+
+func TestProjects_starsAndStarrers(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		bob := s.NewUser(t, "bob")
+		var p struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "star", "visibility": "public"}}).Want(t, 201).JSON(t, &p)
+		path := "/projects/" + itoa(p.ID)
+		r := s.Do(t, apitest.Request{Method: "POST", Path: path + "/star", Token: bob.Token}).Want(t, 201).Object(t)
+		if r["star_count"] != float64(1) {
+			t.Errorf("star_count %v", r["star_count"])
+		}
+		resp := s.Do(t, apitest.Request{Method: "POST", Path: path + "/star", Token: bob.Token}).Want(t, 304)
+		if len(resp.Body) != 0 {
+			t.Errorf("304 with a body %q", resp.Body)
+		}
+		st := s.Get(t, path+"/starrers", "").Want(t, 200).Array(t)
+		if len(st) != 1 || st[0]["user"].(map[string]any)["username"] != "bob" || st[0]["starred_since"] == nil {
+			t.Errorf("starrers %v", st)
+		}
+		if got := s.Get(t, "/projects?starred=true", bob.Token).Array(t); len(got) != 1 {
+			t.Errorf("starred filter %d", len(got))
+		}
+		if got := s.Get(t, "/users/bob/starred_projects", alice.Token).Array(t); len(got) != 1 {
+			t.Errorf("starred_projects %d", len(got))
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: path + "/unstar", Token: bob.Token}).Want(t, 201)
+		s.Do(t, apitest.Request{Method: "POST", Path: path + "/unstar", Token: bob.Token}).Want(t, 304)
+		s.Do(t, apitest.Request{Method: "POST", Path: path + "/star"}).Want(t, 401)
+	})
+}
+
+func TestProjects_listFiltersAndPaging(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		for i := 0; i < 7; i++ {
+			body := map[string]any{"name": fmt.Sprintf("p%d", i), "visibility": "public"}
+			if i%2 == 0 {
+				body["topics"] = []string{"even"}
+			}
+			if i == 3 {
+				body["description"] = "needle in here"
+			}
+			s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: body}).Want(t, 201)
+		}
+		count := func(q string) int { return len(s.Get(t, "/projects?per_page=100&"+q, "").Want(t, 200).Array(t)) }
+		for q, want := range map[string]int{"topic=even": 4, "topic=even,odd": 0, "search=needle": 1, "search=P1": 1,
+			"visibility=public": 7, "visibility=private": 0, "search=alice&search_namespaces=true": 7} {
+			if got := count(q); got != want {
+				t.Errorf("%s: %d projects; want %d", q, got, want)
+			}
+		}
+		r := s.Get(t, "/projects?per_page=3&page=2&order_by=name&sort=asc", "").Want(t, 200)
+		names := []string{}
+		for _, p := range r.Array(t) {
+			names = append(names, p["name"].(string))
+		}
+		if strings.Join(names, ",") != "p3,p4,p5" || r.Header.Get("X-Total") != "7" || r.Header.Get("X-Next-Page") != "3" || r.Header.Get("X-Prev-Page") != "1" {
+			t.Errorf("page 2: %v total %s", names, r.Header.Get("X-Total"))
+		}
+		// Keyset: follow id_before links to the end.
+		next := s.URL + "/api/v4/projects?pagination=keyset&order_by=id&sort=desc&per_page=2"
+		seen := 0
+		for next != "" {
+			r := s.Get(t, next, "").Want(t, 200)
+			seen += len(r.Array(t))
+			link := r.Header.Get("Link")
+			next = ""
+			if i := strings.Index(link, "<"); i >= 0 {
+				next = link[i+1 : strings.Index(link, ">")]
+				if !strings.Contains(next, "id_before=") {
+					t.Fatalf("keyset link %s", link)
+				}
+			}
+		}
+		if seen != 7 {
+			t.Errorf("keyset visited %d projects", seen)
+		}
+		s.Get(t, "/projects?pagination=keyset&order_by=name", "").Want(t, 405).
+			WantBody(t, `{"error":"Keyset pagination is not yet available for this type of request"}`)
+		s.Get(t, "/projects?page=501&per_page=100", "").Want(t, 405)
+		if got := len(s.Get(t, "/users/alice/projects", "").Want(t, 200).Array(t)); got != 7 {
+			t.Errorf("user projects %d", got)
+		}
+		s.Get(t, "/users/nobody/projects", "").Want(t, 404)
+		s.Get(t, "/projects?order_by=stars", "").Want(t, 400)
+	})
+}
