@@ -35,8 +35,15 @@ func IsUnique(err error, constraint string) bool {
 
 var sqliteIndexName = regexp.MustCompile(`UNIQUE constraint failed: index '([^']+)'`)
 
-// sqliteColumnUniques names the unique indexes SQLite reports by column.
-var sqliteColumnUniques = map[string]string{}
+// sqliteColumnUniques names the unique indexes SQLite reports by their
+// columns (indexes on plain columns); PostgreSQL reports the index name.
+var sqliteColumnUniques = map[string]string{
+	"project_group_links.project_id, project_group_links.group_id": UniqueGroupLink,
+	"personal_access_tokens.token_digest":                           "personal_access_tokens_digest_key",
+	"identities.user_id, identities.provider":                       "identities_user_provider_key",
+	"members.source_type, members.source_id, members.user_id":       "members_source_user_key",
+	"user_preferences.user_id":                                      "user_preferences_user_key",
+}
 
 // mapErr turns driver errors into model kinds: no rows → ErrNotFound, unique
 // violations → *UniqueError. Every query result passes through it once.
@@ -67,7 +74,7 @@ func mapErr(err error) error {
 			}
 			if i := strings.Index(msg, "UNIQUE constraint failed: "); i >= 0 {
 				cols := msg[i+len("UNIQUE constraint failed: "):]
-				if j := strings.IndexAny(cols, " ("); j >= 0 {
+				if j := strings.Index(cols, " ("); j >= 0 {
 					cols = cols[:j]
 				}
 				if name, ok := sqliteColumnUniques[cols]; ok {
