@@ -274,6 +274,14 @@ func (s *Service) apply(f *model.FieldErrors, u *model.User, a *Attrs, creating 
 			if !creating {
 				now := s.now().UTC()
 				u.ConfirmedAt = &now
+				// Addresses that pointed at the old e-mail are no longer the
+				// user's: GitLab clears them.
+				if a.PublicEmail == nil && !strings.EqualFold(u.PublicEmail, e) {
+					u.PublicEmail = ""
+				}
+				if a.CommitEmail == nil && u.CommitEmail != "_private" && !strings.EqualFold(u.CommitEmail, e) {
+					u.CommitEmail = ""
+				}
 			}
 		} else if !strings.EqualFold(e, u.Email) {
 			// Like GitLab: a changed address waits for confirmation and the
