@@ -476,4 +476,3 @@ func TestUserAPI_customAttributes(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "DELETE", Path: base + "/k", Token: s.RootToken}).Want(t, 404)
 	})
 }
-

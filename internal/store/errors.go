@@ -39,10 +39,10 @@ var sqliteIndexName = regexp.MustCompile(`UNIQUE constraint failed: index '([^']
 // columns (indexes on plain columns); PostgreSQL reports the index name.
 var sqliteColumnUniques = map[string]string{
 	"project_group_links.project_id, project_group_links.group_id": UniqueGroupLink,
-	"personal_access_tokens.token_digest":                           "personal_access_tokens_digest_key",
-	"identities.user_id, identities.provider":                       "identities_user_provider_key",
-	"members.source_type, members.source_id, members.user_id":       "members_source_user_key",
-	"user_preferences.user_id":                                      "user_preferences_user_key",
+	"personal_access_tokens.token_digest":                          "personal_access_tokens_digest_key",
+	"identities.user_id, identities.provider":                      "identities_user_provider_key",
+	"members.source_type, members.source_id, members.user_id":      "members_source_user_key",
+	"user_preferences.user_id":                                     "user_preferences_user_key",
 }
 
 // mapErr turns driver errors into model kinds: no rows → ErrNotFound, unique
