@@ -278,3 +278,33 @@ func TestTopics(t *testing.T) {
 		}
 	})
 }
+
+func TestCustomAttributes_projectsAndGroups(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		var g, p struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "G", "path": "g", "visibility": "public"}}).Want(t, 201).JSON(t, &g)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "H", "path": "h", "visibility": "public"}}).Want(t, 201)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "p", "visibility": "public"}}).Want(t, 201).JSON(t, &p)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "q", "visibility": "public"}}).Want(t, 201)
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/groups/g/custom_attributes/tier", Token: alice.Token, JSON: map[string]any{"value": "gold"}}).Want(t, 403)
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/groups/g/custom_attributes/tier", Token: s.RootToken, JSON: map[string]any{"value": "gold"}}).Want(t, 200)
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/projects/" + itoa(p.ID) + "/custom_attributes/tier", Token: s.RootToken, JSON: map[string]any{"value": "gold"}}).Want(t, 200)
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/projects/999999/custom_attributes/tier", Token: s.RootToken, JSON: map[string]any{"value": "x"}}).Want(t, 404).
+			WantBody(t, `{"message":"404 Project Not Found"}`)
+		gs := s.Get(t, "/groups?custom_attributes[tier]=gold&with_custom_attributes=true", s.RootToken).Want(t, 200).Array(t)
+		if len(gs) != 1 || gs[0]["path"] != "g" || gs[0]["custom_attributes"] == nil {
+			t.Errorf("groups by attribute %v", gs)
+		}
+		ps := s.Get(t, "/projects?custom_attributes[tier]=gold&with_custom_attributes=true", s.RootToken).Want(t, 200).Array(t)
+		if len(ps) != 1 || ps[0]["id"] != float64(p.ID) || ps[0]["custom_attributes"] == nil {
+			t.Errorf("projects by attribute %v", ps)
+		}
+		// Non-admins cannot filter by them.
+		if got := s.Get(t, "/projects?custom_attributes[tier]=gold", alice.Token).Array(t); len(got) != 2 {
+			t.Errorf("non-admin filter applied: %d", len(got))
+		}
+		s.Get(t, "/groups/g/custom_attributes", s.RootToken).Want(t, 200).WantBody(t, `[{"key":"tier","value":"gold"}]`)
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/groups/g/custom_attributes/tier", Token: s.RootToken}).Want(t, 204)
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"quarry/internal/attributes"
 	"quarry/internal/groups"
 	"quarry/internal/model"
 	"quarry/internal/projects"
@@ -83,9 +84,23 @@ func groupListInput(p *Params, orderBy ...string) groups.ListInput {
 // renderGroups presents a group list; statistics for administrators who ask.
 func (c *call) renderGroups(gs []model.Group) ([]groupJSON, error) {
 	withStats := c.p.Flag("statistics") && c.actor.Admin()
+	var attrs map[int64][]model.CustomAttribute
+	if c.p.Flag("with_custom_attributes") && c.actor.Admin() {
+		ids := make([]int64, len(gs))
+		for i := range gs {
+			ids[i] = gs[i].ID
+		}
+		var err error
+		if attrs, err = c.s.Attributes.Of(c.r.Context(), attributes.Groups, ids); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]groupJSON, len(gs))
 	for i := range gs {
 		out[i] = c.s.group(&gs[i])
+		if attrs != nil {
+			out[i].CustomAttributes = customAttributes(attrs[gs[i].ID])
+		}
 		if withStats {
 			st, err := c.s.Groups.Statistics(c.r.Context(), gs[i])
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"quarry/internal/attributes"
 	"quarry/internal/model"
 	"quarry/internal/projects"
 )
@@ -120,7 +121,11 @@ func (c *call) renderProjects(ps []model.Project, simple, withStats, withCustom 
 	}
 	var attrs map[int64][]model.CustomAttribute
 	if withCustom && c.actor.Admin() {
-		if attrs, err = c.s.Projects.CustomAttributesOf(c.r.Context(), ps); err != nil {
+		ids := make([]int64, len(ps))
+		for i := range ps {
+			ids[i] = ps[i].ID
+		}
+		if attrs, err = c.s.Attributes.Of(c.r.Context(), attributes.Projects, ids); err != nil {
 			return nil, err
 		}
 	}

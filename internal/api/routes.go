@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"quarry/internal/attributes"
 	"quarry/internal/auth"
 	"quarry/internal/model"
 )
@@ -35,10 +36,6 @@ func (s *Server) routes() {
 		{"POST", "/users/{id}/deactivate", signedIn, scopeDefault, func(c *call) error { return c.stateChange(c.s.Users.Deactivate) }},
 		{"POST", "/users/{id}/activate", signedIn, scopeDefault, func(c *call) error { return c.stateChange(c.s.Users.Activate) }},
 		{"GET", "/users/{user_id}/status", public, scopeUser, (*call).userStatus},
-		{"GET", "/users/{id}/custom_attributes", signedIn, scopeUser, (*call).listCustomAttributes},
-		{"GET", "/users/{id}/custom_attributes/{key}", signedIn, scopeUser, (*call).getCustomAttribute},
-		{"PUT", "/users/{id}/custom_attributes/{key}", signedIn, scopeDefault, (*call).putCustomAttribute},
-		{"DELETE", "/users/{id}/custom_attributes/{key}", signedIn, scopeDefault, (*call).deleteCustomAttribute},
 		{"POST", "/users/{user_id}/personal_access_tokens", signedIn, scopeDefault, (*call).createToken},
 
 		// The current user.
@@ -102,6 +99,19 @@ func (s *Server) routes() {
 		{"POST", "/personal_access_tokens/{id}/rotate", signedIn, scopeDefault, (*call).rotateToken},
 	} {
 		s.register(rt)
+	}
+	// Custom attributes of users, projects and groups (administrators).
+	for _, kind := range []struct{ path, name string }{{"users", attributes.Users}, {"projects", attributes.Projects}, {"groups", attributes.Groups}} {
+		name := kind.name
+		base := "/" + kind.path + "/{id}/custom_attributes"
+		for _, rt := range []route{
+			{"GET", base, signedIn, scopeUser, func(c *call) error { return c.listCustomAttributes(name) }},
+			{"GET", base + "/{key}", signedIn, scopeUser, func(c *call) error { return c.getCustomAttribute(name) }},
+			{"PUT", base + "/{key}", signedIn, scopeDefault, func(c *call) error { return c.putCustomAttribute(name) }},
+			{"DELETE", base + "/{key}", signedIn, scopeDefault, func(c *call) error { return c.deleteCustomAttribute(name) }},
+		} {
+			s.register(rt)
+		}
 	}
 
 	// Service endpoints outside the API.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"quarry/internal/attributes"
 	"quarry/internal/auth"
 	"quarry/internal/groups"
 	"quarry/internal/model"
@@ -37,6 +38,7 @@ type Deps struct {
 	Projects    *projects.Service
 	Groups      *groups.Service
 	Topics      *topics.Service
+	Attributes  *attributes.Service
 	Uploads     *uploads.Store
 	DB          Pinger
 	Log         *slog.Logger

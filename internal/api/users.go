@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"quarry/internal/attributes"
 	"quarry/internal/auth"
 	"quarry/internal/model"
 	"quarry/internal/users"
@@ -69,7 +70,7 @@ func (c *call) adminUsers(us []model.User, withCustom bool) ([]userAdminJSON, er
 	}
 	var attrs map[int64][]model.CustomAttribute
 	if withCustom {
-		if attrs, err = c.s.Users.CustomAttributesOf(ctx, us); err != nil {
+		if attrs, err = c.s.Attributes.Of(ctx, attributes.Users, userIDs(us)); err != nil {
 			return nil, err
 		}
 	}
@@ -169,7 +170,7 @@ func (c *call) getUser() error {
 	if !c.actor.Admin() {
 		return c.json(http.StatusOK, c.s.user(&u, c.actor))
 	}
-	a, err := c.adminUser(u, withCustom)
+	a, err := c.adminUser(u, withCustom && c.actor.Admin())
 	if err != nil {
 		return err
 	}
@@ -355,54 +356,47 @@ func (c *call) putPreferences() error {
 	return c.json(http.StatusOK, preferences(pr))
 }
 
-func (c *call) listCustomAttributes() error {
-	id, err := c.pathInt("id")
-	if err != nil {
-		return err
-	}
-	attrs, err := c.s.Users.CustomAttributes(c.r.Context(), c.actor, id)
+// customAttributeRoutes serve /users|projects|groups/:id/custom_attributes.
+func (c *call) listCustomAttributes(kind string) error {
+	attrs, err := c.s.Attributes.List(c.r.Context(), c.actor, kind, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	return c.json(http.StatusOK, customAttributes(attrs))
 }
 
-func (c *call) getCustomAttribute() error {
-	id, err := c.pathInt("id")
-	if err != nil {
-		return err
-	}
-	a, err := c.s.Users.CustomAttribute(c.r.Context(), c.actor, id, c.r.PathValue("key"))
+func (c *call) getCustomAttribute(kind string) error {
+	a, err := c.s.Attributes.Get(c.r.Context(), c.actor, kind, c.r.PathValue("id"), c.r.PathValue("key"))
 	if err != nil {
 		return err
 	}
 	return c.json(http.StatusOK, customAttributeJSON{Key: a.Key, Value: a.Value})
 }
 
-func (c *call) putCustomAttribute() error {
-	id, err := c.pathInt("id")
-	if err != nil {
-		return err
-	}
+func (c *call) putCustomAttribute(kind string) error {
 	c.p.Require("value")
 	value, _ := c.p.String("value")
 	if err := c.p.Err(); err != nil {
 		return err
 	}
-	a, err := c.s.Users.SetCustomAttribute(c.r.Context(), c.actor, id, model.CustomAttribute{Key: c.r.PathValue("key"), Value: value})
+	a, err := c.s.Attributes.Set(c.r.Context(), c.actor, kind, c.r.PathValue("id"), model.CustomAttribute{Key: c.r.PathValue("key"), Value: value})
 	if err != nil {
 		return err
 	}
 	return c.json(http.StatusOK, customAttributeJSON{Key: a.Key, Value: a.Value})
 }
 
-func (c *call) deleteCustomAttribute() error {
-	id, err := c.pathInt("id")
-	if err != nil {
-		return err
-	}
-	if err := c.s.Users.DeleteCustomAttribute(c.r.Context(), c.actor, id, c.r.PathValue("key")); err != nil {
+func (c *call) deleteCustomAttribute(kind string) error {
+	if err := c.s.Attributes.Delete(c.r.Context(), c.actor, kind, c.r.PathValue("id"), c.r.PathValue("key")); err != nil {
 		return err
 	}
 	return c.noContent()
+}
+
+func userIDs(us []model.User) []int64 {
+	ids := make([]int64, len(us))
+	for i := range us {
+		ids[i] = us[i].ID
+	}
+	return ids
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"quarry/internal/api"
+	"quarry/internal/attributes"
 	"quarry/internal/buildinfo"
 	"quarry/internal/config"
 	"quarry/internal/git"
@@ -108,7 +109,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Handler = api.New(api.Deps{
-		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics,
+		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
 		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
 		MaxBody: cfg.MaxBodyBytes, Registry: reg,

@@ -27,7 +27,8 @@ var allowedImports = map[string][]string{
 	"quarry/internal/uploads":     {"model"},
 	"quarry/internal/users":       {"store", "auth", "model", "uploads"},
 	"quarry/internal/tokens":      {"store", "auth", "model"},
-	"quarry/internal/api":         {"users", "tokens", "uploads", "auth", "model", "projects", "groups", "topics"},
+	"quarry/internal/api":         {"users", "tokens", "uploads", "auth", "model", "projects", "groups", "topics", "attributes"},
+	"quarry/internal/attributes":  {"store", "auth", "model"},
 	"quarry/internal/api/apitest": {"app", "config", "storetest", "auth", "model", "tokens"},
 	"quarry/e2e":                  {"*"},
 }

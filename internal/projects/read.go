@@ -233,12 +233,3 @@ func (s *Service) StarredBy(ctx context.Context, a auth.Actor, userRef string, i
 	in.StarredBy = u.ID
 	return s.List(ctx, a, in, page)
 }
-
-// CustomAttributesOf loads the custom attributes of projects.
-func (s *Service) CustomAttributesOf(ctx context.Context, ps []model.Project) (map[int64][]model.CustomAttribute, error) {
-	ids := make([]int64, len(ps))
-	for i := range ps {
-		ids[i] = ps[i].ID
-	}
-	return s.db.CustomAttributes(ctx, store.AttrsProject, ids)
-}
