@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"strconv"
+	"testing"
 	"time"
 
 	cfgpkg "quarry/internal/config"
@@ -18,3 +19,10 @@ type storeTx = store.Tx
 func osStat(p string) (os.FileInfo, error) { return os.Stat(p) }
 
 func sleep() { time.Sleep(20 * time.Millisecond) }
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

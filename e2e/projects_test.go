@@ -321,3 +321,32 @@ func TestProjects_listFiltersAndPaging(t *testing.T) {
 		s.Get(t, "/projects?order_by=stars", "").Want(t, 400)
 	})
 }
+
+func TestProjects_languages(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		var goP, other struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "gopher", "visibility": "public", "initialize_with_readme": true}}).Want(t, 201).JSON(t, &goP)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "docs", "visibility": "public", "initialize_with_readme": true}}).Want(t, 201).JSON(t, &other)
+		work := t.TempDir()
+		git(t, work, "clone", "-q", repoDir(t, s, goP.ID), "w")
+		w := work + "/w"
+		writeFile(t, w+"/main.go", strings.Repeat("package main\n", 30))
+		writeFile(t, w+"/run.sh", strings.Repeat("e\n", 65))
+		git(t, w, "add", ".")
+		git(t, w, "commit", "-q", "-m", "code")
+		git(t, w, "push", "-q", "origin", "HEAD:main")
+		if err := s.App.Projects.RepositoryChanged(t.Context(), goP.ID); err != nil {
+			t.Fatal(err)
+		}
+		langs := s.Get(t, "/projects/"+itoa(goP.ID)+"/languages", "").Want(t, 200).Object(t)
+		if langs["Go"] != float64(75) || langs["Shell"] != float64(25) {
+			t.Errorf("languages %v", langs)
+		}
+		s.Get(t, "/projects/"+itoa(other.ID)+"/languages", "").Want(t, 200).WantBody(t, `{}`)
+		got := s.Get(t, "/projects?with_programming_language=go", "").Want(t, 200).Array(t)
+		if len(got) != 1 || got[0]["id"] != float64(goP.ID) {
+			t.Errorf("language filter %v", got)
+		}
+	})
+}

@@ -288,6 +288,7 @@ func (s *Service) RepositoryChanged(ctx context.Context, id int64) error {
 	}
 	var readme bool
 	var commits int64
+	langs := map[string]float64{}
 	if !empty {
 		if readme, err = repo.HasFile(ctx, branch, "README.md"); err != nil {
 			return err
@@ -295,12 +296,22 @@ func (s *Service) RepositoryChanged(ctx context.Context, id int64) error {
 		if commits, err = repo.CommitCount(ctx, branch); err != nil {
 			return err
 		}
+		if _, ok, err := repo.ResolveCommit(ctx, branch); err != nil {
+			return err
+		} else if ok {
+			if langs, err = repo.Languages(ctx, branch); err != nil {
+				return err
+			}
+		}
 	}
 	size, err := repo.Size()
 	if err != nil {
 		return err
 	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.SetProjectLanguages(ctx, id, langs); err != nil {
+			return err
+		}
 		return tx.SetRepositoryState(ctx, id, empty, readme, branch, size, commits, s.now().UTC())
 	})
 }

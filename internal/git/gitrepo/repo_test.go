@@ -73,11 +73,23 @@ func TestRepo_createCommitCopy(t *testing.T) {
 	if n, err := r.CommitCount(ctx, "main"); err != nil || n != 2 {
 		t.Errorf("commit count %d, %v", n, err)
 	}
+	_ = c2
 	for path, want := range map[string]bool{"README.md": true, "a/b/c.txt": true, "nope": false} {
 		if got, err := r.HasFile(ctx, "main", path); err != nil || got != want {
 			t.Errorf("HasFile(%s) = %v, %v", path, got, err)
 		}
 	}
+	langCommit, err := r.Commit(ctx, CommitRequest{Branch: "main", Parent: c2, Files: []FileWrite{
+		{Path: "main.go", Content: []byte(strings.Repeat("g", 300))}, {Path: "lib/x.rb", Content: []byte(strings.Repeat("r", 100))}},
+		Author: sig, Committer: sig, Message: "code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	langs, err := r.Languages(ctx, string(langCommit))
+	if err != nil || langs["Go"] != 75 || langs["Ruby"] != 25 || len(langs) != 2 {
+		t.Errorf("languages %v, %v", langs, err)
+	}
+	c2 = langCommit
 	if head, _ := r.HeadBranch(ctx); head != "main" {
 		t.Errorf("head %q", head)
 	}
