@@ -350,3 +350,27 @@ func TestProjects_languages(t *testing.T) {
 		}
 	})
 }
+
+func TestProjects_similarityOrder(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		for _, n := range []string{"my-api-tools", "api", "apix"} {
+			s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": n, "visibility": "public"}}).Want(t, 201)
+			s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "g " + n, "path": "g-" + n, "visibility": "public"}}).Want(t, 201)
+		}
+		var names []string
+		for _, p := range s.Get(t, "/projects?search=api&order_by=similarity", alice.Token).Want(t, 200).Array(t) {
+			names = append(names, p["name"].(string))
+		}
+		if strings.Join(names, ",") != "api,apix,my-api-tools" {
+			t.Errorf("projects by similarity %v", names)
+		}
+		names = nil
+		for _, g := range s.Get(t, "/groups?search=g-api&order_by=similarity", alice.Token).Want(t, 200).Array(t) {
+			names = append(names, g["path"].(string))
+		}
+		if strings.Join(names, ",") != "g-api,g-apix" {
+			t.Errorf("groups by similarity %v", names)
+		}
+	})
+}

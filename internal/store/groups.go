@@ -343,8 +343,13 @@ func (tx *Tx) ListGroups(ctx context.Context, f GroupFilter, page model.Page) ([
 	if col == "" {
 		col = "n.name"
 	}
+	ord := order{column: col, desc: f.Desc}
+	if f.OrderBy == "similarity" && f.Search != "" {
+		ord.rank, ord.rankArgs = similarity(f.Search, "n.name", "n.path")
+		ord.desc = false
+	}
 	spec := listSpec[model.Group]{columns: groupColumns, from: "namespaces n", idCol: "n.id", where: w,
-		order: order{column: col, desc: f.Desc}, scan: scanGroup,
+		order: ord, scan: scanGroup,
 		keyOf: func(g model.Group) (any, int64) {
 			switch col {
 			case "n.path":

@@ -35,12 +35,19 @@ type order struct {
 	column string // SQL expression of the sort key; "" to sort by id alone
 	key    string // name of the key in a keyset cursor
 	desc   bool
+	// rank, when set, orders before the column (best first): a relevance
+	// expression with its arguments, for offset pages only.
+	rank     string
+	rankArgs []any
 }
 
 func (o order) sql(idCol string) string {
 	dir := " ASC"
 	if o.desc {
 		dir = " DESC"
+	}
+	if o.rank != "" {
+		return " ORDER BY " + o.rank + ", " + o.column + dir + ", " + idCol + dir
 	}
 	if o.column == "" || o.column == idCol {
 		return " ORDER BY " + idCol + dir
@@ -122,7 +129,7 @@ func list[T any](ctx context.Context, tx *Tx, s listSpec[T], page model.Page) ([
 		w.keysetCond(s.order, s.idCol, c)
 	}
 	q := "SELECT " + s.columns + " FROM " + s.from + w.sql() + s.order.sql(s.idCol) + " LIMIT ?"
-	args := append(append([]any{}, w.args...), page.PerPage+1)
+	args := append(append(append([]any{}, w.args...), s.order.rankArgs...), page.PerPage+1)
 	if !page.Keyset && page.Offset() > 0 {
 		q += " OFFSET ?"
 		args = append(args, page.Offset())
@@ -179,4 +186,22 @@ func (tx *Tx) ilike(col string) string {
 		return col + ` ILIKE ? ESCAPE '\'`
 	}
 	return col + ` LIKE ? ESCAPE '\'`
+}
+
+// similarity ranks rows by how well cols match term: an exact match first,
+// then a prefix, then the rest.
+func similarity(term string, cols ...string) (string, []any) {
+	t := strings.ToLower(term)
+	prefix := escapeLike(t) + "%"
+	var exact, pre []string
+	var args []any
+	for _, c := range cols {
+		exact = append(exact, "lower("+c+") = ?")
+		args = append(args, t)
+	}
+	for _, c := range cols {
+		pre = append(pre, "lower("+c+") LIKE ? ESCAPE '\\'")
+		args = append(args, prefix)
+	}
+	return "CASE WHEN " + strings.Join(exact, " OR ") + " THEN 0 WHEN " + strings.Join(pre, " OR ") + " THEN 1 ELSE 2 END", args
 }

@@ -349,8 +349,13 @@ func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page
 	if col == "" {
 		col = "p.created_at"
 	}
+	ord := order{column: col, desc: f.Desc}
+	if f.OrderBy == "similarity" && f.Search != "" {
+		ord.rank, ord.rankArgs = similarity(f.Search, "p.name", "p.path")
+		ord.desc = false
+	}
 	spec := listSpec[model.Project]{columns: projectColumns, from: projectFrom, idCol: "p.id", where: w,
-		order: order{column: col, desc: f.Desc}, scan: scanProject,
+		order: ord, scan: scanProject,
 		keyOf: func(p model.Project) (any, int64) {
 			switch col {
 			case "p.name":
