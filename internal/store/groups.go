@@ -288,7 +288,7 @@ func (w *where) visibleGroupCond(v Viewer) {
 		if !v.External {
 			vis = "n.visibility IN ('public', 'internal')"
 		}
-		w.add("("+vis+" OR EXISTS (SELECT 1 FROM namespace_authorizations a WHERE a.user_id = ? AND a.namespace_id = n.id AND (a.expires_at IS NULL OR a.expires_at > ?)))", v.UserID, v.Today)
+		w.add("("+vis+" OR n.id IN (SELECT a.namespace_id FROM namespace_authorizations a WHERE a.user_id = ? AND (a.expires_at IS NULL OR a.expires_at > ?)))", v.UserID, v.Today)
 	}
 }
 
@@ -298,7 +298,7 @@ func (w *where) namespaceAccessCond(v Viewer, minLevel int) {
 	if minLevel < 1 {
 		minLevel = 1
 	}
-	w.add("EXISTS (SELECT 1 FROM namespace_authorizations a WHERE a.user_id = ? AND a.namespace_id = n.id AND a.access_level >= ? AND (a.expires_at IS NULL OR a.expires_at > ?))",
+	w.add("n.id IN (SELECT a.namespace_id FROM namespace_authorizations a WHERE a.user_id = ? AND a.access_level >= ? AND (a.expires_at IS NULL OR a.expires_at > ?))",
 		v.UserID, minLevel, v.Today)
 }
 

@@ -249,7 +249,7 @@ func (w *where) visibleProjectCond(v Viewer) {
 		if !v.External {
 			vis = "p.visibility IN ('public', 'internal')"
 		}
-		w.add("("+vis+" OR EXISTS (SELECT 1 FROM project_authorizations a WHERE a.user_id = ? AND a.project_id = p.id AND a.access_level > 0 AND (a.expires_at IS NULL OR a.expires_at > ?)))", v.UserID, v.Today)
+		w.add("("+vis+" OR p.id IN (SELECT a.project_id FROM project_authorizations a WHERE a.user_id = ? AND a.access_level > 0 AND (a.expires_at IS NULL OR a.expires_at > ?)))", v.UserID, v.Today)
 	}
 }
 
@@ -257,7 +257,7 @@ func (w *where) projectAccessCond(v Viewer, min int) {
 	if min < 1 {
 		min = 1
 	}
-	w.add("EXISTS (SELECT 1 FROM project_authorizations a WHERE a.user_id = ? AND a.project_id = p.id AND a.access_level >= ? AND (a.expires_at IS NULL OR a.expires_at > ?))", v.UserID, min, v.Today)
+	w.add("p.id IN (SELECT a.project_id FROM project_authorizations a WHERE a.user_id = ? AND a.access_level >= ? AND (a.expires_at IS NULL OR a.expires_at > ?))", v.UserID, min, v.Today)
 }
 
 // ListProjects returns one page of projects.
@@ -308,17 +308,18 @@ func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page
 	case f.Membership:
 		w.projectAccessCond(f.Viewer, 1)
 	}
+	// Set conditions (IN a subquery) are computed once, not per row.
 	if f.StarredBy != 0 {
-		w.add("EXISTS (SELECT 1 FROM stars s WHERE s.user_id = ? AND s.project_id = p.id)", f.StarredBy)
+		w.add("p.id IN (SELECT s.project_id FROM stars s WHERE s.user_id = ?)", f.StarredBy)
 	}
 	if f.Starred {
-		w.add("EXISTS (SELECT 1 FROM stars s WHERE s.user_id = ? AND s.project_id = p.id)", f.Viewer.UserID)
+		w.add("p.id IN (SELECT s.project_id FROM stars s WHERE s.user_id = ?)", f.Viewer.UserID)
 	}
 	for _, t := range f.Topics {
-		w.add("EXISTS (SELECT 1 FROM project_topics pt JOIN topics t ON t.id = pt.topic_id WHERE pt.project_id = p.id AND lower(t.name) = ?)", strings.ToLower(t))
+		w.add("p.id IN (SELECT pt.project_id FROM project_topics pt JOIN topics t ON t.id = pt.topic_id WHERE lower(t.name) = ?)", strings.ToLower(t))
 	}
 	if f.TopicID != 0 {
-		w.add("EXISTS (SELECT 1 FROM project_topics pt WHERE pt.project_id = p.id AND pt.topic_id = ?)", f.TopicID)
+		w.add("p.id IN (SELECT pt.project_id FROM project_topics pt WHERE pt.topic_id = ?)", f.TopicID)
 	}
 	if f.IDAfter != 0 {
 		w.add("p.id > ?", f.IDAfter)
@@ -339,7 +340,7 @@ func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page
 		w.add("p.merge_requests_access_level <> 'disabled'")
 	}
 	if f.Language != "" {
-		w.add("EXISTS (SELECT 1 FROM project_languages l WHERE l.project_id = p.id AND lower(l.name) = ?)", strings.ToLower(f.Language))
+		w.add("p.id IN (SELECT l.project_id FROM project_languages l WHERE lower(l.name) = ?)", strings.ToLower(f.Language))
 	}
 	if f.RepositoryStorage != "" {
 		w.add("p.repository_storage = ?", f.RepositoryStorage)

@@ -49,12 +49,16 @@ CREATE TABLE projects (
 );
 CREATE UNIQUE INDEX projects_namespace_path_key ON projects (namespace_id, lower(path));
 CREATE UNIQUE INDEX projects_namespace_name_key ON projects (namespace_id, lower(name));
-CREATE INDEX projects_created_at_id ON projects (created_at, id);
-CREATE INDEX projects_updated_at_id ON projects (updated_at, id);
-CREATE INDEX projects_last_activity_at_id ON projects (last_activity_at, id);
-CREATE INDEX projects_name_id ON projects (name, id);
-CREATE INDEX projects_path_id ON projects (path, id);
-CREATE INDEX projects_visibility_id ON projects (visibility, id);
+-- Every project list filters on pending_delete = FALSE, so each ordering
+-- index leads with it: one range scan serves the order, the keyset
+-- condition and the count.
+CREATE INDEX projects_created_at_id ON projects (pending_delete, created_at, id);
+CREATE INDEX projects_updated_at_id ON projects (pending_delete, updated_at, id);
+CREATE INDEX projects_last_activity_at_id ON projects (pending_delete, last_activity_at, id);
+CREATE INDEX projects_name_id ON projects (pending_delete, name, id);
+CREATE INDEX projects_path_id ON projects (pending_delete, path, id);
+CREATE INDEX projects_live_id ON projects (pending_delete, id, namespace_id, visibility);
+CREATE INDEX projects_namespace ON projects (namespace_id);
 CREATE INDEX projects_forked_from ON projects (forked_from_id);
 CREATE INDEX projects_creator ON projects (creator_id);
 
