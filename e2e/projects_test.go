@@ -374,3 +374,84 @@ func TestProjects_similarityOrder(t *testing.T) {
 		}
 	})
 }
+
+func TestProjects_membershipFilters(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		bob := s.NewUser(t, "bob")
+		var mine, team, theirs struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "mine", "visibility": "public"}}).Want(t, 201).JSON(t, &mine)
+		var g struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: bob.Token, JSON: map[string]any{"name": "Bobs", "path": "bobs", "visibility": "public"}}).Want(t, 201).JSON(t, &g)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: bob.Token, JSON: map[string]any{"name": "team", "namespace_id": g.ID, "visibility": "public"}}).Want(t, 201).JSON(t, &team)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: bob.Token, JSON: map[string]any{"name": "theirs", "visibility": "public"}}).Want(t, 201).JSON(t, &theirs)
+		// Share bob's group project with a group alice owns, as developers.
+		var ag struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "Alices", "path": "alices", "visibility": "public"}}).Want(t, 201).JSON(t, &ag)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(team.ID) + "/share", Token: bob.Token, JSON: map[string]any{"group_id": ag.ID, "group_access": 30}}).Want(t, 201)
+		ids := func(q string) string {
+			var out []string
+			for _, p := range s.Get(t, "/projects?order_by=id&sort=asc&"+q, alice.Token).Want(t, 200).Array(t) {
+				out = append(out, p["name"].(string))
+			}
+			return strings.Join(out, ",")
+		}
+		for q, want := range map[string]string{
+			"":                             "mine,team,theirs",
+			"owned=true":                   "mine",
+			"membership=true":              "mine,team",
+			"min_access_level=30":          "mine,team",
+			"min_access_level=40":          "mine",
+			"id_after=" + itoa(mine.ID):    "team,theirs",
+			"id_before=" + itoa(theirs.ID): "mine,team",
+			"last_activity_after=2000-01-01T00:00:00Z":  "mine,team,theirs",
+			"last_activity_before=2000-01-01T00:00:00Z": "",
+		} {
+			if got := ids(q); got != want {
+				t.Errorf("?%s: %s; want %s", q, got, want)
+			}
+		}
+		// The shared project shows alice's group access in permissions.
+		p := s.Get(t, "/projects/"+itoa(team.ID), alice.Token).Object(t)
+		perm := p["permissions"].(map[string]any)
+		if perm["project_access"] != nil || perm["group_access"] != nil {
+			t.Errorf("permissions of a shared project %v", perm)
+		}
+		p = s.Get(t, "/projects/"+itoa(team.ID), bob.Token).Object(t)
+		if ga, _ := p["permissions"].(map[string]any)["group_access"].(map[string]any); ga == nil || ga["access_level"] != float64(50) {
+			t.Errorf("owner's group_access %v", p["permissions"])
+		}
+		// Statistics need a reporter: alice (developer through the share) sees them, anonymous callers do not.
+		if st := s.Get(t, "/projects/"+itoa(team.ID)+"?statistics=true", alice.Token).Object(t)["statistics"]; st == nil {
+			t.Error("statistics hidden from a developer")
+		}
+		if _, ok := s.Get(t, "/projects/"+itoa(theirs.ID)+"?statistics=true", alice.Token).Object(t)["statistics"]; ok {
+			t.Error("statistics shown to a non-member")
+		}
+	})
+}
+
+func TestGroups_keysetForAnonymous(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		for _, n := range []string{"delta", "alpha", "charlie", "bravo", "echo"} {
+			s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": n, "path": n, "visibility": "public"}}).Want(t, 201)
+		}
+		next := s.URL + "/api/v4/groups?pagination=keyset&order_by=name&sort=asc&per_page=2"
+		var seen []string
+		for next != "" {
+			r := s.Get(t, next, "").Want(t, 200)
+			for _, g := range r.Array(t) {
+				seen = append(seen, g["name"].(string))
+			}
+			next = ""
+			if l := r.Header.Get("Link"); l != "" {
+				next = l[strings.Index(l, "<")+1 : strings.Index(l, ">")]
+			}
+		}
+		if strings.Join(seen, ",") != "alpha,bravo,charlie,delta,echo" {
+			t.Errorf("keyset groups %v", seen)
+		}
+		s.Get(t, "/groups?pagination=keyset&order_by=name", alice.Token).Want(t, 405)
+	})
+}
