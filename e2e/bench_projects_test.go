@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,65 +10,43 @@ import (
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
 	"quarry/internal/store"
-	"quarry/internal/storetest"
 )
 
 // benchProjects is the size of the project table the list benchmarks use.
 const benchProjects = 100_000
 
-var benchProjectServer struct {
-	once sync.Once
-	s    *apitest.Server
-	err  error
-}
+var projectsBench seeded
 
-// projectsBenchServer starts one server with benchProjects public projects
-// in root's namespace, every tenth with the topic "tenth".
+// projectsBenchServer is a server with benchProjects public projects in
+// root's namespace, every tenth with the topic "tenth".
 func projectsBenchServer(b *testing.B) *apitest.Server {
-	benchProjectServer.once.Do(func() {
-		target := storetest.Target{Name: "sqlite"}
-		if os.Getenv("QUARRY_BENCH_POSTGRES") != "" {
-			target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresSchema(&keepAlive{b})}
-		}
-		s := apitest.Start(&keepAlive{b}, target)
-		start := time.Now()
-		ctx := context.Background()
-		root, err := s.App.DB.UserByUsername(ctx, "root")
+	return projectsBench.get(b, fmt.Sprintf("%d projects", benchProjects), func(ctx context.Context, s *apitest.Server, tx *store.Tx) error {
+		root, err := tx.UserByUsername(ctx, "root")
 		if err != nil {
-			benchProjectServer.err = err
-			return
+			return err
 		}
-		ns, err := s.App.DB.NamespaceByID(ctx, root.NamespaceID)
+		ns, err := tx.NamespaceByID(ctx, root.NamespaceID)
 		if err != nil {
-			benchProjectServer.err = err
-			return
+			return err
 		}
 		now := time.Now().UTC()
-		err = s.App.DB.InTx(ctx, func(tx *store.Tx) error {
-			for i := 0; i < benchProjects; i++ {
-				p := model.Project{NamespaceID: ns.ID, Namespace: ns, CreatorID: root.ID, Name: fmt.Sprintf("project %06d", i),
-					Path: fmt.Sprintf("project-%06d", i), Description: "a project", Visibility: model.Public, DefaultBranch: "main",
-					RepositoryStorage: "default", DiskPath: gitrepo.HashedPath("", int64(i+1)), EmptyRepo: true, ImportStatus: "none",
-					IssuesAccessLevel: "enabled", MergeRequestsAccessLevel: "enabled", Settings: model.DefaultProjectSettings(),
-					LastActivityAt: now, CreatedAt: now.Add(time.Duration(i) * time.Millisecond), UpdatedAt: now}
-				if err := tx.CreateProject(ctx, &p); err != nil {
+		for i := 0; i < benchProjects; i++ {
+			p := model.Project{NamespaceID: ns.ID, Namespace: ns, CreatorID: root.ID, Name: fmt.Sprintf("project %06d", i),
+				Path: fmt.Sprintf("project-%06d", i), Description: "a project", Visibility: model.Public, DefaultBranch: "main",
+				RepositoryStorage: "default", DiskPath: gitrepo.HashedPath("", int64(i+1)), EmptyRepo: true, ImportStatus: "none",
+				IssuesAccessLevel: "enabled", MergeRequestsAccessLevel: "enabled", Settings: model.DefaultProjectSettings(),
+				LastActivityAt: now, CreatedAt: now.Add(time.Duration(i) * time.Millisecond), UpdatedAt: now}
+			if err := tx.CreateProject(ctx, &p); err != nil {
+				return err
+			}
+			if i%10 == 0 {
+				if err := tx.SetProjectTopics(ctx, p.ID, []string{"tenth"}); err != nil {
 					return err
 				}
-				if i%10 == 0 {
-					if err := tx.SetProjectTopics(ctx, p.ID, []string{"tenth"}); err != nil {
-						return err
-					}
-				}
 			}
-			return nil
-		})
-		benchProjectServer.s, benchProjectServer.err = s, err
-		fmt.Fprintf(os.Stderr, "seeded %d projects on %s in %s\n", benchProjects, target.Name, time.Since(start).Round(time.Millisecond))
+		}
+		return nil
 	})
-	if benchProjectServer.err != nil {
-		b.Fatal(benchProjectServer.err)
-	}
-	return benchProjectServer.s
 }
 
 // BenchmarkProjectsList lists projects as a signed-in user (the full

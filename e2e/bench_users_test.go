@@ -20,43 +20,51 @@ import (
 // benchUsers is the size of the user table the list benchmarks run on.
 const benchUsers = 100_000
 
-var benchServer struct {
+// seeded is a server shared by the benchmarks of one table, seeded once.
+type seeded struct {
 	once sync.Once
 	s    *apitest.Server
 	err  error
 }
 
-// usersBenchServer starts one server with benchUsers users for all list
-// benchmarks (on PostgreSQL when QUARRY_BENCH_POSTGRES=1 and
-// QUARRY_TEST_DATABASE_URL are set).
-func usersBenchServer(b *testing.B) *apitest.Server {
-	benchServer.once.Do(func() {
+// get starts the server on first use (on PostgreSQL when
+// QUARRY_BENCH_POSTGRES=1 and QUARRY_TEST_DATABASE_URL are set) and fills it
+// with seed inside one transaction.
+func (sd *seeded) get(b *testing.B, what string, seed func(ctx context.Context, s *apitest.Server, tx *store.Tx) error) *apitest.Server {
+	sd.once.Do(func() {
 		target := storetest.Target{Name: "sqlite"}
 		if os.Getenv("QUARRY_BENCH_POSTGRES") != "" {
 			target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresSchema(&keepAlive{b})}
 		}
 		s := apitest.Start(&keepAlive{b}, target)
 		start := time.Now()
-		now := time.Now().UTC()
-		err := s.App.DB.InTx(context.Background(), func(tx *store.Tx) error {
-			for i := 0; i < benchUsers; i++ {
-				u := model.User{Username: fmt.Sprintf("user%06d", i), Email: fmt.Sprintf("user%06d@example.com", i),
-					Name: fmt.Sprintf("User %06d", (i*7919)%benchUsers), State: model.UserActive, Type: model.UserHuman,
-					CanCreateGroup: true, ProjectsLimit: 100000, ThemeID: 1, ColorSchemeID: 1,
-					CreatedAt: now.Add(time.Duration(i) * time.Millisecond), UpdatedAt: now}
-				if err := tx.CreateUser(context.Background(), &u); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		benchServer.s, benchServer.err = s, err
-		fmt.Fprintf(os.Stderr, "seeded %d users on %s in %s\n", benchUsers, target.Name, time.Since(start).Round(time.Millisecond))
+		ctx := context.Background()
+		sd.s, sd.err = s, s.App.DB.InTx(ctx, func(tx *store.Tx) error { return seed(ctx, s, tx) })
+		fmt.Fprintf(os.Stderr, "seeded %s on %s in %s\n", what, target.Name, time.Since(start).Round(time.Millisecond))
 	})
-	if benchServer.err != nil {
-		b.Fatal(benchServer.err)
+	if sd.err != nil {
+		b.Fatal(sd.err)
 	}
-	return benchServer.s
+	return sd.s
+}
+
+var usersBench seeded
+
+// usersBenchServer is a server with benchUsers users.
+func usersBenchServer(b *testing.B) *apitest.Server {
+	return usersBench.get(b, fmt.Sprintf("%d users", benchUsers), func(ctx context.Context, s *apitest.Server, tx *store.Tx) error {
+		now := time.Now().UTC()
+		for i := 0; i < benchUsers; i++ {
+			u := model.User{Username: fmt.Sprintf("user%06d", i), Email: fmt.Sprintf("user%06d@example.com", i),
+				Name: fmt.Sprintf("User %06d", (i*7919)%benchUsers), State: model.UserActive, Type: model.UserHuman,
+				CanCreateGroup: true, ProjectsLimit: 100000, ThemeID: 1, ColorSchemeID: 1,
+				CreatedAt: now.Add(time.Duration(i) * time.Millisecond), UpdatedAt: now}
+			if err := tx.CreateUser(ctx, &u); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // keepAlive hands a benchmark's TB to helpers that register cleanups, but

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -155,47 +156,31 @@ func (tx *Tx) AddMember(ctx context.Context, sourceType string, sourceID, userID
 
 // ProjectAccessLevels is ProjectAccess for several projects at once.
 func (tx *Tx) ProjectAccessLevels(ctx context.Context, userID int64, ids []int64, today string) (map[int64]model.AccessLevel, error) {
-	out := map[int64]model.AccessLevel{}
-	if userID == 0 || len(ids) == 0 {
-		return out, nil
-	}
-	err := tx.each(ctx, "SELECT project_id, MAX(access_level) FROM project_authorizations WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?) AND project_id IN ("+
-		placeholders(len(ids))+") GROUP BY project_id", append([]any{userID, today}, int64Args(ids)...), func(r *sql.Rows) error {
-		var id int64
-		var lvl model.AccessLevel
-		err := r.Scan(&id, &lvl)
-		out[id] = lvl
-		return err
-	})
-	return out, err
+	return tx.levels(ctx, "SELECT project_id, MAX(access_level) FROM project_authorizations WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?) AND project_id IN (%s) GROUP BY project_id",
+		[]any{userID, today}, userID, ids)
 }
 
 // NamespaceAccessLevels is NamespaceAccess for several namespaces at once.
 func (tx *Tx) NamespaceAccessLevels(ctx context.Context, userID int64, ids []int64, today string) (map[int64]model.AccessLevel, error) {
-	out := map[int64]model.AccessLevel{}
-	if userID == 0 || len(ids) == 0 {
-		return out, nil
-	}
-	err := tx.each(ctx, "SELECT namespace_id, MAX(access_level) FROM namespace_authorizations WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?) AND namespace_id IN ("+
-		placeholders(len(ids))+") GROUP BY namespace_id", append([]any{userID, today}, int64Args(ids)...), func(r *sql.Rows) error {
-		var id int64
-		var lvl model.AccessLevel
-		err := r.Scan(&id, &lvl)
-		out[id] = lvl
-		return err
-	})
-	return out, err
+	return tx.levels(ctx, "SELECT namespace_id, MAX(access_level) FROM namespace_authorizations WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?) AND namespace_id IN (%s) GROUP BY namespace_id",
+		[]any{userID, today}, userID, ids)
 }
 
 // MemberLevels returns a user's direct membership level in several
 // sources of one type.
 func (tx *Tx) MemberLevels(ctx context.Context, sourceType string, ids []int64, userID int64, today string) (map[int64]model.AccessLevel, error) {
+	return tx.levels(ctx, "SELECT source_id, access_level FROM members WHERE source_type = ? AND user_id = ? AND pending = FALSE AND (expires_at IS NULL OR expires_at > ?) AND source_id IN (%s)",
+		[]any{sourceType, userID, today}, userID, ids)
+}
+
+// levels runs a query of (id, level) rows for the ids (substituted at %s)
+// after the leading args; nothing to ask for an anonymous user.
+func (tx *Tx) levels(ctx context.Context, q string, args []any, userID int64, ids []int64) (map[int64]model.AccessLevel, error) {
 	out := map[int64]model.AccessLevel{}
 	if userID == 0 || len(ids) == 0 {
 		return out, nil
 	}
-	err := tx.each(ctx, "SELECT source_id, access_level FROM members WHERE source_type = ? AND user_id = ? AND pending = FALSE AND (expires_at IS NULL OR expires_at > ?) AND source_id IN ("+
-		placeholders(len(ids))+")", append([]any{sourceType, userID, today}, int64Args(ids)...), func(r *sql.Rows) error {
+	err := tx.each(ctx, fmt.Sprintf(q, placeholders(len(ids))), append(args, int64Args(ids)...), func(r *sql.Rows) error {
 		var id int64
 		var lvl model.AccessLevel
 		err := r.Scan(&id, &lvl)
