@@ -455,3 +455,29 @@ func TestGroups_keysetForAnonymous(t *testing.T) {
 		s.Get(t, "/groups?pagination=keyset&order_by=name", alice.Token).Want(t, 405)
 	})
 }
+
+func TestProjects_license(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		var p struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "lic", "initialize_with_readme": true}}).Want(t, 201).JSON(t, &p)
+		r := s.Get(t, "/projects/"+itoa(p.ID)+"?license=true", alice.Token).Want(t, 200).Object(t)
+		if v, ok := r["license"]; !ok || v != nil {
+			t.Errorf("license without a file: %v", v)
+		}
+		work := t.TempDir()
+		git(t, work, "clone", "-q", repoDir(t, s, p.ID), "w")
+		writeFile(t, work+"/w/LICENSE", "MIT License\n\nPermission is hereby granted, free of charge, to any person obtaining a copy\n")
+		git(t, work+"/w", "add", ".")
+		git(t, work+"/w", "commit", "-q", "-m", "license")
+		git(t, work+"/w", "push", "-q", "origin", "HEAD:main")
+		r = s.Get(t, "/projects/"+itoa(p.ID)+"?license=true", alice.Token).Want(t, 200).Object(t)
+		lic, _ := r["license"].(map[string]any)
+		if lic == nil || lic["key"] != "mit" || r["license_url"] != s.URL+"/alice/lic/-/blob/main/LICENSE" {
+			t.Errorf("license %v %v", r["license"], r["license_url"])
+		}
+		if _, ok := s.Get(t, "/projects/"+itoa(p.ID), alice.Token).Object(t)["license"]; ok {
+			t.Error("license shown without license=true")
+		}
+	})
+}

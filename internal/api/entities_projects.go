@@ -210,8 +210,18 @@ type projectJSON struct {
 	MarkedForDeletionOn                    *string                         `json:"marked_for_deletion_on"`
 	Statistics                             *statisticsJSON                 `json:"statistics,omitempty"`
 	Permissions                            *permissionsJSON                `json:"permissions,omitempty"`
-	LicenseURL                             *string                         `json:"license_url,omitempty"`
-	License                                *licenseJSON                    `json:"license,omitempty"`
+	ContainerRegistryImagePrefix           string                          `json:"container_registry_image_prefix"`
+	MirrorUserID                           *int64                          `json:"mirror_user_id,omitempty"`
+	MirrorTriggerBuilds                    *bool                           `json:"mirror_trigger_builds,omitempty"`
+	OnlyMirrorProtectedBranches            *bool                           `json:"only_mirror_protected_branches,omitempty"`
+	MirrorOverwritesDivergedBranches       *bool                           `json:"mirror_overwrites_diverged_branches,omitempty"`
+}
+
+// projectWithLicenseJSON is a project asked for with license=true.
+type projectWithLicenseJSON struct {
+	projectJSON
+	LicenseURL *string      `json:"license_url"`
+	License    *licenseJSON `json:"license"`
 }
 
 type licenseJSON struct {
@@ -253,7 +263,7 @@ func (s *Server) projectBasic(v *projects.View, a auth.Actor) projectBasicJSON {
 
 func featureOn(level string) bool { return level != "disabled" }
 
-func (s *Server) project(v *projects.View, a auth.Actor, withLicense bool) projectJSON {
+func (s *Server) project(v *projects.View, a auth.Actor) projectJSON {
 	p := &v.Project
 	st := &p.Settings
 	self := fmt.Sprintf("%s/api/v4/projects/%d", s.externalURL, p.ID)
@@ -331,10 +341,12 @@ func (s *Server) project(v *projects.View, a auth.Actor, withLicense bool) proje
 		}
 		j.Permissions = perm
 	}
-	if withLicense {
-		// Quarry does not detect licenses in repositories yet: none is
-		// reported.
-		j.LicenseURL, j.License = nil, nil
+	if u, err := url.Parse(s.externalURL); err == nil {
+		j.ContainerRegistryImagePrefix = u.Host + "/" + strings.ToLower(p.FullPath())
+	}
+	if st.Mirror && v.CanAdmin {
+		j.MirrorUserID, j.MirrorTriggerBuilds = st.MirrorUserID, &st.MirrorTriggerBuilds
+		j.OnlyMirrorProtectedBranches, j.MirrorOverwritesDivergedBranches = &st.OnlyMirrorProtectedBranches, &st.MirrorOverwritesDivergedBranches
 	}
 	return j
 }

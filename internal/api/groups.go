@@ -183,7 +183,7 @@ func (c *call) groupDetail(status int, g model.Group, withProjects bool) error {
 			}
 			list := make([]projectJSON, len(views))
 			for i := range views {
-				list[i] = c.s.project(&views[i], c.actor, false)
+				list[i] = c.s.project(&views[i], c.actor)
 			}
 			*part.dst = &list
 		}

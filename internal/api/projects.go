@@ -141,7 +141,7 @@ func (c *call) renderProjects(ps []model.Project, simple, withStats, withCustom 
 	}
 	out := make([]projectJSON, len(views))
 	for i := range views {
-		out[i] = c.s.project(&views[i], c.actor, false)
+		out[i] = c.s.project(&views[i], c.actor)
 		if attrs != nil {
 			out[i].CustomAttributes = customAttributes(attrs[ps[i].ID])
 		}
@@ -158,7 +158,23 @@ func (c *call) renderProject(status int, p model.Project, withStats, withLicense
 	if !c.actor.SignedIn() {
 		return c.json(status, c.s.projectBasic(&views[0], c.actor))
 	}
-	return c.json(status, c.s.project(&views[0], c.actor, withLicense))
+	j := c.s.project(&views[0], c.actor)
+	if !withLicense {
+		return c.json(status, j)
+	}
+	out := projectWithLicenseJSON{projectJSON: j}
+	if views[0].CanReadCode {
+		lic, err := c.s.Projects.DetectLicense(c.r.Context(), p)
+		if err != nil {
+			return err
+		}
+		if lic != nil {
+			u := c.s.projectWebURL(&p) + "/-/blob/" + p.DefaultBranch + "/" + lic.Path
+			out.LicenseURL = &u
+			out.License = &licenseJSON{Key: lic.Key, Name: lic.Name, Nickname: lic.Nickname, HTMLURL: lic.HTMLURL, SourceURL: lic.SourceURL}
+		}
+	}
+	return c.json(status, out)
 }
 
 var projectOrderBy = []string{"id", "name", "path", "created_at", "updated_at", "last_activity_at", "similarity",

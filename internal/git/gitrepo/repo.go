@@ -323,3 +323,36 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (git.ObjectID, err
 	}
 	return id, nil
 }
+
+// ReadFile returns up to max bytes of the file at path in rev; ok is false
+// when there is no such file.
+func (r *Repo) ReadFile(ctx context.Context, rev, path string, max int64) ([]byte, bool, error) {
+	exists, err := r.HasFile(ctx, rev, path)
+	if err != nil || !exists {
+		return nil, false, err
+	}
+	var buf bytes.Buffer
+	w := &limitWriter{w: &buf, n: max}
+	if _, err := r.run(ctx, git.Command{Name: "cat-file", Args: []string{"blob", rev + ":" + path}}, git.Options{Stdout: w}); err != nil {
+		return nil, false, err
+	}
+	return buf.Bytes(), true, nil
+}
+
+// limitWriter keeps the first n bytes and drops the rest.
+type limitWriter struct {
+	w *bytes.Buffer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := int64(len(p))
+		if k > l.n {
+			k = l.n
+		}
+		l.w.Write(p[:k])
+		l.n -= k
+	}
+	return len(p), nil
+}
