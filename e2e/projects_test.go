@@ -481,3 +481,43 @@ func TestProjects_license(t *testing.T) {
 		}
 	})
 }
+
+func TestProjects_featureAndStorageFilters(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "plain", "visibility": "public"}}).Want(t, 201)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "quiet", "visibility": "public",
+			"issues_access_level": "disabled", "merge_requests_enabled": false}}).Want(t, 201)
+		count := func(q, token string) int { return len(s.Get(t, "/projects?"+q, token).Want(t, 200).Array(t)) }
+		if n := count("with_issues_enabled=true", ""); n != 1 {
+			t.Errorf("with_issues_enabled: %d", n)
+		}
+		if n := count("with_merge_requests_enabled=true", ""); n != 1 {
+			t.Errorf("with_merge_requests_enabled: %d", n)
+		}
+		if n := count("repository_storage=default", s.RootToken); n != 2 {
+			t.Errorf("repository_storage=default: %d", n)
+		}
+		if n := count("repository_storage=elsewhere", s.RootToken); n != 0 {
+			t.Errorf("repository_storage=elsewhere: %d", n)
+		}
+		// Only administrators filter by storage; others see everything.
+		if n := count("repository_storage=elsewhere", alice.Token); n != 2 {
+			t.Errorf("non-admin storage filter applied: %d", n)
+		}
+		// Group statistics for administrators.
+		var g struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "Stats", "path": "stats"}}).Want(t, 201).JSON(t, &g)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "in", "namespace_id": g.ID, "initialize_with_readme": true}}).Want(t, 201)
+		st, _ := s.Get(t, "/groups/"+itoa(g.ID)+"?statistics=true", s.RootToken).Object(t)["statistics"].(map[string]any)
+		if st == nil || st["repository_size"].(float64) <= 0 {
+			t.Errorf("group statistics %v", st)
+		}
+		if _, ok := s.Get(t, "/groups/"+itoa(g.ID)+"?statistics=true", alice.Token).Object(t)["statistics"]; ok {
+			t.Error("statistics shown to a non-admin")
+		}
+		if gs := s.Get(t, "/groups?statistics=true", s.RootToken).Array(t); len(gs) != 1 || gs[0]["statistics"] == nil {
+			t.Errorf("group list statistics %v", gs)
+		}
+	})
+}
