@@ -405,3 +405,5 @@ func (p *Params) Keys() []string {
 	sort.Strings(keys)
 	return keys
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -5,6 +5,7 @@ import (
 
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
+	"quarry/internal/members"
 	"quarry/internal/model"
 )
 
@@ -100,6 +101,42 @@ func (s *Server) routes() {
 	} {
 		s.register(rt)
 	}
+	// Members of projects and groups.
+	for _, kind := range []string{members.Projects, members.Groups} {
+		kind := kind
+		base := "/" + kind + "/{id}/members"
+		for _, rt := range []route{
+			{"GET", base, signedIn, scopeDefault, func(c *call) error { return c.listMembers(kind, false) }},
+			{"GET", base + "/all", signedIn, scopeDefault, func(c *call) error { return c.listMembers(kind, true) }},
+			{"GET", base + "/{user_id}", signedIn, scopeDefault, func(c *call) error { return c.getMember(kind, false) }},
+			{"GET", base + "/all/{user_id}", signedIn, scopeDefault, func(c *call) error { return c.getMember(kind, true) }},
+			{"POST", base, signedIn, scopeDefault, func(c *call) error { return c.addMember(kind) }},
+			{"PUT", base + "/{user_id}", signedIn, scopeDefault, func(c *call) error { return c.updateMember(kind) }},
+			{"DELETE", base + "/{user_id}", signedIn, scopeDefault, func(c *call) error { return c.removeMember(kind) }},
+		} {
+			s.register(rt)
+		}
+	}
+	for _, rt := range []route{
+		{"POST", "/groups/{id}/members/{user_id}/override", signedIn, scopeDefault, func(c *call) error { return c.memberOverride(true) }},
+		{"DELETE", "/groups/{id}/members/{user_id}/override", signedIn, scopeDefault, func(c *call) error { return c.memberOverride(false) }},
+		{"PUT", "/groups/{id}/members/{user_id}/approve", signedIn, scopeDefault, (*call).approveMember},
+		{"POST", "/groups/{id}/members/approve_all", signedIn, scopeDefault, (*call).approveAllMembers},
+		{"GET", "/groups/{id}/pending_members", signedIn, scopeDefault, (*call).pendingMembers},
+		{"GET", "/groups/{id}/billable_members", signedIn, scopeDefault, (*call).billableMembers},
+		{"GET", "/groups/{id}/billable_members/{user_id}/memberships", signedIn, scopeDefault, (*call).billableMemberships},
+		{"DELETE", "/groups/{id}/billable_members/{user_id}", signedIn, scopeDefault, (*call).removeBillable},
+
+		// Protected branches.
+		{"GET", "/projects/{id}/protected_branches", signedIn, scopeDefault, (*call).listProtectedBranches},
+		{"GET", "/projects/{id}/protected_branches/{name}", signedIn, scopeDefault, (*call).getProtectedBranch},
+		{"POST", "/projects/{id}/protected_branches", signedIn, scopeDefault, (*call).protectBranch},
+		{"PATCH", "/projects/{id}/protected_branches/{name}", signedIn, scopeDefault, (*call).updateProtectedBranch},
+		{"DELETE", "/projects/{id}/protected_branches/{name}", signedIn, scopeDefault, (*call).unprotectBranch},
+	} {
+		s.register(rt)
+	}
+
 	// Custom attributes of users, projects and groups (administrators).
 	for _, kind := range []struct{ path, name string }{{"users", attributes.Users}, {"projects", attributes.Projects}, {"groups", attributes.Groups}} {
 		name := kind.name

@@ -18,6 +18,7 @@ import (
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
 	"quarry/internal/groups"
+	"quarry/internal/members"
 	"quarry/internal/model"
 	"quarry/internal/projects"
 	"quarry/internal/tokens"
@@ -39,6 +40,7 @@ type Deps struct {
 	Groups      *groups.Service
 	Topics      *topics.Service
 	Attributes  *attributes.Service
+	Members     *members.Service
 	Uploads     *uploads.Store
 	DB          Pinger
 	Log         *slog.Logger

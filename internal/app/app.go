@@ -24,6 +24,7 @@ import (
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/groups"
+	"quarry/internal/members"
 	"quarry/internal/projects"
 	"quarry/internal/store"
 	"quarry/internal/tasks"
@@ -110,6 +111,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Handler = api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
+		Members: members.New(db, a.Projects, a.Groups, cfg.UserCap),
 		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
 		MaxBody: cfg.MaxBodyBytes, Registry: reg,

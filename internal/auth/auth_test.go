@@ -99,3 +99,73 @@ func TestCan(t *testing.T) {
 		}
 	}
 }
+
+func TestCan_projectRoles(t *testing.T) {
+	lvl := func(l model.AccessLevel) *model.AccessLevel { return &l }
+	rules := []model.ProtectedBranch{
+		{Name: "main", Push: []model.BranchAccess{{AccessLevel: lvl(model.Maintainer)}}},
+		{Name: "release/*", Push: []model.BranchAccess{{AccessLevel: lvl(model.Developer)}}},
+		{Name: "frozen", Push: []model.BranchAccess{{AccessLevel: lvl(model.NoOneAccess)}}},
+	}
+	roles := []struct {
+		name   string
+		actor  Actor
+		access model.AccessLevel
+	}{
+		{"anonymous", Anonymous, 0},
+		{"external", Actor{User: &model.User{ID: 9, External: true}}, 0},
+		{"user", Actor{User: &model.User{ID: 9}}, 0},
+		{"guest", Actor{User: &model.User{ID: 9}}, model.Guest},
+		{"reporter", Actor{User: &model.User{ID: 9}}, model.Reporter},
+		{"developer", Actor{User: &model.User{ID: 9}}, model.Developer},
+		{"maintainer", Actor{User: &model.User{ID: 9}}, model.Maintainer},
+		{"owner", Actor{User: &model.User{ID: 9}}, model.Owner},
+		{"admin", Actor{User: &model.User{ID: 1, Admin: true}}, 0},
+	}
+	// want[action][visibility] lists the roles allowed, in the order above.
+	type cell map[model.Visibility]string
+	want := map[string]cell{
+		"read":         {model.Public: "anonymous external user guest reporter developer maintainer owner admin", model.Internal: "user guest reporter developer maintainer owner admin", model.Private: "guest reporter developer maintainer owner admin"},
+		"read_code":    {model.Public: "anonymous external user guest reporter developer maintainer owner admin", model.Internal: "user guest reporter developer maintainer owner admin", model.Private: "reporter developer maintainer owner admin"},
+		"push_feature": {model.Public: "developer maintainer owner admin", model.Internal: "developer maintainer owner admin", model.Private: "developer maintainer owner admin"},
+		"push_main":    {model.Public: "maintainer owner admin", model.Internal: "maintainer owner admin", model.Private: "maintainer owner admin"},
+		"push_release": {model.Public: "developer maintainer owner admin", model.Internal: "developer maintainer owner admin", model.Private: "developer maintainer owner admin"},
+		"push_frozen":  {model.Public: "", model.Internal: "", model.Private: ""},
+		"members":      {model.Public: "maintainer owner admin", model.Internal: "maintainer owner admin", model.Private: "maintainer owner admin"},
+		"settings":     {model.Public: "maintainer owner admin", model.Internal: "maintainer owner admin", model.Private: "maintainer owner admin"},
+		"delete":       {model.Public: "owner admin", model.Internal: "owner admin", model.Private: "owner admin"},
+		"read_members": {model.Public: "external user guest reporter developer maintainer owner admin", model.Internal: "user guest reporter developer maintainer owner admin", model.Private: "guest reporter developer maintainer owner admin"},
+		"protect":      {model.Public: "maintainer owner admin", model.Internal: "maintainer owner admin", model.Private: "maintainer owner admin"},
+	}
+	branch := func(name string) *Branch { return &Branch{Name: name, Rules: rules} }
+	check := map[string]func(a Actor, r Resource) bool{
+		"read":         func(a Actor, r Resource) bool { return Can(a, ReadProject, r) },
+		"read_code":    func(a Actor, r Resource) bool { return Can(a, ReadCode, r) },
+		"push_feature": func(a Actor, r Resource) bool { r.Branch = branch("feature"); return Can(a, PushCode, r) },
+		"push_main":    func(a Actor, r Resource) bool { r.Branch = branch("main"); return Can(a, PushCode, r) },
+		"push_release": func(a Actor, r Resource) bool { r.Branch = branch("release/2.0"); return Can(a, PushCode, r) },
+		"push_frozen":  func(a Actor, r Resource) bool { r.Branch = branch("frozen"); return Can(a, PushCode, r) },
+		"members":      func(a Actor, r Resource) bool { return Can(a, AdminProjectMembers, r) },
+		"settings":     func(a Actor, r Resource) bool { return Can(a, UpdateProject, r) },
+		"delete":       func(a Actor, r Resource) bool { return Can(a, OwnProject, r) },
+		"read_members": func(a Actor, r Resource) bool { return Can(a, ReadMembers, r) },
+		"protect":      func(a Actor, r Resource) bool { return Can(a, AdminProtectedBranches, r) },
+	}
+	for action, cells := range want {
+		for vis, allowed := range cells {
+			p := &model.Project{Visibility: vis, Settings: model.DefaultProjectSettings()}
+			for _, role := range roles {
+				got := check[action](role.actor, Resource{Project: p, Access: role.access})
+				exp := strings.Contains(" "+allowed+" ", " "+role.name+" ")
+				if got != exp {
+					t.Errorf("%s on %s project as %s: %v; want %v", action, vis, role.name, got, exp)
+				}
+			}
+		}
+	}
+	// Archived projects take no pushes.
+	p := &model.Project{Visibility: model.Public, Archived: true, Settings: model.DefaultProjectSettings()}
+	if Can(roles[6].actor, PushCode, Resource{Project: p, Access: model.Maintainer, Branch: branch("feature")}) {
+		t.Error("push to an archived project")
+	}
+}

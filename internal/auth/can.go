@@ -37,7 +37,24 @@ const (
 	CreateProjectInGroup Action = "create_projects"
 	CreateTopLevelGroup  Action = "create_group"
 	AdminInstance        Action = "admin_all_resources"
+
+	// Members and protected branches.
+	ReadMembers            Action = "read_member"
+	AdminProjectMembers    Action = "admin_project_member"
+	AdminGroupMembers      Action = "admin_group_member"
+	ReadProtectedBranches  Action = "read_protected_branch"
+	AdminProtectedBranches Action = "admin_protected_branch"
+	// PushCode writes to Resource.Branch: protected branches follow their
+	// push grants, others need a developer.
+	PushCode Action = "push_code"
 )
+
+// Branch is the branch a push or file write targets, with the project's
+// protected branch rules.
+type Branch struct {
+	Name  string
+	Rules []model.ProtectedBranch
+}
 
 // Resource is what an action applies to; only the fields an action needs
 // are set. Access is the actor's effective access level to the project or
@@ -50,6 +67,7 @@ type Resource struct {
 	Project *model.Project
 	Group   *model.Group
 	Access  model.AccessLevel
+	Branch  *Branch
 }
 
 // visible applies a visibility level to an actor without membership.
@@ -165,6 +183,63 @@ var rules = map[Action]rule{
 		return a.SignedIn() && (a.Admin() || (a.User.CanCreateGroup && !a.User.External))
 	},
 	AdminInstance: func(a Actor, r Resource) bool { return a.Admin() },
+
+	ReadMembers: func(a Actor, r Resource) bool {
+		if !a.SignedIn() {
+			return false
+		}
+		if r.Project != nil {
+			return readProject(a, r)
+		}
+		return r.Group != nil && (a.Admin() || visible(a, r.Group.Visibility) || r.Access >= 0)
+	},
+	AdminProjectMembers: func(a Actor, r Resource) bool { return r.Project != nil && (a.Admin() || r.Access >= model.Maintainer) },
+	AdminGroupMembers:   func(a Actor, r Resource) bool { return r.Group != nil && (a.Admin() || r.Access >= model.Owner) },
+	ReadProtectedBranches: func(a Actor, r Resource) bool {
+		return readCode(a, r) && (a.Admin() || r.Access >= model.Developer)
+	},
+	AdminProtectedBranches: func(a Actor, r Resource) bool {
+		return r.Project != nil && (a.Admin() || r.Access >= model.Maintainer)
+	},
+	PushCode: pushCode,
+}
+
+// pushCode decides a write to a branch: an archived project takes none;
+// a branch covered by protected branch rules takes pushes from the grants
+// of any matching rule; any other branch from developers up.
+func pushCode(a Actor, r Resource) bool {
+	if r.Project == nil || r.Branch == nil || !a.SignedIn() || r.Project.Archived || !readCode(a, r) {
+		return false
+	}
+	matched := false
+	for _, rule := range r.Branch.Rules {
+		if !model.MatchesBranch(rule.Name, r.Branch.Name) {
+			continue
+		}
+		matched = true
+		for _, g := range rule.Push {
+			switch {
+			case g.UserID != nil:
+				if a.Is(*g.UserID) && r.Access >= model.Developer {
+					return true
+				}
+			case g.AccessLevel != nil:
+				switch lvl := *g.AccessLevel; {
+				case lvl == model.NoOneAccess:
+				case lvl == model.AdminAccess:
+					if a.Admin() {
+						return true
+					}
+				case a.Admin() || r.Access >= lvl:
+					return true
+				}
+			}
+		}
+	}
+	if matched {
+		return false
+	}
+	return a.Admin() || r.Access >= model.Developer
 }
 
 // Can reports whether actor may do action on resource. Unknown actions are

@@ -52,6 +52,10 @@ type Config struct {
 	// renewal: after a crash, the task runs again once it has passed.
 	TaskLease time.Duration `toml:"task_lease"`
 
+	// UserCap, when positive, is how many users a top-level group takes
+	// before new members wait for an owner's approval.
+	UserCap int `toml:"user_cap"`
+
 	ShutdownTimeout time.Duration `toml:"shutdown_timeout"`
 	// MaxBodyBytes bounds request bodies that are read into memory.
 	MaxBodyBytes int64 `toml:"max_body_bytes"`
@@ -98,6 +102,7 @@ func (c *Config) options() []option {
 		{"deletion-delay", "QUARRY_DELETION_DELAY", "how long deleted projects and groups can be restored (0: remove at once)", &c.DeletionDelay},
 		{"task-workers", "QUARRY_TASK_WORKERS", "background tasks running at once (0: none in this process)", &c.TaskWorkers},
 		{"task-lease", "QUARRY_TASK_LEASE", "how long a crashed worker's task stays claimed", &c.TaskLease},
+		{"user-cap", "QUARRY_USER_CAP", "users a top-level group takes before new members need approval (0: no cap)", &c.UserCap},
 		{"shutdown-timeout", "QUARRY_SHUTDOWN_TIMEOUT", "how long a graceful shutdown waits for requests", &c.ShutdownTimeout},
 		{"max-body-bytes", "QUARRY_MAX_BODY_BYTES", "largest request body read into memory", &c.MaxBodyBytes},
 	}

@@ -174,6 +174,13 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input, owner *mod
 				return err
 			}
 		}
+		if err := s.protectDefaultBranch(ctx, tx, &p); err != nil {
+			return err
+		}
+		if ns.Kind == model.NamespaceUser {
+			// A personal project's owner is its member with the Owner role.
+			return tx.AddMember(ctx, model.SourceProject, p.ID, ns.OwnerID, model.Owner, a.UserID(), now.UnixMicro())
+		}
 		if ns.Kind == model.NamespaceGroup {
 			// The creator keeps maintaining what they made, unless the group
 			// already gives them as much.

@@ -130,6 +130,14 @@ func (s *Service) Fork(ctx context.Context, a auth.Actor, ref string, in ForkInp
 				return err
 			}
 		}
+		if err := s.protectDefaultBranch(ctx, tx, &fork); err != nil {
+			return err
+		}
+		if ns.Kind == model.NamespaceUser {
+			if err := tx.AddMember(ctx, model.SourceProject, fork.ID, ns.OwnerID, model.Owner, a.UserID(), now.UnixMicro()); err != nil {
+				return err
+			}
+		}
 		if ns.Kind == model.NamespaceGroup {
 			lvl, err := tx.NamespaceAccess(ctx, a.UserID(), ns.ID, s.today())
 			if err != nil {

@@ -449,3 +449,8 @@ func (s *Service) Creators(ctx context.Context, us []model.User) (map[int64]mode
 	}
 	return s.db.UsersByIDs(ctx, ids)
 }
+
+// Basics loads several users by id (for embedded user summaries).
+func (s *Service) Basics(ctx context.Context, ids []int64) (map[int64]model.User, error) {
+	return s.db.UsersByIDs(ctx, ids)
+}
