@@ -41,7 +41,8 @@ func TestProjects_createAndGet(t *testing.T) {
 		if p.Namespace == nil || p.Namespace.Kind != "user" || p.Namespace.FullPath != "alice" {
 			t.Errorf("namespace %+v", p.Namespace)
 		}
-		if p.Permissions == nil || p.Permissions.ProjectAccess != nil {
+		// A personal project's owner is its Owner member.
+		if p.Permissions == nil || p.Permissions.ProjectAccess == nil || p.Permissions.ProjectAccess.AccessLevel != gitlab.OwnerPermissions {
 			t.Errorf("permissions %+v", p.Permissions)
 		}
 		if p.ImportStatus != "none" || p.Archived || p.MergeMethod != gitlab.NoFastForwardMerge || p.SquashOption != gitlab.SquashOptionDefaultOff {

@@ -178,7 +178,7 @@ func (s *Service) Languages(ctx context.Context, a auth.Actor, ref string) (map[
 		return nil, err
 	}
 	if !can(a, auth.ReadCode, &p, acc) {
-		return nil, model.NotFound("Repository")
+		return nil, model.Forbidden("")
 	}
 	return s.db.ProjectLanguages(ctx, p.ID)
 }
