@@ -171,16 +171,13 @@ func (p *Params) fail(format string, args ...any) {
 	p.errs = append(p.errs, fmt.Sprintf(format, args...))
 }
 
-// Require records "key is missing" for every absent key.
+// Require records "key is missing" for every absent key, one message
+// each, as Grape does.
 func (p *Params) Require(keys ...string) {
-	var missing []string
 	for _, k := range keys {
 		if !p.Has(k) || p.IsNull(k) {
-			missing = append(missing, k)
+			p.fail("%s is missing", k)
 		}
-	}
-	if len(missing) > 0 {
-		p.fail("%s", strings.Join(missing, ", ")+" is missing")
 	}
 }
 

@@ -55,7 +55,7 @@ func TestParams_validation(t *testing.T) {
 	p.Enum("e", "blue")
 	p.AtLeastOneOf("x", "y")
 	p.AllOrNoneOf("a", "q")
-	want := "email, name is missing, n is invalid, b is invalid, e does not have a valid value, x, y are missing, at least one parameter must be provided, a, q provide all or none of parameters"
+	want := "email is missing, name is missing, n is invalid, b is invalid, e does not have a valid value, x, y are missing, at least one parameter must be provided, a, q provide all or none of parameters"
 	if err := p.Err(); err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}

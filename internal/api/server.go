@@ -160,6 +160,10 @@ func credential(r *http.Request, p *Params) string {
 func (s *Server) authenticate(r *http.Request, p *Params) (auth.Actor, error) {
 	secret := credential(r, p)
 	if secret == "" {
+		// Sudo needs a signed-in administrator.
+		if _, ok := p.String("sudo"); ok || r.Header.Get("Sudo") != "" {
+			return auth.Anonymous, model.Unauthorized("")
+		}
 		return auth.Anonymous, nil
 	}
 	actor, err := s.Tokens.Authenticate(r.Context(), secret)

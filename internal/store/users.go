@@ -207,7 +207,9 @@ func (tx *Tx) ListUsers(ctx context.Context, f model.UserFilter, page model.Page
 		}
 	}
 	if f.Active {
-		w.add("u.state = 'active'")
+		// GitLab's active users are active humans and bots, not the
+		// instance's internal accounts.
+		w.add("u.state = 'active' AND u.user_type NOT IN ('ghost', 'alert_bot', 'support_bot')")
 	}
 	if f.Blocked {
 		w.add("u.state IN ('blocked', 'ldap_blocked')")
@@ -240,10 +242,10 @@ func (tx *Tx) ListUsers(ctx context.Context, f model.UserFilter, page model.Page
 		w.add("EXISTS (SELECT 1 FROM identities i WHERE i.user_id = u.id AND i.saml_provider_id = ?)", *f.SAMLProviderID)
 	}
 	if f.CreatedBefore != nil {
-		w.add("u.created_at < ?", micros(*f.CreatedBefore))
+		w.add("u.created_at <= ?", micros(*f.CreatedBefore))
 	}
 	if f.CreatedAfter != nil {
-		w.add("u.created_at > ?", micros(*f.CreatedAfter))
+		w.add("u.created_at >= ?", micros(*f.CreatedAfter))
 	}
 	w.customAttrsCond(AttrsUser, "u.id", f.CustomAttributes)
 	col := userOrderColumns[f.OrderBy]

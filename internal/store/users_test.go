@@ -158,7 +158,7 @@ func TestUsers_listFiltersAndPaging(t *testing.T) {
 			"search literal %": {model.UserFilter{Search: "%"}, 0},
 			"search email":     {model.UserFilter{Search: "user08@example.com", SearchEmails: true}, 1},
 			"email hidden":     {model.UserFilter{Search: "user08@example.com"}, 0},
-			"created after":    {model.UserFilter{CreatedAfter: &after}, 4},
+			"created after":    {model.UserFilter{CreatedAfter: &after}, 5}, // inclusive, like GitLab
 			"without projects": {model.UserFilter{WithoutProjects: true}, 25},
 			"two factor on":    {model.UserFilter{TwoFactor: "enabled"}, 0},
 		} {
