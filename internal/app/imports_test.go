@@ -19,6 +19,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/storetest":   {"store", "model"},
 	"quarry/internal/auth":        {"model"},
 	"quarry/internal/git":         {},
+	"quarry/internal/git/catfile": {"git"},
 	"quarry/internal/git/gitrepo": {"git"},
 	"quarry/internal/groups":      {"store", "auth", "model", "uploads", "tasks"},
 	"quarry/internal/projects":    {"store", "auth", "model", "uploads", "tasks", "git/gitrepo"},

@@ -236,7 +236,7 @@ func (s Signature) env(prefix string) []string {
 	return []string{
 		prefix + "_NAME=" + s.Name,
 		prefix + "_EMAIL=" + s.Email,
-		prefix + "_DATE=" + strconv.FormatInt(s.When.Unix(), 10) + " +0000",
+		prefix + "_DATE=@" + strconv.FormatInt(s.When.Unix(), 10) + " +0000",
 	}
 }
 
