@@ -15,6 +15,8 @@ var (
 	scopeDefault = auth.ScopeRule{}
 	// scopeUser adds `read_user` on reads (users, user, version).
 	scopeUser = auth.ScopeRule{Extra: []model.Scope{model.ScopeReadUser}}
+	// scopeRepoRead adds `read_repository` on reads (the files API).
+	scopeRepoRead = auth.ScopeRule{Extra: []model.Scope{model.ScopeReadRepository}}
 	// scopeAny accepts a token of any scope (the token's own endpoints).
 	scopeAny = auth.ScopeRule{Any: true}
 )
@@ -126,6 +128,13 @@ func (s *Server) routes() {
 		{"GET", "/groups/{id}/billable_members", signedIn, scopeDefault, (*call).billableMembers},
 		{"GET", "/groups/{id}/billable_members/{user_id}/memberships", signedIn, scopeDefault, (*call).billableMemberships},
 		{"DELETE", "/groups/{id}/billable_members/{user_id}", signedIn, scopeDefault, (*call).removeBillable},
+
+		// Repository files, trees and blobs.
+		{"GET", "/projects/{id}/repository/files/{file_path}", public, scopeRepoRead, (*call).getFile},
+		{"GET", "/projects/{id}/repository/files/{file_path}/raw", public, scopeRepoRead, (*call).getRawFile},
+		{"GET", "/projects/{id}/repository/tree", public, scopeDefault, (*call).getTree},
+		{"GET", "/projects/{id}/repository/blobs/{sha}", public, scopeDefault, func(c *call) error { return c.getBlob(false) }},
+		{"GET", "/projects/{id}/repository/blobs/{sha}/raw", public, scopeDefault, func(c *call) error { return c.getBlob(true) }},
 
 		// Protected branches.
 		{"GET", "/projects/{id}/protected_branches", signedIn, scopeDefault, (*call).listProtectedBranches},

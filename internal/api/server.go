@@ -21,6 +21,7 @@ import (
 	"quarry/internal/members"
 	"quarry/internal/model"
 	"quarry/internal/projects"
+	"quarry/internal/repofiles"
 	"quarry/internal/tokens"
 	"quarry/internal/topics"
 	"quarry/internal/uploads"
@@ -41,6 +42,7 @@ type Deps struct {
 	Topics      *topics.Service
 	Attributes  *attributes.Service
 	Members     *members.Service
+	Files       *repofiles.Service
 	Uploads     *uploads.Store
 	DB          Pinger
 	Log         *slog.Logger

@@ -59,6 +59,10 @@ func (c *call) createToken() error {
 	if err != nil {
 		return err
 	}
+	// Like GitLab, the administrator check comes before parameter checks.
+	if !c.actor.Admin() {
+		return model.Forbidden("")
+	}
 	p := c.p
 	p.Require("name", "scopes")
 	in := tokens.CreateInput{Name: first(p.String("name")), Description: first(p.String("description")), Scopes: scopesParam(p)}

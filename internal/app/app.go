@@ -26,6 +26,7 @@ import (
 	"quarry/internal/groups"
 	"quarry/internal/members"
 	"quarry/internal/projects"
+	"quarry/internal/repofiles"
 	"quarry/internal/store"
 	"quarry/internal/tasks"
 	"quarry/internal/tokens"
@@ -44,6 +45,7 @@ type App struct {
 	Groups   *groups.Service
 	Topics   *topics.Service
 	Queue    *tasks.Queue
+	storages *gitrepo.Storages
 	Handler  http.Handler
 	log      *slog.Logger
 	stop     context.CancelFunc
@@ -89,10 +91,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Tokens: tokens.New(db, cfg.TokenPrefix),
 		Projects: projects.New(db, storages, up, queue, log, projects.Config{DefaultBranch: cfg.DefaultBranch,
 			DeletionDelay: cfg.DeletionDelay}),
-		Groups: groups.New(db, up, queue, log, cfg.DeletionDelay),
-		Topics: topics.New(db, up),
-		Queue:  queue,
-		log:    log,
+		Groups:   groups.New(db, up, queue, log, cfg.DeletionDelay),
+		Topics:   topics.New(db, up),
+		Queue:    queue,
+		storages: storages,
+		log:      log,
 	}
 	a.Projects.SetGroupResolver(a.Groups)
 	a.Groups.SetProjectRemover(a.Projects)
@@ -112,6 +115,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Handler = api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
 		Members: members.New(db, a.Projects, a.Groups, cfg.UserCap),
+		Files:   repofiles.New(a.Projects, storages),
 		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
 		MaxBody: cfg.MaxBodyBytes, Registry: reg,
@@ -130,6 +134,7 @@ func (a *App) Close() error {
 		a.stop()
 		a.Queue.Wait()
 	}
+	a.storages.Close()
 	return a.DB.Close()
 }
 

@@ -220,6 +220,12 @@ func (s *Service) List(ctx context.Context, actor auth.Actor, in ListInput, page
 			return nil, model.PageInfo{}, model.Unauthorized("")
 		}
 		f.UserID = actor.UserID()
+	} else if f.UserID != 0 {
+		if _, err := s.db.UserByID(ctx, f.UserID); errors.Is(err, model.ErrNotFound) {
+			return nil, model.PageInfo{}, model.NotFound("")
+		} else if err != nil {
+			return nil, model.PageInfo{}, err
+		}
 	}
 	f.Today = s.now().UTC().Format(model.DateLayout)
 	return s.db.ListTokens(ctx, f, page)
@@ -247,7 +253,7 @@ func (s *Service) Get(ctx context.Context, actor auth.Actor, id int64) (model.Pe
 func (s *Service) Revoke(ctx context.Context, actor auth.Actor, id int64) error {
 	t, err := s.db.TokenByID(ctx, id)
 	if errors.Is(err, model.ErrNotFound) {
-		return model.NotFound("")
+		return model.RecordNotFound()
 	}
 	if err != nil {
 		return err
@@ -267,15 +273,13 @@ func (s *Service) Revoke(ctx context.Context, actor auth.Actor, id int64) error 
 // Rotate revokes a token and issues its successor with the same name and
 // scopes, expiring on expiresAt (default: in a week).
 func (s *Service) Rotate(ctx context.Context, actor auth.Actor, id int64, expiresAt string) (model.PersonalAccessToken, string, error) {
-	t, err := s.db.TokenByID(ctx, id)
-	if errors.Is(err, model.ErrNotFound) || (err == nil && !auth.Can(actor, auth.RevokeToken, auth.Resource{Token: &t})) {
-		return t, "", model.NotFound("")
-	}
+	// Only administrators learn whether someone else's token exists.
+	t, err := s.Get(ctx, actor, id)
 	if err != nil {
 		return t, "", err
 	}
 	if t.Revoked || t.Expired(s.now()) {
-		return t, "", model.BadRequestRaw("Token already revoked")
+		return t, "", model.BadRequest("Token already revoked")
 	}
 	if err := s.checkExpiry(expiresAt); err != nil {
 		return t, "", err
@@ -293,7 +297,7 @@ func (s *Service) Rotate(ctx context.Context, actor auth.Actor, id int64, expire
 			return err
 		}
 		if !ok {
-			return model.BadRequestRaw("Token already revoked")
+			return model.BadRequest("Token already revoked")
 		}
 		return tx.CreateToken(ctx, &next)
 	})

@@ -18,12 +18,14 @@ import (
 	"time"
 
 	"quarry/internal/git"
+	"quarry/internal/git/catfile"
 )
 
 // Storages maps storage names to their root folders.
 type Storages struct {
 	runner *git.Runner
 	roots  map[string]string
+	pool   *catfile.Pool
 }
 
 // NewStorages returns the storages; "default" must be among them.
@@ -36,8 +38,11 @@ func NewStorages(runner *git.Runner, roots map[string]string) (*Storages, error)
 			return nil, fmt.Errorf("storage %s: %w", name, err)
 		}
 	}
-	return &Storages{runner: runner, roots: roots}, nil
+	return &Storages{runner: runner, roots: roots, pool: catfile.NewPool(runner, 4)}, nil
 }
+
+// Close ends the warm git processes.
+func (s *Storages) Close() { s.pool.Close() }
 
 // Names lists the storages.
 func (s *Storages) Names() []string {
@@ -69,6 +74,7 @@ type Repo struct {
 	Rel     string
 	path    string
 	runner  *git.Runner
+	pool    *catfile.Pool
 }
 
 // Open returns the repository at rel on storage (it may not exist yet).
@@ -81,7 +87,7 @@ func (s *Storages) Open(storage, rel string) (*Repo, error) {
 	if clean == "/" || strings.Contains(rel, "..") {
 		return nil, fmt.Errorf("bad repository path %q", rel)
 	}
-	return &Repo{Storage: storage, Rel: rel, path: filepath.Join(root, filepath.FromSlash(clean)), runner: s.runner}, nil
+	return &Repo{Storage: storage, Rel: rel, path: filepath.Join(root, filepath.FromSlash(clean)), runner: s.runner, pool: s.pool}, nil
 }
 
 // Path is the repository's folder.
@@ -121,7 +127,10 @@ func (r *Repo) Create(ctx context.Context, defaultBranch string) error {
 }
 
 // Remove deletes the repository from disk.
-func (r *Repo) Remove() error { return os.RemoveAll(r.path) }
+func (r *Repo) Remove() error {
+	r.pool.Evict(r.path)
+	return os.RemoveAll(r.path)
+}
 
 // HeadBranch is the branch HEAD points at.
 func (r *Repo) HeadBranch(ctx context.Context) (string, error) {

@@ -1,0 +1,218 @@
+// Package repofiles serves the files of project repositories: reading a
+// file (with its metadata), its raw bytes and blame, trees and blobs, and
+// writing files as commits that never overwrite a concurrent change.
+package repofiles
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"path"
+	"strings"
+	"sync"
+
+	"quarry/internal/auth"
+	"quarry/internal/git"
+	"quarry/internal/git/gitrepo"
+	"quarry/internal/model"
+)
+
+// ProjectResolver finds a project the actor may read (the projects service).
+type ProjectResolver interface {
+	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
+	CanPush(ctx context.Context, a auth.Actor, p *model.Project, acc model.AccessLevel, branch string) (bool, error)
+	RepositoryChanged(ctx context.Context, id int64) error
+}
+
+// Service answers repository file questions.
+type Service struct {
+	projects ProjectResolver
+	storages *gitrepo.Storages
+	sums     sync.Map // blob id → sha256 hex: a blob's bytes never change
+}
+
+// New returns the files service.
+func New(projects ProjectResolver, storages *gitrepo.Storages) *Service {
+	return &Service{projects: projects, storages: storages}
+}
+
+// ErrInvalidPath is a file path that could escape the repository.
+var ErrInvalidPath = model.Param("file_path should be a valid file path")
+
+// CleanPath validates a decoded file path: relative, no "." or ".."
+// segments, no empty segments, no control characters.
+func CleanPath(p string) (string, error) {
+	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\x00\n\r") {
+		return "", ErrInvalidPath
+	}
+	for _, seg := range strings.Split(strings.TrimSuffix(p, "/"), "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", ErrInvalidPath
+		}
+	}
+	return strings.TrimSuffix(p, "/"), nil
+}
+
+// readable resolves a project whose code the actor may read, and opens
+// its repository.
+func (s *Service) readable(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, *gitrepo.Repo, error) {
+	p, acc, err := s.projects.Resolve(ctx, a, ref)
+	if err != nil {
+		return p, acc, nil, err
+	}
+	if !auth.Can(a, auth.ReadCode, auth.Resource{Project: &p, Access: acc}) {
+		return p, acc, nil, model.Forbidden("")
+	}
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	return p, acc, repo, err
+}
+
+// File is a file's metadata at a ref.
+type File struct {
+	Name          string
+	Path          string
+	Size          int64
+	Ref           string
+	BlobID        string
+	CommitID      string
+	LastCommitID  string
+	ContentSHA256 string
+}
+
+// Stat describes the file at path on ref (default: the project's default
+// branch).
+func (s *Service) Stat(ctx context.Context, a auth.Actor, projectRef, filePath, ref string) (File, *gitrepo.Repo, error) {
+	fp, err := CleanPath(filePath)
+	if err != nil {
+		return File{}, nil, err
+	}
+	p, _, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return File{}, nil, err
+	}
+	if ref == "" {
+		ref = p.DefaultBranch
+	}
+	commit, err := repo.CommitID(ctx, ref)
+	if errors.Is(err, gitrepo.ErrRefNotFound) {
+		return File{}, nil, model.NotFound("Commit")
+	}
+	if err != nil {
+		return File{}, nil, err
+	}
+	info, err := repo.ObjectAt(ctx, commit, fp)
+	if errors.Is(err, gitrepo.ErrPathNotFound) || (err == nil && info.Type != "blob") {
+		return File{}, nil, model.NotFound("File")
+	}
+	if err != nil {
+		return File{}, nil, err
+	}
+	last, err := repo.LastCommit(ctx, commit, fp)
+	if err != nil && !errors.Is(err, gitrepo.ErrPathNotFound) {
+		return File{}, nil, err
+	}
+	f := File{Name: path.Base(fp), Path: fp, Size: info.Size, Ref: ref, BlobID: string(info.OID),
+		CommitID: string(commit), LastCommitID: string(last)}
+	if f.ContentSHA256, err = s.sha256(ctx, repo, info.OID); err != nil {
+		return File{}, nil, err
+	}
+	return f, repo, nil
+}
+
+// sha256 hashes a blob once, streaming, and remembers the answer.
+func (s *Service) sha256(ctx context.Context, repo *gitrepo.Repo, oid git.ObjectID) (string, error) {
+	if v, ok := s.sums.Load(oid); ok {
+		return v.(string), nil
+	}
+	_, rd, err := repo.OpenObject(ctx, string(oid))
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	_, err = io.Copy(h, rd)
+	if cerr := rd.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	s.sums.Store(oid, sum)
+	return sum, nil
+}
+
+// Open streams the file's bytes; the reader must be closed.
+func (s *Service) Open(ctx context.Context, repo *gitrepo.Repo, f File) (io.ReadCloser, error) {
+	_, rd, err := repo.OpenObject(ctx, f.BlobID)
+	return rd, err
+}
+
+// Read returns the file's metadata and whole content (for the JSON form).
+func (s *Service) Read(ctx context.Context, a auth.Actor, projectRef, filePath, ref string) (File, []byte, error) {
+	f, repo, err := s.Stat(ctx, a, projectRef, filePath, ref)
+	if err != nil {
+		return f, nil, err
+	}
+	_, data, err := repo.ReadObject(ctx, f.BlobID)
+	return f, data, err
+}
+
+// Tree lists a directory at ref (default branch when empty).
+func (s *Service) Tree(ctx context.Context, a auth.Actor, projectRef, dir, ref string, recursive bool) ([]gitrepo.TreeEntry, error) {
+	if dir != "" {
+		var err error
+		if dir, err = CleanPath(dir); err != nil {
+			return nil, model.Param("path should be a valid file path")
+		}
+	}
+	p, _, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return nil, err
+	}
+	if ref == "" {
+		ref = p.DefaultBranch
+	}
+	commit, err := repo.CommitID(ctx, ref)
+	if err != nil {
+		if errors.Is(err, gitrepo.ErrRefNotFound) {
+			return nil, model.NotFound("Tree")
+		}
+		return nil, err
+	}
+	entries, err := repo.Tree(ctx, commit, dir, recursive)
+	if errors.Is(err, gitrepo.ErrPathNotFound) {
+		return nil, model.NotFound("invalid revision or path")
+	}
+	return entries, err
+}
+
+// Blob is a blob by id.
+type Blob struct {
+	SHA  string
+	Size int64
+}
+
+// OpenBlob streams a blob by id; the reader must be closed.
+func (s *Service) OpenBlob(ctx context.Context, a auth.Actor, projectRef, sha string) (Blob, io.ReadCloser, error) {
+	_, _, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return Blob{}, nil, err
+	}
+	if len(sha) < 4 || strings.Trim(sha, "0123456789abcdefABCDEF") != "" {
+		return Blob{}, nil, model.NotFound("Blob")
+	}
+	info, rd, err := repo.OpenObject(ctx, sha)
+	if errors.Is(err, gitrepo.ErrPathNotFound) {
+		return Blob{}, nil, model.NotFound("Blob")
+	}
+	if err != nil {
+		return Blob{}, nil, err
+	}
+	if info.Type != "blob" {
+		rd.Close()
+		return Blob{}, nil, model.NotFound("Blob")
+	}
+	return Blob{SHA: string(info.OID), Size: info.Size}, rd, nil
+}
