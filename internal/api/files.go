@@ -205,3 +205,47 @@ func (c *call) getBlob(raw bool) error {
 	}
 	return c.json(http.StatusOK, blobJSON{Size: b.Size, Encoding: "base64", Content: base64.StdEncoding.EncodeToString(data), SHA: b.SHA})
 }
+
+// writeFile serves POST (create), PUT (update) and DELETE of one file.
+func (c *call) writeFile(kind string) error {
+	p := c.p
+	p.Require("branch")
+	if kind != "delete" {
+		p.Require("content")
+	}
+	p.Require("commit_message")
+	in := repofiles.CommitInput{LastCommitIDs: map[string]string{}}
+	in.Branch, _ = p.String("branch")
+	in.StartBranch, _ = p.String("start_branch")
+	in.Message, _ = p.String("commit_message")
+	in.AuthorName, _ = p.String("author_name")
+	in.AuthorEmail, _ = p.String("author_email")
+	encoding, _ := p.Enum("encoding", "text", "base64")
+	content, _ := p.String("content")
+	exec := p.BoolPtr("execute_filemode")
+	path := c.r.PathValue("file_path")
+	if last, ok := p.String("last_commit_id"); ok {
+		in.LastCommitIDs[path] = last
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	data := []byte(content)
+	if encoding == "base64" {
+		var err error
+		if data, err = base64.StdEncoding.DecodeString(content); err != nil {
+			return model.BadRequest("content is not valid Base64")
+		}
+	}
+	in.Actions = []repofiles.Action{{Kind: kind, Path: path, Content: data, HasContent: kind != "delete", Executable: exec}}
+	if _, err := c.s.Files.Commit(c.r.Context(), c.actor, c.r.PathValue("id"), in); err != nil {
+		return err
+	}
+	switch kind {
+	case "create":
+		return c.json(http.StatusCreated, map[string]string{"file_path": in.Actions[0].Path, "branch": in.Branch})
+	case "update":
+		return c.json(http.StatusOK, map[string]string{"file_path": in.Actions[0].Path, "branch": in.Branch})
+	}
+	return c.noContent()
+}

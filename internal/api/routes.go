@@ -132,6 +132,9 @@ func (s *Server) routes() {
 		// Repository files, trees and blobs.
 		{"GET", "/projects/{id}/repository/files/{file_path}", public, scopeRepoRead, (*call).getFile},
 		{"GET", "/projects/{id}/repository/files/{file_path}/raw", public, scopeRepoRead, (*call).getRawFile},
+		{"POST", "/projects/{id}/repository/files/{file_path}", signedIn, scopeDefault, func(c *call) error { return c.writeFile("create") }},
+		{"PUT", "/projects/{id}/repository/files/{file_path}", signedIn, scopeDefault, func(c *call) error { return c.writeFile("update") }},
+		{"DELETE", "/projects/{id}/repository/files/{file_path}", signedIn, scopeDefault, func(c *call) error { return c.writeFile("delete") }},
 		{"GET", "/projects/{id}/repository/tree", public, scopeDefault, (*call).getTree},
 		{"GET", "/projects/{id}/repository/blobs/{sha}", public, scopeDefault, func(c *call) error { return c.getBlob(false) }},
 		{"GET", "/projects/{id}/repository/blobs/{sha}/raw", public, scopeDefault, func(c *call) error { return c.getBlob(true) }},

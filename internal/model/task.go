@@ -19,6 +19,7 @@ type Task struct {
 	ID          int64
 	Kind        string
 	Payload     string // JSON
+	DedupeKey   string // "": none; else one pending task per kind and key
 	State       TaskState
 	Attempts    int
 	MaxAttempts int

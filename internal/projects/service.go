@@ -5,6 +5,7 @@ package projects
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,6 +52,7 @@ func New(db *store.DB, storages *gitrepo.Storages, up *uploads.Store, queue *tas
 	s := &Service{db: db, storages: storages, uploads: up, queue: queue, log: log, cfg: cfg, now: time.Now}
 	queue.Register(TaskFork, tasks.Handler{Run: s.runFork, Failed: s.forkFailed})
 	queue.Register(TaskDelete, tasks.Handler{Run: s.runDelete})
+	queue.Register(TaskRefresh, tasks.Handler{Run: s.runRefresh})
 	return s
 }
 
@@ -272,6 +274,35 @@ func (s *Service) createRepository(ctx context.Context, p *model.Project, creato
 		return fmt.Errorf("initial commit: %w", err)
 	}
 	return s.RepositoryChanged(ctx, p.ID)
+}
+
+// TaskRefresh recomputes a project's repository facts in the background.
+const TaskRefresh = "refresh_repository"
+
+// ScheduleRefresh asks for RepositoryChanged soon; requests for the same
+// project fold into one pending task.
+func (s *Service) ScheduleRefresh(ctx context.Context, id int64) error {
+	b, _ := json.Marshal(projectPayload{ProjectID: id})
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		t := model.Task{Kind: TaskRefresh, Payload: string(b), DedupeKey: strconv.FormatInt(id, 10), RunAt: s.now().Add(time.Second), MaxAttempts: 3}
+		return tx.EnqueueTask(ctx, &t)
+	})
+	if err == nil {
+		s.queue.Wake()
+	}
+	return err
+}
+
+func (s *Service) runRefresh(ctx context.Context, payload []byte) error {
+	var pl projectPayload
+	if err := json.Unmarshal(payload, &pl); err != nil {
+		return tasks.Permanent{Err: err}
+	}
+	err := s.RepositoryChanged(ctx, pl.ProjectID)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // RepositoryChanged refreshes what the project records about its

@@ -12,6 +12,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"quarry/internal/auth"
 	"quarry/internal/git"
@@ -23,19 +24,26 @@ import (
 type ProjectResolver interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
 	CanPush(ctx context.Context, a auth.Actor, p *model.Project, acc model.AccessLevel, branch string) (bool, error)
-	RepositoryChanged(ctx context.Context, id int64) error
 }
 
 // Service answers repository file questions.
 type Service struct {
-	projects ProjectResolver
-	storages *gitrepo.Storages
-	sums     sync.Map // blob id → sha256 hex: a blob's bytes never change
+	projects  ProjectResolver
+	refresher Refresher
+	storages  *gitrepo.Storages
+	sums      sync.Map // blob id → sha256 hex: a blob's bytes never change
+	now       func() time.Time
+}
+
+// ProjectService is what the files service needs of projects.
+type ProjectService interface {
+	ProjectResolver
+	Refresher
 }
 
 // New returns the files service.
-func New(projects ProjectResolver, storages *gitrepo.Storages) *Service {
-	return &Service{projects: projects, storages: storages}
+func New(projects ProjectService, storages *gitrepo.Storages) *Service {
+	return &Service{projects: projects, refresher: projects, storages: storages, now: time.Now}
 }
 
 // ErrInvalidPath is a file path that could escape the repository.

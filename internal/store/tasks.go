@@ -26,8 +26,15 @@ func (tx *Tx) EnqueueTask(ctx context.Context, t *model.Task) error {
 		t.MaxAttempts = 3
 	}
 	t.State, t.CreatedAt, t.UpdatedAt = model.TaskPending, now, now
-	id, err := tx.insert(ctx, `INSERT INTO tasks (kind, payload, state, attempts, max_attempts, run_at, created_at, updated_at)
-		VALUES (?, ?, 'pending', 0, ?, ?, ?, ?)`, t.Kind, t.Payload, t.MaxAttempts, micros(t.RunAt), micros(now), micros(now))
+	q := `INSERT INTO tasks (kind, payload, state, attempts, max_attempts, run_at, created_at, updated_at, dedupe_key)
+		VALUES (?, ?, 'pending', 0, ?, ?, ?, ?, ?)`
+	args := []any{t.Kind, t.Payload, t.MaxAttempts, micros(t.RunAt), micros(now), micros(now), emptyNull(t.DedupeKey)}
+	if t.DedupeKey != "" {
+		// Already pending for this key: the waiting task does the work.
+		_, err := tx.exec(ctx, q+" ON CONFLICT DO NOTHING", args...)
+		return err
+	}
+	id, err := tx.insert(ctx, q, args...)
 	t.ID = id
 	return err
 }
