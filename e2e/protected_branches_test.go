@@ -66,7 +66,7 @@ func TestProtectedBranches_groupDefault(t *testing.T) {
 			var g, p struct{ ID int64 }
 			path := fmt.Sprintf("g%d", level)
 			s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: owner.Token, JSON: map[string]any{"name": path, "path": path, "default_branch_protection": level}}).Want(t, 201).JSON(t, &g)
-			s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: owner.Token, JSON: map[string]any{"name": "p", "namespace_id": g.ID}}).Want(t, 201).JSON(t, &p)
+			s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: owner.Token, JSON: map[string]any{"name": "p", "namespace_id": g.ID, "initialize_with_readme": true}}).Want(t, 201).JSON(t, &p)
 			list := s.Get(t, "/projects/"+itoa(p.ID)+"/protected_branches", owner.Token).Want(t, 200).Array(t)
 			got := "[]"
 			if len(list) > 0 {

@@ -35,14 +35,16 @@ type Pinger interface {
 
 // Deps are what the API needs from the rest of Quarry.
 type Deps struct {
-	Users       *users.Service
-	Tokens      *tokens.Service
-	Projects    *projects.Service
-	Groups      *groups.Service
-	Topics      *topics.Service
-	Attributes  *attributes.Service
-	Members     *members.Service
-	Files       *repofiles.Service
+	Users      *users.Service
+	Tokens     *tokens.Service
+	Projects   *projects.Service
+	Groups     *groups.Service
+	Topics     *topics.Service
+	Attributes *attributes.Service
+	Members    *members.Service
+	Files      *repofiles.Service
+	// Git serves smart HTTP (clone and push) at <project>.git/….
+	Git         http.Handler
 	Uploads     *uploads.Store
 	DB          Pinger
 	Log         *slog.Logger
@@ -233,6 +235,10 @@ func (s *Server) middleware(next *http.ServeMux) http.Handler {
 			s.log.Info("request", "request_id", id, "method", r.Method, "path", r.URL.Path, "route", pattern,
 				"status", rec.status, "bytes", rec.bytes, "duration_ms", float64(d.Microseconds())/1000, "user_id", ri.userID)
 		}()
+		if s.Git != nil && strings.Contains(r.URL.Path, ".git/") && !strings.HasPrefix(r.URL.Path, "/api/") {
+			s.Git.ServeHTTP(rec, r)
+			return
+		}
 		if _, pattern := next.Handler(r); pattern == "" {
 			s.unmatched(rec, r, next)
 			return

@@ -23,6 +23,8 @@ import (
 	"quarry/internal/config"
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
+	"quarry/internal/git/smarthttp"
+	"quarry/internal/gitaccess"
 	"quarry/internal/groups"
 	"quarry/internal/members"
 	"quarry/internal/projects"
@@ -116,6 +118,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
 		Members: members.New(db, a.Projects, a.Groups, cfg.UserCap),
 		Files:   repofiles.New(a.Projects, storages),
+		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log,
+			Access: gitaccess.New(a.Tokens, a.Users, a.Projects)},
 		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
 		MaxBody: cfg.MaxBodyBytes, Registry: reg,

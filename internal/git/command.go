@@ -82,6 +82,7 @@ var allowed = map[string]description{
 	"receive-pack":  {},
 	"shortlog":      {},
 	"tag":           {},
+	"http-backend":  {},
 	"commit-graph":  {},
 	"pack-refs":     {},
 	"gc":            {},

@@ -47,6 +47,15 @@ func (s *Service) protectDefaultBranch(ctx context.Context, tx *store.Tx, p *mod
 	if rule == nil {
 		return nil
 	}
+	existing, err := tx.ProtectedBranches(ctx, p.ID, "")
+	if err != nil {
+		return err
+	}
+	for _, r := range existing {
+		if model.MatchesBranch(r.Name, p.DefaultBranch) {
+			return nil
+		}
+	}
 	return tx.CreateProtectedBranch(ctx, rule)
 }
 
@@ -198,4 +207,19 @@ func (s *Service) CanPush(ctx context.Context, a auth.Actor, p *model.Project, a
 		return false, err
 	}
 	return auth.Can(a, auth.PushCode, auth.Resource{Project: p, Access: acc, Branch: &auth.Branch{Name: branch, Rules: rules}}), nil
+}
+
+// ProtectedRules returns a project's protected branch rules without
+// permission checks (for the push path, which already authorized).
+func (s *Service) ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error) {
+	return s.db.ProtectedBranches(ctx, projectID, "")
+}
+
+// RepositoryLocation is where a project's repository lives.
+func (s *Service) RepositoryLocation(p model.Project) (root, rel string, err error) {
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil {
+		return "", "", err
+	}
+	return repo.Root(), repo.Rel, nil
 }

@@ -176,9 +176,6 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input, owner *mod
 				return err
 			}
 		}
-		if err := s.protectDefaultBranch(ctx, tx, &p); err != nil {
-			return err
-		}
 		if ns.Kind == model.NamespaceUser {
 			// A personal project's owner is its member with the Owner role.
 			return tx.AddMember(ctx, model.SourceProject, p.ID, ns.OwnerID, model.Owner, a.UserID(), now.UnixMicro())
@@ -324,6 +321,27 @@ func (s *Service) RepositoryChanged(ctx context.Context, id int64) error {
 	if head, err := repo.HeadBranch(ctx); err == nil && head != "" {
 		branch = head
 	}
+	if !empty {
+		// After a first push to another branch, HEAD follows what exists.
+		if tip, err := repo.BranchTip(ctx, branch); err != nil {
+			return err
+		} else if tip == "" {
+			names, err := repo.Branches(ctx)
+			if err != nil {
+				return err
+			}
+			next := names[0]
+			for _, n := range names {
+				if n == s.cfg.DefaultBranch || (n == "master" && next != s.cfg.DefaultBranch) {
+					next = n
+				}
+			}
+			if err := repo.SetHeadBranch(ctx, next); err != nil {
+				return err
+			}
+			branch = next
+		}
+	}
 	var readme bool
 	var commits int64
 	langs := map[string]float64{}
@@ -349,6 +367,14 @@ func (s *Service) RepositoryChanged(ctx context.Context, id int64) error {
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.SetProjectLanguages(ctx, id, langs); err != nil {
 			return err
+		}
+		if p.EmptyRepo && !empty {
+			// The default branch exists from now on: protect it, as
+			// GitLab does on the first push.
+			p.DefaultBranch = branch
+			if err := s.protectDefaultBranch(ctx, tx, &p); err != nil {
+				return err
+			}
 		}
 		return tx.SetRepositoryState(ctx, id, empty, readme, branch, size, commits, s.now().UTC())
 	})

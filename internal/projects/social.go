@@ -83,7 +83,7 @@ func (s *Service) Fork(ctx context.Context, a auth.Actor, ref string, in ForkInp
 	now := s.now().UTC()
 	fork := model.Project{NamespaceID: ns.ID, Namespace: ns, CreatorID: a.UserID(), Name: src.Name, Path: src.Path,
 		Description: src.Description, Visibility: src.Visibility, DefaultBranch: src.DefaultBranch,
-		RepositoryStorage: src.RepositoryStorage, EmptyRepo: src.EmptyRepo, ImportStatus: "scheduled",
+		RepositoryStorage: src.RepositoryStorage, EmptyRepo: true, ImportStatus: "scheduled",
 		ForkedFromID: &src.ID, IssuesAccessLevel: src.IssuesAccessLevel, MergeRequestsAccessLevel: src.MergeRequestsAccessLevel,
 		Settings: src.Settings, LastActivityAt: now, CreatedAt: now, UpdatedAt: now}
 	fork.Settings.RunnersToken = auth.NewSecret("GR1348941", 20)
@@ -129,9 +129,6 @@ func (s *Service) Fork(ctx context.Context, a auth.Actor, ref string, in ForkInp
 			if err := tx.SetProjectTopics(ctx, fork.ID, topics[src.ID]); err != nil {
 				return err
 			}
-		}
-		if err := s.protectDefaultBranch(ctx, tx, &fork); err != nil {
-			return err
 		}
 		if ns.Kind == model.NamespaceUser {
 			if err := tx.AddMember(ctx, model.SourceProject, fork.ID, ns.OwnerID, model.Owner, a.UserID(), now.UnixMicro()); err != nil {

@@ -454,3 +454,19 @@ func (s *Service) Creators(ctx context.Context, us []model.User) (map[int64]mode
 func (s *Service) Basics(ctx context.Context, ids []int64) (map[int64]model.User, error) {
 	return s.db.UsersByIDs(ctx, ids)
 }
+
+// CheckPassword authenticates a username and password (git over HTTP).
+// Blocked and deactivated accounts are refused with a 403 reason.
+func (s *Service) CheckPassword(ctx context.Context, username, password string) (model.User, error) {
+	u, err := s.db.UserByUsername(ctx, username)
+	if err != nil || !auth.CheckPassword(u.PasswordHash, password) {
+		return model.User{}, model.Unauthorized("")
+	}
+	if u.State.IsBlocked() {
+		return u, model.ForbiddenRaw("Your account has been blocked.")
+	}
+	if u.State == model.UserDeactivated {
+		return u, model.ForbiddenRaw("Your account has been deactivated by your administrator. Please log back in to reactivate your account.")
+	}
+	return u, nil
+}

@@ -73,6 +73,7 @@ type Repo struct {
 	Storage string
 	Rel     string
 	path    string
+	root    string
 	runner  *git.Runner
 	pool    *catfile.Pool
 }
@@ -87,7 +88,7 @@ func (s *Storages) Open(storage, rel string) (*Repo, error) {
 	if clean == "/" || strings.Contains(rel, "..") {
 		return nil, fmt.Errorf("bad repository path %q", rel)
 	}
-	return &Repo{Storage: storage, Rel: rel, path: filepath.Join(root, filepath.FromSlash(clean)), runner: s.runner, pool: s.pool}, nil
+	return &Repo{Storage: storage, Rel: rel, path: filepath.Join(root, filepath.FromSlash(clean)), root: root, runner: s.runner, pool: s.pool}, nil
 }
 
 // Path is the repository's folder.
@@ -365,3 +366,11 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Root is the storage folder the repository lives in.
+func (r *Repo) Root() string {
+	return strings.TrimSuffix(r.path, string(filepath.Separator)+filepath.FromSlash(strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+r.Rel)), "/")))
+}
+
+// Runner is the git runner of the storages (for the smart HTTP handler).
+func (s *Storages) Runner() *git.Runner { return s.runner }

@@ -1,0 +1,274 @@
+// Package smarthttp serves Git's smart HTTP protocol (v0, v1 and v2) for one
+// repository by running `git http-backend` as a CGI program through the
+// git runner, streaming request and response bodies both ways. Callers
+// authenticate and authorize first; pushes are checked again by a
+// pre-receive hook that enforces the refs the caller may not touch.
+package smarthttp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"quarry/internal/git"
+)
+
+// Service names the operation a request asks for.
+type Service string
+
+// Operations.
+const (
+	UploadPack  Service = "git-upload-pack"  // clone, fetch
+	ReceivePack Service = "git-receive-pack" // push
+)
+
+// Classify tells which operation a smart HTTP request is (and "" for a
+// request that is none): /info/refs?service=…, /git-upload-pack,
+// /git-receive-pack.
+func Classify(r *http.Request, suffix string) Service {
+	switch {
+	case suffix == "info/refs" && r.Method == http.MethodGet:
+		switch r.URL.Query().Get("service") {
+		case string(UploadPack):
+			return UploadPack
+		case string(ReceivePack):
+			return ReceivePack
+		}
+	case suffix == "git-upload-pack" && r.Method == http.MethodPost:
+		return UploadPack
+	case suffix == "git-receive-pack" && r.Method == http.MethodPost:
+		return ReceivePack
+	}
+	return ""
+}
+
+// PushRules are the limits a push must respect, enforced by the
+// pre-receive hook after the objects arrive.
+type PushRules struct {
+	Deny     []string // refs that may not be updated at all
+	NoForce  []string // refs that take fast-forward updates only
+	NoDelete []string // refs that may not be deleted
+}
+
+// Options describe one request.
+type Options struct {
+	Root      string // storage root
+	Rel       string // repository path below the root
+	Suffix    string // "info/refs", "git-upload-pack", "git-receive-pack"
+	User      string // REMOTE_USER
+	AllowPush bool
+	Rules     PushRules
+}
+
+// hookScript refuses ref updates the pusher may not make. The rules are
+// ref patterns (shell globs, `*` across slashes like protected branch
+// wildcards) passed in the environment by the request that runs the push.
+const hookScript = `#!/bin/sh
+# Installed by Quarry.
+set -f
+zero=0000000000000000000000000000000000000000
+while read old new ref; do
+  for d in $QUARRY_DENY_REFS; do
+    case "$ref" in $d) echo "You are not allowed to push code to protected branches on this project."; exit 1;; esac
+  done
+  if [ "$new" = "$zero" ]; then
+    for d in $QUARRY_NODELETE_REFS; do
+      case "$ref" in $d) echo "You can only delete protected branches using the web interface."; exit 1;; esac
+    done
+  fi
+  if [ "$old" != "$zero" ] && [ "$new" != "$zero" ]; then
+    for d in $QUARRY_NOFORCE_REFS; do
+      case "$ref" in $d)
+        if ! git merge-base --is-ancestor "$old" "$new"; then echo "You are not allowed to force push code to a protected branch on this project."; exit 1; fi;;
+      esac
+    done
+  fi
+done
+exit 0
+`
+
+// EnsureHook installs the pre-receive hook in a repository.
+func EnsureHook(repoDir string) error {
+	p := filepath.Join(repoDir, "hooks", "pre-receive")
+	if b, err := os.ReadFile(p); err == nil && string(b) == hookScript {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, []byte(hookScript), 0o755); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// Serve answers one smart HTTP request for the repository.
+func Serve(ctx context.Context, runner *git.Runner, w http.ResponseWriter, r *http.Request, o Options) error {
+	if o.AllowPush {
+		if err := EnsureHook(filepath.Join(o.Root, o.Rel)); err != nil {
+			return fmt.Errorf("install hook: %w", err)
+		}
+	}
+	env := []string{
+		"GATEWAY_INTERFACE=CGI/1.1",
+		"GIT_PROJECT_ROOT=" + o.Root,
+		"GIT_HTTP_EXPORT_ALL=1",
+		"PATH_INFO=/" + strings.Trim(o.Rel, "/") + "/" + o.Suffix,
+		"REQUEST_METHOD=" + r.Method,
+		"QUERY_STRING=" + r.URL.RawQuery,
+		"CONTENT_TYPE=" + r.Header.Get("Content-Type"),
+		"REMOTE_ADDR=" + r.RemoteAddr,
+		"REMOTE_USER=" + o.User,
+		"SERVER_PROTOCOL=HTTP/1.1",
+		"QUARRY_DENY_REFS=" + strings.Join(o.Rules.Deny, " "),
+		"QUARRY_NOFORCE_REFS=" + strings.Join(o.Rules.NoForce, " "),
+		"QUARRY_NODELETE_REFS=" + strings.Join(o.Rules.NoDelete, " "),
+		// Pushes are allowed here only when the caller was authorized to.
+		"GIT_CONFIG_COUNT=2",
+		"GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=" + strconv.FormatBool(o.AllowPush),
+		"GIT_CONFIG_KEY_1=uploadpack.allowFilter", "GIT_CONFIG_VALUE_1=true",
+	}
+	if r.ContentLength >= 0 {
+		env = append(env, "CONTENT_LENGTH="+strconv.FormatInt(r.ContentLength, 10))
+	}
+	if v := r.Header.Get("Content-Encoding"); v != "" {
+		env = append(env, "HTTP_CONTENT_ENCODING="+v)
+	}
+	if v := r.Header.Get("Git-Protocol"); v != "" {
+		env = append(env, "HTTP_GIT_PROTOCOL="+v, "GIT_PROTOCOL="+v)
+	}
+	proc, err := runner.Start(ctx, "", git.Command{Name: "http-backend", Env: env})
+	if err != nil {
+		return err
+	}
+	copied := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(proc.Stdin, r.Body)
+		proc.Stdin.Close()
+		copied <- err
+	}()
+	out := bufio.NewReaderSize(proc.Stdout, 32<<10)
+	hdr, err := textproto.NewReader(out).ReadMIMEHeader()
+	if err != nil {
+		_ = proc.Wait()
+		return fmt.Errorf("http-backend headers: %w", err)
+	}
+	status := http.StatusOK
+	if s := hdr.Get("Status"); s != "" {
+		if n, err := strconv.Atoi(strings.Fields(s)[0]); err == nil {
+			status = n
+		}
+		hdr.Del("Status")
+	}
+	for k, vs := range hdr {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.WriteHeader(status)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := out.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				break
+			}
+			_ = rc.Flush()
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	werr := proc.Wait()
+	<-copied
+	return werr
+}
+
+// Grant is what an authorized request may do.
+type Grant struct {
+	ProjectID int64
+	Root, Rel string
+	User      string
+	Push      bool
+	Rules     PushRules
+}
+
+// DeniedError refuses a request: Status 401 asks git for credentials
+// (with WWW-Authenticate), 403 and 404 carry a message git prints.
+type DeniedError struct {
+	Status  int
+	Message string
+}
+
+func (e *DeniedError) Error() string { return e.Message }
+
+// Access decides who may clone and push (a Quarry service) and learns of
+// finished pushes.
+type Access interface {
+	Authorize(ctx context.Context, username, password string, hasCredentials bool, fullPath string, push bool) (Grant, error)
+	Pushed(ctx context.Context, projectID int64) error
+}
+
+// Handler serves every smart HTTP request for Quarry's repositories:
+// <full path>.git/info/refs, …/git-upload-pack, …/git-receive-pack.
+type Handler struct {
+	Runner *git.Runner
+	Access Access
+	Log    interface {
+		Error(msg string, args ...any)
+	}
+}
+
+// Match reports whether a path is a smart HTTP request and splits it.
+func Match(path string) (fullPath, suffix string, ok bool) {
+	i := strings.Index(path, ".git/")
+	if i <= 0 {
+		return "", "", false
+	}
+	return strings.Trim(path[:i], "/"), path[i+len(".git/"):], true
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fullPath, suffix, _ := Match(r.URL.Path)
+	svc := Classify(r, suffix)
+	if svc == "" {
+		http.Error(w, "Not Found", http.StatusNotFound)
+		return
+	}
+	user, pass, hasCreds := r.BasicAuth()
+	grant, err := h.Access.Authorize(r.Context(), user, pass, hasCreds, fullPath, svc == ReceivePack)
+	if err != nil {
+		var d *DeniedError
+		if !errors.As(err, &d) {
+			h.Log.Error("git access", "path", fullPath, "err", err)
+			http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+			return
+		}
+		if d.Status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Basic realm="Quarry"`)
+		}
+		http.Error(w, d.Message, d.Status)
+		return
+	}
+	err = Serve(r.Context(), h.Runner, w, r, Options{Root: grant.Root, Rel: grant.Rel, Suffix: suffix, User: grant.User,
+		AllowPush: grant.Push, Rules: grant.Rules})
+	if err != nil && r.Context().Err() == nil {
+		h.Log.Error("git http-backend", "path", fullPath, "err", err)
+	}
+	if svc == ReceivePack && suffix == "git-receive-pack" {
+		if err := h.Access.Pushed(context.WithoutCancel(r.Context()), grant.ProjectID); err != nil {
+			h.Log.Error("after push", "project_id", grant.ProjectID, "err", err)
+		}
+	}
+}

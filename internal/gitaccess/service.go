@@ -1,0 +1,152 @@
+// Package gitaccess decides who may clone and push over HTTP: it turns
+// Basic credentials (a personal access token as password, or the account
+// password) into an actor, checks token scopes, project visibility and
+// role, and computes the protected branch rules a push must respect.
+package gitaccess
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"quarry/internal/auth"
+	"quarry/internal/git/smarthttp"
+	"quarry/internal/model"
+)
+
+// Tokens authenticates personal access tokens (the tokens service).
+type Tokens interface {
+	Authenticate(ctx context.Context, secret string) (auth.Actor, error)
+}
+
+// Passwords checks account passwords (the users service).
+type Passwords interface {
+	CheckPassword(ctx context.Context, username, password string) (model.User, error)
+}
+
+// Projects resolves projects and their repositories (the projects service).
+type Projects interface {
+	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
+	ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error)
+	RepositoryLocation(p model.Project) (root, rel string, err error)
+	RepositoryChanged(ctx context.Context, id int64) error
+}
+
+// Service implements smarthttp.Access.
+type Service struct {
+	tokens    Tokens
+	passwords Passwords
+	projects  Projects
+}
+
+// New returns the git access service.
+func New(tokens Tokens, passwords Passwords, projects Projects) *Service {
+	return &Service{tokens: tokens, passwords: passwords, projects: projects}
+}
+
+var _ smarthttp.Access = (*Service)(nil)
+
+func deny(status int, msg string) error { return &smarthttp.DeniedError{Status: status, Message: msg} }
+
+const accessDenied = "HTTP Basic: Access denied. If a password was provided for Git authentication, the password was incorrect or you're required to use a token instead of a password."
+
+// actor turns Basic credentials into an actor: the password as a token
+// first, then as the account's password.
+func (s *Service) actor(ctx context.Context, username, password string, has bool) (auth.Actor, error) {
+	if !has {
+		return auth.Anonymous, nil
+	}
+	a, err := s.tokens.Authenticate(ctx, password)
+	if err == nil {
+		return a, nil
+	}
+	if model.KindOf(err) == model.KindForbidden {
+		return a, deny(http.StatusForbidden, err.Error())
+	}
+	u, perr := s.passwords.CheckPassword(ctx, username, password)
+	if perr != nil {
+		if model.KindOf(perr) == model.KindForbidden {
+			return a, deny(http.StatusForbidden, perr.Error())
+		}
+		return auth.Anonymous, deny(http.StatusUnauthorized, accessDenied)
+	}
+	return auth.Actor{User: &u}, nil
+}
+
+// Authorize implements smarthttp.Access.
+func (s *Service) Authorize(ctx context.Context, username, password string, has bool, fullPath string, push bool) (smarthttp.Grant, error) {
+	a, err := s.actor(ctx, username, password, has)
+	if err != nil {
+		return smarthttp.Grant{}, err
+	}
+	if a.Token != nil {
+		need := []model.Scope{model.ScopeAPI, model.ScopeWriteRepository}
+		if !push {
+			need = append(need, model.ScopeReadRepository)
+		}
+		ok := false
+		for _, sc := range need {
+			ok = ok || a.Token.HasScope(sc)
+		}
+		if !ok {
+			return smarthttp.Grant{}, deny(http.StatusForbidden, "Your token does not have the scope needed to "+map[bool]string{true: "push", false: "pull"}[push]+" this repository.")
+		}
+	}
+	p, acc, err := s.projects.Resolve(ctx, a, fullPath)
+	if err != nil {
+		if model.KindOf(err) == model.KindNotFound {
+			if !a.SignedIn() {
+				return smarthttp.Grant{}, deny(http.StatusUnauthorized, accessDenied)
+			}
+			return smarthttp.Grant{}, deny(http.StatusNotFound, "The project you were looking for could not be found or you don't have permission to view it.")
+		}
+		return smarthttp.Grant{}, err
+	}
+	res := auth.Resource{Project: &p, Access: acc}
+	if !auth.Can(a, auth.ReadCode, res) {
+		if !a.SignedIn() {
+			return smarthttp.Grant{}, deny(http.StatusUnauthorized, accessDenied)
+		}
+		return smarthttp.Grant{}, deny(http.StatusForbidden, "You are not allowed to download code from this project.")
+	}
+	root, rel, err := s.projects.RepositoryLocation(p)
+	if err != nil {
+		return smarthttp.Grant{}, err
+	}
+	g := smarthttp.Grant{ProjectID: p.ID, Root: root, Rel: rel}
+	if a.User != nil {
+		g.User = a.User.Username
+	}
+	if !push {
+		return g, nil
+	}
+	if !a.SignedIn() {
+		return g, deny(http.StatusUnauthorized, accessDenied)
+	}
+	if p.Archived {
+		return g, deny(http.StatusForbidden, "You are not allowed to push code to an archived project.")
+	}
+	if !a.Admin() && acc < model.Developer {
+		return g, deny(http.StatusForbidden, "You are not allowed to push code to this project.")
+	}
+	rules, err := s.projects.ProtectedRules(ctx, p.ID)
+	if err != nil && !errors.Is(err, model.ErrNotFound) {
+		return g, err
+	}
+	for _, rule := range rules {
+		ref := "refs/heads/" + rule.Name
+		g.Rules.NoDelete = append(g.Rules.NoDelete, ref)
+		if !auth.Can(a, auth.PushCode, auth.Resource{Project: &p, Access: acc, Branch: &auth.Branch{Name: rule.Name, Rules: rules}}) {
+			g.Rules.Deny = append(g.Rules.Deny, ref)
+		} else if !rule.AllowForcePush {
+			g.Rules.NoForce = append(g.Rules.NoForce, ref)
+		}
+	}
+	g.Push = true
+	return g, nil
+}
+
+// Pushed records what a push changed.
+func (s *Service) Pushed(ctx context.Context, projectID int64) error {
+	return s.projects.RepositoryChanged(ctx, projectID)
+}
