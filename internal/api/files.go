@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -230,15 +231,12 @@ func (c *call) writeFile(kind string) error {
 	if err := p.Err(); err != nil {
 		return err
 	}
-	data := []byte(content)
-	if encoding == "base64" {
-		var err error
-		if data, err = base64.StdEncoding.DecodeString(content); err != nil {
-			return model.BadRequest("content is not valid Base64")
-		}
+	data, err := decodeContent(content, encoding)
+	if err != nil {
+		return err
 	}
 	in.Actions = []repofiles.Action{{Kind: kind, Path: path, Content: data, HasContent: kind != "delete", Executable: exec}}
-	if _, err := c.s.Files.Commit(c.r.Context(), c.actor, c.r.PathValue("id"), in); err != nil {
+	if _, err := c.s.Files.CommitActions(c.r.Context(), c.actor, c.r.PathValue("id"), in); err != nil {
 		return err
 	}
 	switch kind {
@@ -248,4 +246,26 @@ func (c *call) writeFile(kind string) error {
 		return c.json(http.StatusOK, map[string]string{"file_path": in.Actions[0].Path, "branch": in.Branch})
 	}
 	return c.noContent()
+}
+
+// decodeContent turns a file's content parameter into bytes per its
+// encoding ("text" or "base64").
+func decodeContent(content, encoding string) ([]byte, error) {
+	if encoding != "base64" {
+		return []byte(content), nil
+	}
+	data, err := base64.StdEncoding.DecodeString(content)
+	if err != nil {
+		return nil, model.BadRequest("content is not valid Base64")
+	}
+	return data, nil
+}
+
+// clientIP is the caller's address, for limits on anonymous requests.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

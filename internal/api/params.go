@@ -322,6 +322,20 @@ func (p *Params) Strings(key string) ([]string, bool) {
 	return out, true
 }
 
+// Objects returns an array of JSON objects (the body's "actions": [{…}])
+// as their JSON texts; a value that is not an object is recorded as
+// invalid.
+func (p *Params) Objects(key string) []string {
+	vs := p.vals[key]
+	for _, v := range vs {
+		if !strings.HasPrefix(v, "{") {
+			p.fail("%s is invalid", key)
+			return nil
+		}
+	}
+	return vs
+}
+
 // Time returns key as an ISO 8601 date or date-time.
 func (p *Params) Time(key string) (*time.Time, bool) {
 	v, ok := p.String(key)

@@ -120,9 +120,10 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		writeJSON(w, status, messageBody{Message: e.Fields})
 		return
 	}
-	switch e.Kind {
-	case model.KindTooManyRequests:
+	if e.Kind == model.KindTooManyRequests {
 		w.Header().Set("Retry-After", "60")
+		writeJSON(w, status, messageBody{Message: errorBody{Error: e.Message}})
+		return
 	}
 	msg := e.Message
 	if !e.Raw {

@@ -7,6 +7,7 @@ import (
 	"quarry/internal/auth"
 	"quarry/internal/members"
 	"quarry/internal/model"
+	"quarry/internal/repofiles"
 )
 
 // Scope rules of the route table.
@@ -138,6 +139,25 @@ func (s *Server) routes() {
 		{"GET", "/projects/{id}/repository/tree", public, scopeDefault, (*call).getTree},
 		{"GET", "/projects/{id}/repository/blobs/{sha}", public, scopeDefault, func(c *call) error { return c.getBlob(false) }},
 		{"GET", "/projects/{id}/repository/blobs/{sha}/raw", public, scopeDefault, func(c *call) error { return c.getBlob(true) }},
+		{"GET", "/projects/{id}/repository/files/{file_path}/blame", public, scopeRepoRead, (*call).blame},
+		{"GET", "/projects/{id}/repository/compare", public, scopeDefault, (*call).compare},
+		{"GET", "/projects/{id}/repository/merge_base", public, scopeDefault, (*call).mergeBase},
+		{"GET", "/projects/{id}/repository/contributors", public, scopeDefault, (*call).contributors},
+
+		// Branches, tags and commits.
+		{"GET", "/projects/{id}/repository/branches", public, scopeDefault, (*call).listBranches},
+		{"POST", "/projects/{id}/repository/branches", signedIn, scopeDefault, (*call).createBranch},
+		{"GET", "/projects/{id}/repository/branches/{branch}", public, scopeDefault, (*call).getBranch},
+		{"DELETE", "/projects/{id}/repository/branches/{branch}", signedIn, scopeDefault, (*call).deleteBranch},
+		{"DELETE", "/projects/{id}/repository/merged_branches", signedIn, scopeDefault, (*call).deleteMergedBranches},
+		{"GET", "/projects/{id}/repository/tags", public, scopeDefault, (*call).listTags},
+		{"POST", "/projects/{id}/repository/tags", signedIn, scopeDefault, (*call).createTag},
+		{"GET", "/projects/{id}/repository/tags/{tag}", public, scopeDefault, (*call).getTag},
+		{"DELETE", "/projects/{id}/repository/tags/{tag}", signedIn, scopeDefault, (*call).deleteTag},
+		{"GET", "/projects/{id}/repository/commits", public, scopeDefault, (*call).listCommits},
+		{"POST", "/projects/{id}/repository/commits", signedIn, scopeDefault, (*call).createCommit},
+		{"GET", "/projects/{id}/repository/commits/{sha}", public, scopeDefault, (*call).getCommit},
+		{"GET", "/projects/{id}/repository/commits/{sha}/diff", public, scopeDefault, (*call).commitDiff},
 
 		// Protected branches.
 		{"GET", "/projects/{id}/protected_branches", signedIn, scopeDefault, (*call).listProtectedBranches},
@@ -147,6 +167,12 @@ func (s *Server) routes() {
 		{"DELETE", "/projects/{id}/protected_branches/{name}", signedIn, scopeDefault, (*call).unprotectBranch},
 	} {
 		s.register(rt)
+	}
+
+	// Archives: /repository/archive and /repository/archive.<format>.
+	s.register(route{"GET", "/projects/{id}/repository/archive", public, scopeDefault, func(c *call) error { return c.archive("tar.gz") }})
+	for _, format := range repofiles.ArchiveFormats() {
+		s.register(route{"GET", "/projects/{id}/repository/archive." + format, public, scopeDefault, func(c *call) error { return c.archive(format) }})
 	}
 
 	// Custom attributes of users, projects and groups (administrators).

@@ -56,6 +56,11 @@ type Config struct {
 	// before new members wait for an owner's approval.
 	UserCap int `toml:"user_cap"`
 
+	// ArchiveRateLimit is how many repository archives one user (or one
+	// client address, for anonymous callers) may request per minute; 0
+	// removes the limit.
+	ArchiveRateLimit int `toml:"archive_rate_limit"`
+
 	ShutdownTimeout time.Duration `toml:"shutdown_timeout"`
 	// MaxBodyBytes bounds request bodies that are read into memory.
 	MaxBodyBytes int64 `toml:"max_body_bytes"`
@@ -76,6 +81,8 @@ func Default() Config {
 		TaskWorkers:     2,
 		TaskLease:       time.Minute,
 		MaxBodyBytes:    100 << 20,
+
+		ArchiveRateLimit: 5,
 	}
 }
 
@@ -103,6 +110,7 @@ func (c *Config) options() []option {
 		{"task-workers", "QUARRY_TASK_WORKERS", "background tasks running at once (0: none in this process)", &c.TaskWorkers},
 		{"task-lease", "QUARRY_TASK_LEASE", "how long a crashed worker's task stays claimed", &c.TaskLease},
 		{"user-cap", "QUARRY_USER_CAP", "users a top-level group takes before new members need approval (0: no cap)", &c.UserCap},
+		{"archive-rate-limit", "QUARRY_ARCHIVE_RATE_LIMIT", "repository archives one user may request per minute (0: no limit)", &c.ArchiveRateLimit},
 		{"shutdown-timeout", "QUARRY_SHUTDOWN_TIMEOUT", "how long a graceful shutdown waits for requests", &c.ShutdownTimeout},
 		{"max-body-bytes", "QUARRY_MAX_BODY_BYTES", "largest request body read into memory", &c.MaxBodyBytes},
 	}

@@ -163,3 +163,9 @@ func Invalid(field, msg string) error {
 	f.Add(field, msg)
 	return f.Err()
 }
+
+// TooManyRequests is a rate limit reached on what ("archive", "endpoint"):
+// 429 {"message":{"error":"This <what> has been requested too many times. Try again later."}}.
+func TooManyRequests(what string) *Error {
+	return &Error{Kind: KindTooManyRequests, Message: "This " + what + " has been requested too many times. Try again later."}
+}

@@ -18,6 +18,7 @@ import (
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
+	"quarry/internal/ratelimit"
 )
 
 // ProjectResolver finds a project the actor may read (the projects service).
@@ -28,22 +29,27 @@ type ProjectResolver interface {
 
 // Service answers repository file questions.
 type Service struct {
-	projects  ProjectResolver
-	refresher Refresher
-	storages  *gitrepo.Storages
-	sums      sync.Map // blob id → sha256 hex: a blob's bytes never change
-	now       func() time.Time
+	projects   ProjectResolver
+	refresher  Refresher
+	protection ProtectionSource
+	storages   *gitrepo.Storages
+	sums       sync.Map // blob id → sha256 hex: a blob's bytes never change
+	archives   *ratelimit.Limiter
+	now        func() time.Time
 }
 
 // ProjectService is what the files service needs of projects.
 type ProjectService interface {
 	ProjectResolver
 	Refresher
+	ProtectionSource
 }
 
-// New returns the files service.
-func New(projects ProjectService, storages *gitrepo.Storages) *Service {
-	return &Service{projects: projects, refresher: projects, storages: storages, now: time.Now}
+// New returns the files service; archivesPerMinute bounds the archives
+// one user may download per minute (0: no limit).
+func New(projects ProjectService, storages *gitrepo.Storages, archivesPerMinute int) *Service {
+	return &Service{projects: projects, refresher: projects, protection: projects, storages: storages, now: time.Now,
+		archives: ratelimit.New(archivesPerMinute, time.Minute)}
 }
 
 // ErrInvalidPath is a file path that could escape the repository.
@@ -224,3 +230,16 @@ func (s *Service) OpenBlob(ctx context.Context, a auth.Actor, projectRef, sha st
 	}
 	return Blob{SHA: string(info.OID), Size: info.Size}, rd, nil
 }
+
+// The repository types the service answers with.
+type (
+	Commit      = gitrepo.Commit
+	FileDiff    = gitrepo.FileDiff
+	BlameRange  = gitrepo.BlameRange
+	Contributor = gitrepo.Contributor
+	TreeEntry   = gitrepo.TreeEntry
+)
+
+// ArchiveFormats lists the archive format names (the extensions of
+// /repository/archive.<format>), sorted.
+func ArchiveFormats() []string { return gitrepo.ArchiveFormatNames() }

@@ -35,11 +35,11 @@ type CommitInput struct {
 // writers keep moving.
 const maxReapply = 25
 
-// Commit writes the actions as one commit on the branch. A branch moved by
+// CommitActions writes the actions as one commit on the branch. A branch moved by
 // another writer meanwhile is fine when that writer touched other paths:
 // the commit is rebuilt on the new tip. Only a change to the same paths is
 // refused.
-func (s *Service) Commit(ctx context.Context, a auth.Actor, projectRef string, in CommitInput) (git.ObjectID, error) {
+func (s *Service) CommitActions(ctx context.Context, a auth.Actor, projectRef string, in CommitInput) (git.ObjectID, error) {
 	if !a.SignedIn() {
 		return "", model.Unauthorized("")
 	}

@@ -316,3 +316,5 @@ func (c *lru) put(k, v string) {
 		delete(c.items, old.Value.(*lruEntry).k)
 	}
 }
+
+func asGitError(err error, target **git.Error) bool { return errors.As(err, target) }

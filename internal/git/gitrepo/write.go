@@ -211,3 +211,16 @@ func (r *Repo) BranchTip(ctx context.Context, branch string) (git.ObjectID, erro
 	}
 	return id, err
 }
+
+// FetchCommit copies a commit (and its history) from another repository
+// into a hidden ref of this one, so both sides of a cross-project compare
+// live in one repository.
+func (r *Repo) FetchCommit(ctx context.Context, src *Repo, commit git.ObjectID) error {
+	if _, err := r.CommitID(ctx, string(commit)); err == nil {
+		return nil
+	}
+	_, err := r.run(ctx, git.Command{Name: "fetch", Flags: []git.Flag{{Name: "--quiet"}, {Name: "--no-tags"}},
+		Args: []string{src.path, "+" + string(commit) + ":refs/quarry/compare/" + string(commit)},
+		Env:  []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=uploadpack.allowAnySHA1InWant", "GIT_CONFIG_VALUE_0=true"}}, git.Options{})
+	return err
+}

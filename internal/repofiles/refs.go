@@ -1,0 +1,393 @@
+package repofiles
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"quarry/internal/auth"
+	"quarry/internal/git"
+	"quarry/internal/git/gitrepo"
+	"quarry/internal/model"
+)
+
+// Branch is a branch with what its entity shows.
+type Branch struct {
+	Name               string
+	Commit             gitrepo.Commit
+	Merged             bool
+	Protected          bool
+	Default            bool
+	DevelopersCanPush  bool
+	DevelopersCanMerge bool
+	CanPush            bool
+}
+
+// ProtectionSource gives a project's protected branch rules (the projects
+// service).
+type ProtectionSource interface {
+	ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error)
+}
+
+func (s *Service) branches(ctx context.Context, a auth.Actor, p model.Project, acc model.AccessLevel, repo *gitrepo.Repo, refs []gitrepo.Ref) ([]Branch, error) {
+	rules, err := s.protection.ProtectedRules(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	var merged map[string]bool
+	if tip, err := repo.BranchTip(ctx, p.DefaultBranch); err != nil {
+		return nil, err
+	} else if tip != "" {
+		if merged, err = repo.MergedBranches(ctx, tip); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Branch, 0, len(refs))
+	for _, ref := range refs {
+		c, err := repo.ReadCommit(ctx, string(ref.Commit))
+		if err != nil {
+			return nil, err
+		}
+		b := Branch{Name: ref.Name, Commit: c, Merged: merged[ref.Name] && ref.Name != p.DefaultBranch, Default: ref.Name == p.DefaultBranch}
+		devPush, devMerge := true, true
+		for _, r := range rules {
+			if !model.MatchesBranch(r.Name, ref.Name) {
+				continue
+			}
+			b.Protected = true
+			devPush = devPush && grants(r.Push, model.Developer)
+			devMerge = devMerge && grants(r.Merge, model.Developer)
+		}
+		b.DevelopersCanPush, b.DevelopersCanMerge = devPush, devMerge
+		b.CanPush = auth.Can(a, auth.PushCode, auth.Resource{Project: &p, Access: acc, Branch: &auth.Branch{Name: ref.Name, Rules: rules}})
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func grants(list []model.BranchAccess, level model.AccessLevel) bool {
+	for _, g := range list {
+		if g.AccessLevel != nil && *g.AccessLevel != model.NoOneAccess && *g.AccessLevel <= level {
+			return true
+		}
+	}
+	return false
+}
+
+// Branches lists branches, optionally filtered by a search ("^x" and "x$"
+// anchor it) or a regular expression.
+func (s *Service) Branches(ctx context.Context, a auth.Actor, projectRef, search, regex string) ([]Branch, error) {
+	p, acc, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := repo.Refs(ctx, "refs/heads/")
+	if err != nil {
+		return nil, err
+	}
+	var re *regexp.Regexp
+	if regex != "" {
+		if re, err = regexp.Compile(regex); err != nil {
+			return nil, model.BadRequestRaw("Regex is invalid")
+		}
+	}
+	var kept []gitrepo.Ref
+	for _, r := range refs {
+		if search != "" && !matchSearch(r.Name, search) {
+			continue
+		}
+		if re != nil && !re.MatchString(r.Name) {
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return s.branches(ctx, a, p, acc, repo, kept)
+}
+
+func matchSearch(name, q string) bool {
+	n, q := strings.ToLower(name), strings.ToLower(q)
+	switch {
+	case strings.HasPrefix(q, "^") && strings.HasSuffix(q, "$"):
+		return n == q[1:len(q)-1]
+	case strings.HasPrefix(q, "^"):
+		return strings.HasPrefix(n, q[1:])
+	case strings.HasSuffix(q, "$"):
+		return strings.HasSuffix(n, q[:len(q)-1])
+	}
+	return strings.Contains(n, q)
+}
+
+// Branch returns one branch, or 404 Branch Not Found.
+func (s *Service) Branch(ctx context.Context, a auth.Actor, projectRef, name string) (Branch, error) {
+	p, acc, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return Branch{}, err
+	}
+	tip, err := repo.BranchTip(ctx, name)
+	if err != nil || tip == "" {
+		if err == nil {
+			err = model.NotFound("Branch")
+		}
+		return Branch{}, err
+	}
+	list, err := s.branches(ctx, a, p, acc, repo, []gitrepo.Ref{{Name: name, Commit: tip, Target: tip}})
+	if err != nil {
+		return Branch{}, err
+	}
+	return list[0], nil
+}
+
+// writable resolves a project the actor may push a branch of.
+func (s *Service) writable(ctx context.Context, a auth.Actor, projectRef, branch string) (model.Project, model.AccessLevel, *gitrepo.Repo, error) {
+	p, acc, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return p, acc, nil, err
+	}
+	ok, err := s.projects.CanPush(ctx, a, &p, acc, branch)
+	if err != nil {
+		return p, acc, nil, err
+	}
+	if !ok {
+		return p, acc, nil, model.Forbidden("You are not allowed to push into this branch")
+	}
+	return p, acc, repo, nil
+}
+
+// CreateBranch makes a branch at a ref.
+func (s *Service) CreateBranch(ctx context.Context, a auth.Actor, projectRef, name, ref string) (Branch, error) {
+	if !git.ValidRefName(name) || strings.HasPrefix(name, "refs/") {
+		return Branch{}, model.BadRequestRaw("Branch name is invalid")
+	}
+	_, _, repo, err := s.writable(ctx, a, projectRef, name)
+	if err != nil {
+		return Branch{}, err
+	}
+	commit, err := repo.CommitID(ctx, ref)
+	if errors.Is(err, gitrepo.ErrRefNotFound) {
+		return Branch{}, model.BadRequestRaw(fmt.Sprintf("Failed to create branch '%s': invalid reference name '%s'", name, ref))
+	}
+	if err != nil {
+		return Branch{}, err
+	}
+	if err := repo.CreateRef(ctx, "refs/heads/"+name, commit); err != nil {
+		if errors.Is(err, gitrepo.ErrRefExists) {
+			return Branch{}, model.BadRequestRaw("Branch already exists")
+		}
+		if errors.Is(err, gitrepo.ErrRefHierarchy) {
+			return Branch{}, model.BadRequestRaw(fmt.Sprintf("Failed to create branch '%s': Branch name conflicts with existing branch hierarchy.", name))
+		}
+		return Branch{}, err
+	}
+	return s.Branch(ctx, a, projectRef, name)
+}
+
+// DeleteBranch removes a branch; protected and default branches stay.
+func (s *Service) DeleteBranch(ctx context.Context, a auth.Actor, projectRef, name string) error {
+	p, _, repo, err := s.writable(ctx, a, projectRef, name)
+	if err != nil {
+		return err
+	}
+	tip, err := repo.BranchTip(ctx, name)
+	if err != nil {
+		return err
+	}
+	if tip == "" {
+		return model.NotFound("Branch")
+	}
+	if name == p.DefaultBranch {
+		return model.Forbidden("The default branch of a project cannot be deleted.")
+	}
+	rules, err := s.protection.ProtectedRules(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	for _, r := range rules {
+		if model.MatchesBranch(r.Name, name) {
+			return model.Forbidden("Protected branches cannot be deleted.")
+		}
+	}
+	return repo.DeleteRef(ctx, "refs/heads/"+name, tip)
+}
+
+// DeleteMergedBranches removes branches merged into the default branch
+// (not protected ones).
+func (s *Service) DeleteMergedBranches(ctx context.Context, a auth.Actor, projectRef string) error {
+	p, acc, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return err
+	}
+	if !auth.Can(a, auth.PushCode, auth.Resource{Project: &p, Access: acc, Branch: &auth.Branch{}}) {
+		return model.Forbidden("")
+	}
+	tip, err := repo.BranchTip(ctx, p.DefaultBranch)
+	if err != nil || tip == "" {
+		return err
+	}
+	merged, err := repo.MergedBranches(ctx, tip)
+	if err != nil {
+		return err
+	}
+	rules, err := s.protection.ProtectedRules(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(merged))
+	for n := range merged {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+next:
+	for _, n := range names {
+		if n == p.DefaultBranch {
+			continue
+		}
+		for _, r := range rules {
+			if model.MatchesBranch(r.Name, n) {
+				continue next
+			}
+		}
+		t, err := repo.BranchTip(ctx, n)
+		if err != nil {
+			return err
+		}
+		if err := repo.DeleteRef(ctx, "refs/heads/"+n, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Tag is a tag with its commit.
+type Tag struct {
+	gitrepo.Ref
+	Commit gitrepo.Commit
+}
+
+// Tags lists tags ordered by name, update time (default) or version.
+func (s *Service) Tags(ctx context.Context, a auth.Actor, projectRef, search, orderBy string, desc bool) ([]Tag, error) {
+	_, _, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := repo.Refs(ctx, "refs/tags/")
+	if err != nil {
+		return nil, err
+	}
+	var out []Tag
+	for _, r := range refs {
+		if search != "" && !matchSearch(r.Name, search) {
+			continue
+		}
+		c, err := repo.ReadCommit(ctx, string(r.Commit))
+		if err != nil {
+			continue // a tag of a non-commit object
+		}
+		out = append(out, Tag{Ref: r, Commit: c})
+	}
+	less := func(i, j int) bool { return out[i].Commit.Committer.When.Before(out[j].Commit.Committer.When) }
+	switch orderBy {
+	case "name":
+		less = func(i, j int) bool { return out[i].Name < out[j].Name }
+	case "version":
+		less = func(i, j int) bool { return versionLess(out[i].Name, out[j].Name) }
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if desc {
+			return less(j, i)
+		}
+		return less(i, j)
+	})
+	return out, nil
+}
+
+// versionLess compares tag names by their numeric parts.
+func versionLess(a, b string) bool {
+	num := regexp.MustCompile(`\d+`)
+	pa, pb := num.FindAllString(a, -1), num.FindAllString(b, -1)
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		if len(pa[i]) != len(pb[i]) {
+			return len(pa[i]) < len(pb[i])
+		}
+		if pa[i] != pb[i] {
+			return pa[i] < pb[i]
+		}
+	}
+	if len(pa) != len(pb) {
+		return len(pa) < len(pb)
+	}
+	return a < b
+}
+
+// Tag returns one tag, or 404 Tag Not Found.
+func (s *Service) Tag(ctx context.Context, a auth.Actor, projectRef, name string) (Tag, error) {
+	tags, err := s.Tags(ctx, a, projectRef, "", "name", false)
+	if err != nil {
+		return Tag{}, err
+	}
+	for _, t := range tags {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return Tag{}, model.NotFound("Tag")
+}
+
+// CreateTag makes a lightweight tag, or an annotated one with a message.
+func (s *Service) CreateTag(ctx context.Context, a auth.Actor, projectRef, name, ref, message string) (Tag, error) {
+	p, acc, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return Tag{}, err
+	}
+	if !auth.Can(a, auth.PushCode, auth.Resource{Project: &p, Access: acc, Branch: &auth.Branch{}}) {
+		return Tag{}, model.Forbidden("")
+	}
+	if !git.ValidRefName(name) {
+		return Tag{}, model.BadRequestRaw("Tag name invalid")
+	}
+	commit, err := repo.CommitID(ctx, ref)
+	if errors.Is(err, gitrepo.ErrRefNotFound) {
+		return Tag{}, model.BadRequestRaw("Target " + ref + " is invalid")
+	}
+	if err != nil {
+		return Tag{}, err
+	}
+	if message != "" {
+		_, err = repo.CreateAnnotatedTag(ctx, name, commit, message, gitrepo.Signature{Name: a.User.Name, Email: a.User.Email, When: s.now()})
+	} else {
+		err = repo.CreateRef(ctx, "refs/tags/"+name, commit)
+	}
+	if errors.Is(err, gitrepo.ErrRefExists) {
+		return Tag{}, model.BadRequestRaw("Tag " + name + " already exists")
+	}
+	if errors.Is(err, gitrepo.ErrRefHierarchy) {
+		return Tag{}, model.BadRequestRaw("Failed to create a tag: " + name)
+	}
+	if err != nil {
+		return Tag{}, err
+	}
+	return s.Tag(ctx, a, projectRef, name)
+}
+
+// DeleteTag removes a tag (developers and up, as for pushing).
+func (s *Service) DeleteTag(ctx context.Context, a auth.Actor, projectRef, name string) error {
+	p, acc, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return err
+	}
+	if !auth.Can(a, auth.PushCode, auth.Resource{Project: &p, Access: acc, Branch: &auth.Branch{}}) {
+		return model.Forbidden("")
+	}
+	refs, err := repo.Refs(ctx, "refs/tags/")
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		if r.Name == name {
+			return repo.DeleteRef(ctx, "refs/tags/"+name, r.Target)
+		}
+	}
+	return model.NotFound("Tag")
+}
