@@ -318,7 +318,7 @@ type diffJSON struct {
 func diffs(files []repofiles.FileDiff) []diffJSON {
 	out := make([]diffJSON, len(files))
 	for i, f := range files {
-		out[i] = diffJSON{Diff: f.Diff, NewPath: f.NewPath, OldPath: f.OldPath, AMode: strPtr(f.AMode), BMode: f.BMode,
+		out[i] = diffJSON{Diff: f.Diff, TooLarge: f.TooLarge, Collapsed: f.TooLarge, NewPath: f.NewPath, OldPath: f.OldPath, AMode: strPtr(f.AMode), BMode: f.BMode,
 			NewFile: f.NewFile, RenamedFile: f.RenamedFile, DeletedFile: f.DeletedFile}
 	}
 	return out

@@ -73,7 +73,7 @@ var allowed = map[string]description{
 	"write-tree":    {},
 	"config":        {},
 	"archive":       {},
-	"blame":         {endOfOptions: true},
+	"blame":         {}, // git 2.39 blame rejects --end-of-options; its one arg is a commit id
 	"diff-tree":     {endOfOptions: true},
 	"merge-base":    {endOfOptions: true},
 	"log":           {endOfOptions: true},

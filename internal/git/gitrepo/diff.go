@@ -19,6 +19,7 @@ type FileDiff struct {
 	RenamedFile      bool
 	DeletedFile      bool
 	Binary           bool
+	TooLarge         bool // the diff text was left out for the limits
 	Additions        int
 	Deletions        int
 }
@@ -54,6 +55,7 @@ func (r *Repo) Diff(ctx context.Context, from, to git.ObjectID, lim DiffLimits) 
 		n := strings.Count(f.Diff, "\n")
 		if i >= lim.MaxFiles || lines+n > lim.MaxLines || len(f.Diff) > lim.MaxFileBytes {
 			f.Diff = ""
+			f.TooLarge = true
 			overflow = true
 			continue
 		}
