@@ -29,13 +29,14 @@ type ProjectResolver interface {
 
 // Service answers repository file questions.
 type Service struct {
-	projects   ProjectResolver
-	refresher  Refresher
-	protection ProtectionSource
-	storages   *gitrepo.Storages
-	sums       sync.Map // blob id → sha256 hex: a blob's bytes never change
-	archives   *ratelimit.Limiter
-	now        func() time.Time
+	projects    ProjectResolver
+	refresher   Refresher
+	protection  ProtectionSource
+	storages    *gitrepo.Storages
+	sums        sync.Map // blob id → sha256 hex: a blob's bytes never change
+	archives    *ratelimit.Limiter
+	branchLocks *stripedLocks
+	now         func() time.Time
 }
 
 // ProjectService is what the files service needs of projects.
@@ -49,7 +50,7 @@ type ProjectService interface {
 // one user may download per minute (0: no limit).
 func New(projects ProjectService, storages *gitrepo.Storages, archivesPerMinute int) *Service {
 	return &Service{projects: projects, refresher: projects, protection: projects, storages: storages, now: time.Now,
-		archives: ratelimit.New(archivesPerMinute, time.Minute)}
+		archives: ratelimit.New(archivesPerMinute, time.Minute), branchLocks: newStripedLocks()}
 }
 
 // ErrInvalidPath is a file path that could escape the repository.

@@ -32,23 +32,35 @@ type ObjectInfo struct {
 	Size int64
 }
 
-// Pool caches processes by repository.
+// Pool caches processes by repository. At most max processes of one
+// repository serve short reads at once (more callers wait for one), so
+// that a burst of requests reuses warm processes instead of starting new
+// ones; streams to slow clients may go past the limit. Processes idle for
+// longer than idleTimeout are ended.
 type Pool struct {
-	runner  *git.Runner
-	mu      sync.Mutex
-	idle    map[string][]*Process
-	maxIdle int
-	closed  bool
+	runner    *git.Runner
+	mu        sync.Mutex
+	repos     map[string]*repoProcs
+	max       int
+	closed    bool
+	lastSweep time.Time
 }
 
-// NewPool returns a pool keeping at most maxIdle idle processes per
-// repository.
-func NewPool(runner *git.Runner, maxIdle int) *Pool {
-	if maxIdle < 1 {
-		maxIdle = 1
+// repoProcs are the processes of one repository.
+type repoProcs struct {
+	idle  []*Process
+	slots chan struct{} // one token per process handed out within max
+}
+
+const idleTimeout = time.Minute
+
+// NewPool returns a pool running at most max processes per repository
+// for short reads.
+func NewPool(runner *git.Runner, max int) *Pool {
+	if max < 1 {
+		max = 1
 	}
-	p := &Pool{runner: runner, idle: map[string][]*Process{}, maxIdle: maxIdle}
-	return p
+	return &Pool{runner: runner, repos: map[string]*repoProcs{}, max: max}
 }
 
 // Process is one running cat-file.
@@ -58,19 +70,73 @@ type Process struct {
 	r       *bufio.Reader
 	cancel  context.CancelFunc
 	broken  bool
+	slotted bool // holds one of its repository's slots
 	lastUse time.Time
 }
 
-// Get returns an idle process for repo or starts one.
+func (p *Pool) procs(repo string) *repoProcs {
+	rp := p.repos[repo]
+	if rp == nil {
+		rp = &repoProcs{slots: make(chan struct{}, p.max)}
+		p.repos[repo] = rp
+	}
+	return rp
+}
+
+// Get returns a process for repo, waiting while max of them are in use.
 func (p *Pool) Get(ctx context.Context, repo string) (*Process, error) {
 	p.mu.Lock()
-	if list := p.idle[repo]; len(list) > 0 {
-		proc := list[len(list)-1]
-		p.idle[repo] = list[:len(list)-1]
+	slots := p.procs(repo).slots
+	p.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	proc, err := p.take(repo)
+	if err != nil {
+		<-slots
+		return nil, err
+	}
+	proc.slotted = true
+	return proc, nil
+}
+
+// GetStream returns a process for a long read (streaming an object to a
+// client): within the limit when a slot is free, past it otherwise.
+func (p *Pool) GetStream(ctx context.Context, repo string) (*Process, error) {
+	p.mu.Lock()
+	slots := p.procs(repo).slots
+	p.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		proc, err := p.take(repo)
+		if err != nil {
+			<-slots
+			return nil, err
+		}
+		proc.slotted = true
+		return proc, nil
+	default:
+		return p.start(repo)
+	}
+}
+
+// take hands out an idle process or starts one.
+func (p *Pool) take(repo string) (*Process, error) {
+	p.mu.Lock()
+	rp := p.procs(repo)
+	if n := len(rp.idle); n > 0 {
+		proc := rp.idle[n-1]
+		rp.idle = rp.idle[:n-1]
 		p.mu.Unlock()
 		return proc, nil
 	}
 	p.mu.Unlock()
+	return p.start(repo)
+}
+
+func (p *Pool) start(repo string) (*Process, error) {
 	// The process outlives the request that started it: it has its own
 	// context, ended by Close.
 	pctx, cancel := context.WithCancel(context.Background())
@@ -83,32 +149,65 @@ func (p *Pool) Get(ctx context.Context, repo string) (*Process, error) {
 }
 
 // Release returns a process to the pool, or ends it when it is broken or
-// the pool is full.
+// went past the limit.
 func (p *Pool) Release(proc *Process) {
 	if proc == nil {
 		return
 	}
-	if proc.broken {
-		proc.close()
-		return
-	}
-	proc.lastUse = time.Now()
+	now := time.Now()
+	proc.lastUse = now
 	p.mu.Lock()
-	if p.closed || len(p.idle[proc.repo]) >= p.maxIdle {
-		p.mu.Unlock()
-		proc.close()
-		return
+	rp := p.procs(proc.repo)
+	keep := !proc.broken && proc.slotted && !p.closed
+	if keep {
+		rp.idle = append(rp.idle, proc)
 	}
-	p.idle[proc.repo] = append(p.idle[proc.repo], proc)
+	if proc.slotted {
+		proc.slotted = false
+		<-rp.slots
+	}
+	var stale []*Process
+	if now.Sub(p.lastSweep) > idleTimeout/4 {
+		p.lastSweep = now
+		stale = p.sweepLocked(now)
+	}
 	p.mu.Unlock()
+	if !keep {
+		proc.close()
+	}
+	for _, s := range stale {
+		s.close()
+	}
+}
+
+// sweepLocked removes processes idle for longer than idleTimeout.
+func (p *Pool) sweepLocked(now time.Time) []*Process {
+	var stale []*Process
+	for repo, rp := range p.repos {
+		kept := rp.idle[:0]
+		for _, proc := range rp.idle {
+			if now.Sub(proc.lastUse) > idleTimeout {
+				stale = append(stale, proc)
+			} else {
+				kept = append(kept, proc)
+			}
+		}
+		rp.idle = kept
+		if len(kept) == 0 && len(rp.slots) == 0 {
+			delete(p.repos, repo)
+		}
+	}
+	return stale
 }
 
 // Evict ends the idle processes of a repository (before it is removed or
 // moved).
 func (p *Pool) Evict(repo string) {
 	p.mu.Lock()
-	list := p.idle[repo]
-	delete(p.idle, repo)
+	var list []*Process
+	if rp := p.repos[repo]; rp != nil {
+		list, rp.idle = rp.idle, nil
+	}
 	p.mu.Unlock()
 	for _, proc := range list {
 		proc.close()
@@ -119,13 +218,14 @@ func (p *Pool) Evict(repo string) {
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
-	all := p.idle
-	p.idle = map[string][]*Process{}
+	var all []*Process
+	for _, rp := range p.repos {
+		all = append(all, rp.idle...)
+		rp.idle = nil
+	}
 	p.mu.Unlock()
-	for _, list := range all {
-		for _, proc := range list {
-			proc.close()
-		}
+	for _, proc := range all {
+		proc.close()
 	}
 }
 

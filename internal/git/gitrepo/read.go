@@ -63,14 +63,41 @@ func (r *Repo) ObjectAt(ctx context.Context, commit git.ObjectID, path string) (
 	return info, err
 }
 
-// OpenObject streams an object; the reader must be closed, which returns
-// the warm process to the pool.
+// smallObject is the size up to which OpenObject reads an object whole
+// through a pooled process instead of streaming it.
+const smallObject = 1 << 20
+
+// OpenObject streams an object; the reader must be closed. Small objects
+// are read at once (the warm process goes straight back to the pool);
+// large ones stream from a process of their own for as long as the
+// reader stays open.
 func (r *Repo) OpenObject(ctx context.Context, rev string) (catfile.ObjectInfo, io.ReadCloser, error) {
-	p, err := r.pool.Get(ctx, r.path)
+	var info catfile.ObjectInfo
+	var data []byte
+	err := r.withCat(ctx, func(p *catfile.Process) error {
+		var err error
+		if info, err = p.Info(rev); err != nil {
+			return err
+		}
+		if info.Size <= smallObject {
+			info, data, err = p.Contents(string(info.OID))
+		}
+		return err
+	})
+	if errors.Is(err, catfile.ErrMissing) {
+		return info, nil, ErrPathNotFound
+	}
+	if err != nil {
+		return info, nil, err
+	}
+	if data != nil || info.Size == 0 {
+		return info, io.NopCloser(bytes.NewReader(data)), nil
+	}
+	p, err := r.pool.GetStream(ctx, r.path)
 	if err != nil {
 		return catfile.ObjectInfo{}, nil, err
 	}
-	info, rd, err := p.Stream(rev)
+	info, rd, err := p.Stream(string(info.OID))
 	if err != nil {
 		r.pool.Release(p)
 		if errors.Is(err, catfile.ErrMissing) {
@@ -116,27 +143,7 @@ func (r *Repo) ReadObject(ctx context.Context, rev string) (catfile.ObjectInfo, 
 
 // lastCommits caches the last commit touching a path at a commit: the
 // answer never changes for a given (repository, commit, path).
-var lastCommits = newLRU(20000)
-
-// LastCommit returns the newest commit at or before commit that changed
-// path.
-func (r *Repo) LastCommit(ctx context.Context, commit git.ObjectID, path string) (git.ObjectID, error) {
-	key := r.path + "\x00" + string(commit) + "\x00" + path
-	if v, ok := lastCommits.get(key); ok {
-		return git.ObjectID(v), nil
-	}
-	out, err := r.run(ctx, git.Command{Name: "rev-list", Flags: []git.Flag{{Name: "--max-count", Value: "1"}},
-		Args: []string{string(commit)}, PathArgs: []string{path}}, git.Options{})
-	if err != nil {
-		return "", err
-	}
-	id := strings.TrimSpace(string(out))
-	if id == "" {
-		return "", ErrPathNotFound
-	}
-	lastCommits.put(key, id)
-	return git.ObjectID(id), nil
-}
+var lastCommits = newLRU[string](100000)
 
 // TreeEntry is one entry of a tree listing.
 type TreeEntry struct {
@@ -280,40 +287,46 @@ func parsePerson(s string) Person {
 }
 
 // lru is a small thread-safe least-recently-used cache of strings.
-type lru struct {
+type lru[V any] struct {
 	mu    sync.Mutex
 	max   int
 	ll    *list.List
 	items map[string]*list.Element
 }
 
-type lruEntry struct{ k, v string }
+type lruEntry[V any] struct {
+	k string
+	v V
+}
 
-func newLRU(max int) *lru { return &lru{max: max, ll: list.New(), items: map[string]*list.Element{}} }
+func newLRU[V any](max int) *lru[V] {
+	return &lru[V]{max: max, ll: list.New(), items: map[string]*list.Element{}}
+}
 
-func (c *lru) get(k string) (string, bool) {
+func (c *lru[V]) get(k string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[k]; ok {
 		c.ll.MoveToFront(e)
-		return e.Value.(*lruEntry).v, true
+		return e.Value.(*lruEntry[V]).v, true
 	}
-	return "", false
+	var zero V
+	return zero, false
 }
 
-func (c *lru) put(k, v string) {
+func (c *lru[V]) put(k string, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[k]; ok {
-		e.Value.(*lruEntry).v = v
+		e.Value.(*lruEntry[V]).v = v
 		c.ll.MoveToFront(e)
 		return
 	}
-	c.items[k] = c.ll.PushFront(&lruEntry{k, v})
+	c.items[k] = c.ll.PushFront(&lruEntry[V]{k, v})
 	if c.ll.Len() > c.max {
 		old := c.ll.Back()
 		c.ll.Remove(old)
-		delete(c.items, old.Value.(*lruEntry).k)
+		delete(c.items, old.Value.(*lruEntry[V]).k)
 	}
 }
 

@@ -1,0 +1,136 @@
+package gitrepo
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"quarry/internal/git"
+)
+
+// gitIn runs the real git in dir for building test histories.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T",
+		"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestLastCommit_matchesRevList builds a random history (edits, deletions,
+// re-additions, folders replaced by files, mode changes, merges) and checks
+// that LastCommit answers what `git rev-list -1 <commit> -- <path>` does,
+// for every path at many commits.
+func TestLastCommit_matchesRevList(t *testing.T) {
+	ctx := context.Background()
+	s := storages(t)
+	r, err := s.Open("default", HashedPath("", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Create(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	w := filepath.Join(t.TempDir(), "w")
+	gitIn(t, filepath.Dir(w), "init", "-q", "-b", "main", w)
+	rnd := rand.New(rand.NewSource(3))
+	names := []string{"a.txt", "b.txt", "d/x.txt", "d/y.txt", "d/e/z.txt", "f/g.txt", "top"}
+	write := func(name, content string) {
+		p := filepath.Join(w, name)
+		for d := filepath.Dir(p); d != w; d = filepath.Dir(d) {
+			if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
+				os.Remove(d) // a file stands where a folder goes
+			}
+		}
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range names {
+		write(n, "v0 "+n)
+	}
+	gitIn(t, w, "add", "-A")
+	gitIn(t, w, "commit", "-q", "-m", "root")
+	var commits []string
+	for i := 0; i < 60; i++ {
+		switch k := rnd.Intn(10); {
+		case k < 5:
+			write(names[rnd.Intn(len(names))], fmt.Sprintf("v%d", i))
+		case k == 5:
+			os.RemoveAll(filepath.Join(w, names[rnd.Intn(len(names))]))
+		case k == 6:
+			// A folder becomes a file, or back.
+			if fi, err := os.Stat(filepath.Join(w, "f")); err == nil && fi.IsDir() {
+				os.RemoveAll(filepath.Join(w, "f"))
+				write("f", "now a file")
+			} else {
+				os.RemoveAll(filepath.Join(w, "f"))
+				write("f/g.txt", fmt.Sprintf("back %d", i))
+			}
+		case k == 7:
+			if p := filepath.Join(w, "a.txt"); fileExists(p) {
+				os.Chmod(p, 0o755)
+			}
+		case k == 8:
+			// A side branch merged back.
+			gitIn(t, w, "checkout", "-q", "-b", fmt.Sprintf("side%d", i))
+			write("d/e/z.txt", fmt.Sprintf("side %d", i))
+			gitIn(t, w, "add", "-A")
+			gitIn(t, w, "commit", "-q", "-m", "side")
+			gitIn(t, w, "checkout", "-q", "main")
+			write("b.txt", fmt.Sprintf("main %d", i))
+			gitIn(t, w, "add", "-A")
+			gitIn(t, w, "commit", "-q", "-m", "main side")
+			gitIn(t, w, "merge", "-q", "--no-edit", fmt.Sprintf("side%d", i))
+			commits = append(commits, gitIn(t, w, "rev-parse", "HEAD"))
+			continue
+		default:
+			write(fmt.Sprintf("new%d.txt", i), "new")
+		}
+		gitIn(t, w, "add", "-A")
+		if gitIn(t, w, "status", "--porcelain") == "" {
+			continue
+		}
+		gitIn(t, w, "commit", "-q", "-m", fmt.Sprintf("c%d", i))
+		commits = append(commits, gitIn(t, w, "rev-parse", "HEAD"))
+	}
+	gitIn(t, w, "push", "-q", r.Path(), "--all")
+
+	checked := 0
+	for i, c := range commits {
+		if i%3 != 0 && i != len(commits)-1 {
+			continue
+		}
+		paths := strings.Split(gitIn(t, r.Path(), "ls-tree", "-r", "-t", "--name-only", c), "\n")
+		for _, p := range paths {
+			want := gitIn(t, r.Path(), "rev-list", "--max-count=1", c, "--", p)
+			got, err := r.LastCommit(ctx, git.ObjectID(c), p)
+			if err != nil {
+				t.Fatalf("LastCommit(%s, %s): %v", c[:8], p, err)
+			}
+			if string(got) != want {
+				t.Errorf("LastCommit(%s, %s) = %s, rev-list says %s", c[:8], p, got, want)
+			}
+			checked++
+		}
+		if _, err := r.LastCommit(ctx, git.ObjectID(c), "no/such/path"); err != ErrPathNotFound {
+			t.Errorf("missing path: %v", err)
+		}
+	}
+	if checked < 100 {
+		t.Errorf("checked only %d answers", checked)
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
