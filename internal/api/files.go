@@ -152,18 +152,21 @@ func (c *call) getTree() error {
 	if err != nil {
 		return err
 	}
-	out := make([]treeEntryJSON, len(entries))
-	for i, e := range entries {
-		out[i] = treeEntryJSON{ID: e.ID, Name: e.Name, Type: e.Type, Path: e.Path, Mode: e.Mode}
+	conv := func(list []repofiles.TreeEntry) []treeEntryJSON {
+		out := make([]treeEntryJSON, len(list))
+		for i, e := range list {
+			out[i] = treeEntryJSON{ID: e.ID, Name: e.Name, Type: e.Type, Path: e.Path, Mode: e.Mode}
+		}
+		return out
 	}
 	switch mode {
 	case "none":
-		return c.json(http.StatusOK, out)
+		return c.json(http.StatusOK, conv(entries))
 	case "keyset":
 		start := 0
 		if token != "" {
 			start = -1
-			for i, e := range out {
+			for i, e := range entries {
 				if e.Path == token || e.ID == token {
 					start = i + 1
 					break
@@ -173,14 +176,17 @@ func (c *call) getTree() error {
 				return model.Param("page_token is invalid")
 			}
 		}
-		end := min(start+pg.PerPage, len(out))
-		page := out[start:end]
-		if end < len(out) {
+		end := min(start+pg.PerPage, len(entries))
+		page := entries[start:end]
+		if end < len(entries) {
 			c.w.Header().Set("Link", `<`+c.linkURL(map[string]string{"page_token": page[len(page)-1].ID, "pagination": "keyset"})+`>; rel="next"`)
 		}
-		return c.json(http.StatusOK, page)
+		return c.json(http.StatusOK, conv(page))
 	}
-	return pageOf(c, pg, out)
+	start := min(pg.Offset(), len(entries))
+	end := min(start+pg.PerPage, len(entries))
+	c.paginate(pg, model.PageInfo{Total: len(entries), TotalKnown: true, HasMore: end < len(entries)})
+	return c.json(http.StatusOK, conv(entries[start:end]))
 }
 
 type blobJSON struct {

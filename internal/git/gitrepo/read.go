@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"container/list"
 	"context"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -154,50 +156,86 @@ type TreeEntry struct {
 	Mode string // six digits
 }
 
+// trees caches listings by repository, tree id, path and depth: a tree's
+// entries never change. Listings past maxCachedListing are not kept.
+var trees = newLRU[[]TreeEntry](64)
+
+const maxCachedListing = 20000
+
 // Tree lists the entries under path (the root when empty) at commit,
-// descending into subtrees when recursive. ErrPathNotFound when path is
-// not a directory.
+// descending into subtrees when recursive (each folder before what it
+// holds, as `git ls-tree -r -t`). ErrPathNotFound when path is not a
+// directory. The returned slice is shared: callers must not modify it.
 func (r *Repo) Tree(ctx context.Context, commit git.ObjectID, path string, recursive bool) ([]TreeEntry, error) {
-	rev := string(commit)
-	if path != "" {
-		info, err := r.ObjectAt(ctx, commit, path)
+	var entries []TreeEntry
+	err := r.withCat(ctx, func(p *catfile.Process) error {
+		rev := string(commit) + "^{tree}"
+		if path != "" {
+			rev = string(commit) + ":" + path
+		}
+		info, err := p.Info(rev)
+		if errors.Is(err, catfile.ErrMissing) {
+			return ErrPathNotFound
+		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if info.Type != "tree" {
-			return nil, ErrPathNotFound
+			return ErrPathNotFound
 		}
-		rev = string(info.OID)
-	}
-	flags := []git.Flag{{Name: "-z"}}
-	if recursive {
-		flags = append(flags, git.Flag{Name: "-r"}, git.Flag{Name: "-t"})
-	}
-	out, err := r.run(ctx, git.Command{Name: "ls-tree", Flags: flags, Args: []string{rev}}, git.Options{})
-	if err != nil {
-		return nil, err
-	}
-	var entries []TreeEntry
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		if len(rec) == 0 {
-			continue
+		key := r.path + "\x00" + string(info.OID) + "\x00" + path + "\x00" + strconv.FormatBool(recursive)
+		if cached, ok := trees.get(key); ok {
+			entries = cached
+			return nil
 		}
-		meta, name, ok := strings.Cut(string(rec), "\t")
-		f := strings.Fields(meta)
-		if !ok || len(f) != 3 {
-			continue
-		}
-		full := name
+		prefix := ""
 		if path != "" {
-			full = strings.TrimSuffix(path, "/") + "/" + name
+			prefix = strings.TrimSuffix(path, "/") + "/"
 		}
-		base := name
-		if i := strings.LastIndex(name, "/"); i >= 0 {
-			base = name[i+1:]
+		entries = []TreeEntry{}
+		if err := listTree(p, info.OID, prefix, recursive, &entries); err != nil {
+			return err
 		}
-		entries = append(entries, TreeEntry{ID: f[2], Name: base, Type: f[1], Path: full, Mode: f[0]})
+		if len(entries) <= maxCachedListing {
+			trees.put(key, entries)
+		}
+		return nil
+	})
+	return entries, err
+}
+
+// listTree appends the entries of tree (paths under prefix) in git's
+// order, descending into subtrees when recursive.
+func listTree(p *catfile.Process, tree git.ObjectID, prefix string, recursive bool, out *[]TreeEntry) error {
+	_, data, err := p.Contents(string(tree))
+	if err != nil {
+		return err
 	}
-	return entries, nil
+	idLen := len(tree) / 2
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		nul := bytes.IndexByte(data, 0)
+		if sp < 0 || nul < sp || len(data) < nul+1+idLen {
+			return fmt.Errorf("malformed tree object %s", tree)
+		}
+		mode, name := string(data[:sp]), string(data[sp+1:nul])
+		id := hex.EncodeToString(data[nul+1 : nul+1+idLen])
+		data = data[nul+1+idLen:]
+		typ := "blob"
+		switch mode {
+		case "40000":
+			typ, mode = "tree", "040000"
+		case "160000":
+			typ = "commit"
+		}
+		*out = append(*out, TreeEntry{ID: id, Name: name, Type: typ, Path: prefix + name, Mode: mode})
+		if recursive && typ == "tree" {
+			if err := listTree(p, git.ObjectID(id), prefix+name+"/", true, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Signature parts of a commit as git stores them.
