@@ -323,6 +323,13 @@ func TestArchive(t *testing.T) {
 				t.Errorf("%s content type %q", f, ct)
 			}
 		}
+		// A second download of the same archive comes from the cache:
+		// the same bytes, now with a length.
+		first := s.Get(t, base+".tar.bz2", "").Want(t, 200)
+		again := s.Get(t, base+".tar.bz2", "").Want(t, 200)
+		if !bytes.Equal(first.Body, again.Body) || again.Header.Get("Content-Length") != itoa(int64(len(again.Body))) {
+			t.Errorf("cached archive: equal %v, length %q of %d", bytes.Equal(first.Body, again.Body), again.Header.Get("Content-Length"), len(again.Body))
+		}
 		// sha and path choose what is archived, and name it.
 		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(id) + "/repository/branches", Token: owner.Token,
 			JSON: map[string]any{"branch": "feature/x", "ref": "main"}}).Want(t, 201)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -563,20 +564,12 @@ func (c *call) archive(format string) error {
 	h.Set("Content-Type", ct)
 	h.Set("Content-Disposition", `attachment; filename="`+a.Name+`"; filename*=UTF-8''`+url.PathEscape(a.Name))
 	h.Set("Content-Transfer-Encoding", "binary")
-	c.w.WriteHeader(http.StatusOK)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := rd.Read(buf)
-		if n > 0 {
-			if _, werr := c.w.Write(buf[:n]); werr != nil {
-				return nil
-			}
-		}
-		if err != nil {
-			if err.Error() != "EOF" {
-				c.s.log.Error("archive stream", "err", err)
-			}
-			return nil
-		}
+	if a.Size > 0 {
+		h.Set("Content-Length", strconv.FormatInt(a.Size, 10))
 	}
+	c.w.WriteHeader(http.StatusOK)
+	if _, err := io.Copy(c.w, rd); err != nil {
+		c.s.log.Debug("archive stream ended early", "err", err)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -296,6 +297,15 @@ func (r *recorder) Write(b []byte) (int, error) {
 	r.wrote = true
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += int64(n)
+	return n, err
+}
+
+// ReadFrom passes bodies copied from files to the connection, which sends
+// them with sendfile.
+func (r *recorder) ReadFrom(src io.Reader) (int64, error) {
+	r.wrote = true
+	n, err := io.Copy(r.ResponseWriter, src)
+	r.bytes += n
 	return n, err
 }
 

@@ -117,7 +117,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Handler = api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
 		Members: members.New(db, a.Projects, a.Groups, cfg.UserCap),
-		Files:   repofiles.New(a.Projects, storages, cfg.ArchiveRateLimit),
+		Files: repofiles.New(a.Projects, storages, repofiles.Options{ArchivesPerMinute: cfg.ArchiveRateLimit,
+			ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes}),
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log,
 			Access: gitaccess.New(a.Tokens, a.Users, a.Projects)},
 		Uploads: up, DB: db, Log: log,

@@ -60,6 +60,9 @@ type Config struct {
 	// client address, for anonymous callers) may request per minute; 0
 	// removes the limit.
 	ArchiveRateLimit int `toml:"archive_rate_limit"`
+	// ArchiveCacheBytes bounds the built archives kept under
+	// <data-dir>/cache/archives; 0 keeps none.
+	ArchiveCacheBytes int64 `toml:"archive_cache_bytes"`
 
 	ShutdownTimeout time.Duration `toml:"shutdown_timeout"`
 	// MaxBodyBytes bounds request bodies that are read into memory.
@@ -82,7 +85,8 @@ func Default() Config {
 		TaskLease:       time.Minute,
 		MaxBodyBytes:    100 << 20,
 
-		ArchiveRateLimit: 5,
+		ArchiveRateLimit:  5,
+		ArchiveCacheBytes: 1 << 30,
 	}
 }
 
@@ -111,6 +115,7 @@ func (c *Config) options() []option {
 		{"task-lease", "QUARRY_TASK_LEASE", "how long a crashed worker's task stays claimed", &c.TaskLease},
 		{"user-cap", "QUARRY_USER_CAP", "users a top-level group takes before new members need approval (0: no cap)", &c.UserCap},
 		{"archive-rate-limit", "QUARRY_ARCHIVE_RATE_LIMIT", "repository archives one user may request per minute (0: no limit)", &c.ArchiveRateLimit},
+		{"archive-cache-bytes", "QUARRY_ARCHIVE_CACHE_BYTES", "bytes of built archives kept for reuse (0: none)", &c.ArchiveCacheBytes},
 		{"shutdown-timeout", "QUARRY_SHUTDOWN_TIMEOUT", "how long a graceful shutdown waits for requests", &c.ShutdownTimeout},
 		{"max-body-bytes", "QUARRY_MAX_BODY_BYTES", "largest request body read into memory", &c.MaxBodyBytes},
 	}

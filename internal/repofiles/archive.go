@@ -50,6 +50,9 @@ func (s *Service) Blame(ctx context.Context, a auth.Actor, projectRef, filePath,
 type ArchiveInfo struct {
 	// Name is the download's file name: "<prefix>.<format>".
 	Name string
+	// Size is the archive's length when it comes from the cache (0 while
+	// it is being built).
+	Size int64
 }
 
 // Archive streams an archive of the project's repository at sha (a commit,
@@ -70,11 +73,11 @@ func (s *Service) Archive(ctx context.Context, a auth.Actor, projectRef, sha, fo
 	if err != nil {
 		return ArchiveInfo{}, nil, err
 	}
-	key := "ip:" + client
+	who := "ip:" + client
 	if a.User != nil {
-		key = "user:" + strconv.FormatInt(a.User.ID, 10)
+		who = "user:" + strconv.FormatInt(a.User.ID, 10)
 	}
-	if !s.archives.Allow(key) {
+	if !s.archives.Allow(who) {
 		return ArchiveInfo{}, nil, model.TooManyRequests("archive")
 	}
 	ref := sha
@@ -97,11 +100,23 @@ func (s *Service) Archive(ctx context.Context, a auth.Actor, projectRef, sha, fo
 		}
 	}
 	prefix := ArchivePrefix(p.Path, ref, string(commit), dir)
+	info := ArchiveInfo{Name: prefix + "." + format}
+	var key string
+	if s.archiveCache != nil {
+		key = s.archiveCache.path(repo.Path(), string(commit), format, prefix, dir)
+		if f, size, ok := s.archiveCache.open(key); ok {
+			info.Size = size
+			return info, f, nil
+		}
+	}
 	rd, err := repo.Archive(ctx, commit, format, prefix, dir)
 	if err != nil {
 		return ArchiveInfo{}, nil, err
 	}
-	return ArchiveInfo{Name: prefix + "." + format}, rd, nil
+	if s.archiveCache != nil {
+		rd = s.archiveCache.fill(key, rd)
+	}
+	return info, rd, nil
 }
 
 // ArchivePrefix is the archive's top folder and file name without the

@@ -29,14 +29,15 @@ type ProjectResolver interface {
 
 // Service answers repository file questions.
 type Service struct {
-	projects    ProjectResolver
-	refresher   Refresher
-	protection  ProtectionSource
-	storages    *gitrepo.Storages
-	sums        sync.Map // blob id → sha256 hex: a blob's bytes never change
-	archives    *ratelimit.Limiter
-	branchLocks *stripedLocks
-	now         func() time.Time
+	projects     ProjectResolver
+	refresher    Refresher
+	protection   ProtectionSource
+	storages     *gitrepo.Storages
+	sums         sync.Map // blob id → sha256 hex: a blob's bytes never change
+	archives     *ratelimit.Limiter
+	archiveCache *archiveCache
+	branchLocks  *stripedLocks
+	now          func() time.Time
 }
 
 // ProjectService is what the files service needs of projects.
@@ -46,11 +47,22 @@ type ProjectService interface {
 	ProtectionSource
 }
 
-// New returns the files service; archivesPerMinute bounds the archives
-// one user may download per minute (0: no limit).
-func New(projects ProjectService, storages *gitrepo.Storages, archivesPerMinute int) *Service {
+// Options tune the files service.
+type Options struct {
+	// ArchivesPerMinute bounds the archives one user may download per
+	// minute (0: no limit).
+	ArchivesPerMinute int
+	// ArchiveCacheDir keeps built archives, up to ArchiveCacheBytes (no
+	// cache when either is unset).
+	ArchiveCacheDir   string
+	ArchiveCacheBytes int64
+}
+
+// New returns the files service.
+func New(projects ProjectService, storages *gitrepo.Storages, o Options) *Service {
 	return &Service{projects: projects, refresher: projects, protection: projects, storages: storages, now: time.Now,
-		archives: ratelimit.New(archivesPerMinute, time.Minute), branchLocks: newStripedLocks()}
+		archives: ratelimit.New(o.ArchivesPerMinute, time.Minute), archiveCache: newArchiveCache(o.ArchiveCacheDir, o.ArchiveCacheBytes),
+		branchLocks: newStripedLocks()}
 }
 
 // ErrInvalidPath is a file path that could escape the repository.
