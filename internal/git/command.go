@@ -35,7 +35,10 @@ func (f Flag) String() string {
 
 // Command is one git invocation.
 type Command struct {
-	Name  string // subcommand, must be in the allow-list
+	Name string // subcommand, must be in the allow-list
+	// Sub is the subcommand's own verb ("write" of commit-graph), placed
+	// before the flags.
+	Sub   string
 	Flags []Flag
 	// Args are positional arguments (revisions, ref names). They may come
 	// from users and are placed after --end-of-options where the
@@ -86,6 +89,7 @@ var allowed = map[string]description{
 	"commit-graph":  {},
 	"pack-refs":     {},
 	"gc":            {},
+	"repack":        {},
 }
 
 // CommandLine renders the command line (without "git"), refusing subcommands
@@ -97,6 +101,12 @@ func (c Command) CommandLine() ([]string, error) {
 		return nil, fmt.Errorf("git %s is not allowed", c.Name)
 	}
 	out := []string{c.Name}
+	if c.Sub != "" {
+		if strings.HasPrefix(c.Sub, "-") {
+			return nil, fmt.Errorf("git %s: verb %q looks like an option", c.Name, c.Sub)
+		}
+		out = append(out, c.Sub)
+	}
 	for _, f := range c.Flags {
 		if !strings.HasPrefix(f.Name, "-") {
 			return nil, fmt.Errorf("git %s: flag %q must start with -", c.Name, f.Name)

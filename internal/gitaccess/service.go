@@ -30,6 +30,7 @@ type Projects interface {
 	ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error)
 	RepositoryLocation(p model.Project) (root, rel string, err error)
 	RepositoryChanged(ctx context.Context, id int64) error
+	ScheduleRefresh(ctx context.Context, id int64) error
 }
 
 // Service implements smarthttp.Access.
@@ -148,5 +149,10 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 
 // Pushed records what a push changed.
 func (s *Service) Pushed(ctx context.Context, projectID int64) error {
-	return s.projects.RepositoryChanged(ctx, projectID)
+	if err := s.projects.RepositoryChanged(ctx, projectID); err != nil {
+		return err
+	}
+	// Housekeeping (packing what pushes left loose) follows in the
+	// background.
+	return s.projects.ScheduleRefresh(ctx, projectID)
 }

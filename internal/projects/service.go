@@ -299,7 +299,32 @@ func (s *Service) runRefresh(ctx context.Context, payload []byte) error {
 	if errors.Is(err, model.ErrNotFound) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return s.housekeep(ctx, pl.ProjectID)
+}
+
+// housekeep packs a repository's loose objects once enough have gathered
+// (commits through the API and pushes leave them), keeping reads fast.
+func (s *Service) housekeep(ctx context.Context, id int64) error {
+	p, err := s.db.ProjectByID(ctx, id)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil {
+		return err
+	}
+	if packed, err := repo.Housekeep(ctx); err != nil {
+		return err
+	} else if packed {
+		s.log.Debug("repository packed", "project_id", id)
+	}
+	return nil
 }
 
 // RepositoryChanged refreshes what the project records about its

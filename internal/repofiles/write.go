@@ -84,10 +84,6 @@ func (s *Service) CommitActions(ctx context.Context, a auth.Actor, projectRef st
 		return "", err
 	}
 	defer unlock()
-	wasEmpty, err := repo.Empty(ctx)
-	if err != nil {
-		return "", err
-	}
 	start := in.StartBranch
 	if start == "" {
 		start = in.Branch
@@ -95,6 +91,12 @@ func (s *Service) CommitActions(ctx context.Context, a auth.Actor, projectRef st
 	base, err := repo.BranchTip(ctx, start)
 	if err != nil {
 		return "", err
+	}
+	wasEmpty := false
+	if base == "" {
+		if wasEmpty, err = repo.Empty(ctx); err != nil {
+			return "", err
+		}
 	}
 	if base == "" && !wasEmpty {
 		return "", model.BadRequestRaw("You can only create or edit files when you are on a branch")

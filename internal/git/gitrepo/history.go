@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"quarry/internal/git"
 	"quarry/internal/git/catfile"
@@ -51,21 +53,46 @@ func (cs *changeSet) touches(path string) bool {
 }
 
 // changeSets caches change sets by repository and commit: a commit's
-// changes never change.
-var changeSets = newLRU[*changeSet](200000)
+// changes never change. Walks read it at every step, so reads take no
+// lock; when it grows past maxChangeSets it starts afresh.
+var changeSets struct {
+	m sync.Map // commitAt → *changeSet
+	n atomic.Int64
+}
+
+const maxChangeSets = 200000
+
+func cachedChanges(k commitAt) (*changeSet, bool) {
+	v, ok := changeSets.m.Load(k)
+	if !ok {
+		return nil, false
+	}
+	return v.(*changeSet), true
+}
+
+func storeChanges(k commitAt, cs *changeSet) {
+	if changeSets.n.Add(1) > maxChangeSets {
+		changeSets.m.Clear()
+		changeSets.n.Store(1)
+	}
+	changeSets.m.Store(k, cs)
+}
+
+// commitAt names a commit of a repository.
+type commitAt struct{ repo, commit string }
 
 // LastCommit returns the newest commit at or before commit that changed
 // path (rev-list's answer for `commit -- path`).
 func (r *Repo) LastCommit(ctx context.Context, commit git.ObjectID, path string) (git.ObjectID, error) {
-	key := r.path + "\x00" + string(commit) + "\x00" + path
+	key := pathAt{r.path, string(commit), path}
 	if v, ok := lastCommits.get(key); ok {
-		return git.ObjectID(v), nil
+		return v, nil
 	}
 	id, err := r.walkLastCommit(ctx, commit, path)
 	if err != nil {
 		return "", err
 	}
-	lastCommits.put(key, string(id))
+	lastCommits.put(key, id)
 	return id, nil
 }
 
@@ -81,9 +108,14 @@ func (r *Repo) walkLastCommit(ctx context.Context, commit git.ObjectID, path str
 		}
 		cur := commit
 		for steps := 0; steps < maxWalk; steps++ {
-			if v, ok := lastCommits.get(r.path + "\x00" + string(cur) + "\x00" + path); ok {
-				found = git.ObjectID(v)
-				return nil
+			// Another walk may have answered from here (typically from the
+			// branch's previous tips); looking at the first few commits
+			// and then every 16th bounds the detour at little cost.
+			if steps > 0 && (steps < 4 || steps%16 == 0) {
+				if v, ok := lastCommits.get(pathAt{r.path, string(cur), path}); ok {
+					found = v
+					return nil
+				}
 			}
 			cs, err := r.changes(p, cur)
 			if err != nil {
@@ -125,8 +157,8 @@ func (r *Repo) revListLast(ctx context.Context, commit git.ObjectID, path string
 // changes returns (and caches) what commit changed against its first
 // parent; merges carry only their parents.
 func (r *Repo) changes(p *catfile.Process, commit git.ObjectID) (*changeSet, error) {
-	key := r.path + "\x00" + string(commit)
-	if cs, ok := changeSets.get(key); ok {
+	key := commitAt{r.path, string(commit)}
+	if cs, ok := cachedChanges(key); ok {
 		return cs, nil
 	}
 	info, data, err := p.Contents(string(commit))
@@ -154,7 +186,7 @@ func (r *Repo) changes(p *catfile.Process, commit git.ObjectID) (*changeSet, err
 			return nil, err
 		}
 	}
-	changeSets.put(key, cs)
+	storeChanges(key, cs)
 	return cs, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"quarry/internal/git"
 )
@@ -134,3 +135,57 @@ func TestLastCommit_matchesRevList(t *testing.T) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestHousekeep packs the loose objects of API commits once there are
+// enough, and everything stays readable, including through a process
+// that was warm before the pack was made.
+func TestHousekeep(t *testing.T) {
+	ctx := context.Background()
+	s := storages(t)
+	r, err := s.Open("default", HashedPath("", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Create(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	sig := Signature{Name: "T", Email: "t@example.com", When: time.Unix(1700000000, 0)}
+	var first, tip git.ObjectID
+	for i := 0; i < 90; i++ {
+		id, err := r.Commit(ctx, CommitRequest{Branch: "main", Parent: tip, Author: sig, Committer: sig, Message: fmt.Sprintf("c%d", i),
+			Files: []FileWrite{{Path: fmt.Sprintf("d%d/f%d.txt", i%7, i), Content: []byte(fmt.Sprint(i))}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == "" {
+			first = id
+		}
+		tip = id
+		if i == 10 {
+			if packed, err := r.Housekeep(ctx); err != nil || packed {
+				t.Fatalf("early housekeeping: packed %v, %v", packed, err)
+			}
+		}
+	}
+	if _, err := r.ReadCommit(ctx, string(first)); err != nil { // warms a cat-file process
+		t.Fatal(err)
+	}
+	packed, err := r.Housekeep(ctx)
+	if err != nil || !packed {
+		t.Fatalf("housekeeping: packed %v, %v", packed, err)
+	}
+	if out := gitIn(t, r.Path(), "count-objects", "-v"); !strings.Contains(out, "count: 0\n") {
+		t.Errorf("loose objects left:\n%s", out)
+	}
+	for _, id := range []git.ObjectID{first, tip} {
+		if _, err := r.ReadCommit(ctx, string(id)); err != nil {
+			t.Errorf("read %s after packing: %v", id, err)
+		}
+	}
+	if got, err := r.LastCommit(ctx, tip, "d0/f0.txt"); err != nil || got != first {
+		t.Errorf("last commit after packing %s %v", got, err)
+	}
+	if packed, err := r.Housekeep(ctx); err != nil || packed {
+		t.Errorf("second housekeeping: packed %v, %v", packed, err)
+	}
+}

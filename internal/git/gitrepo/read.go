@@ -145,7 +145,10 @@ func (r *Repo) ReadObject(ctx context.Context, rev string) (catfile.ObjectInfo, 
 
 // lastCommits caches the last commit touching a path at a commit: the
 // answer never changes for a given (repository, commit, path).
-var lastCommits = newLRU[string](100000)
+var lastCommits = newLRU[pathAt, git.ObjectID](100000)
+
+// pathAt names a path at a commit of a repository.
+type pathAt struct{ repo, commit, path string }
 
 // TreeEntry is one entry of a tree listing.
 type TreeEntry struct {
@@ -158,7 +161,12 @@ type TreeEntry struct {
 
 // trees caches listings by repository, tree id, path and depth: a tree's
 // entries never change. Listings past maxCachedListing are not kept.
-var trees = newLRU[[]TreeEntry](64)
+var trees = newLRU[treeKey, []TreeEntry](64)
+
+type treeKey struct {
+	repo, tree, path string
+	recursive        bool
+}
 
 const maxCachedListing = 20000
 
@@ -183,7 +191,7 @@ func (r *Repo) Tree(ctx context.Context, commit git.ObjectID, path string, recur
 		if info.Type != "tree" {
 			return ErrPathNotFound
 		}
-		key := r.path + "\x00" + string(info.OID) + "\x00" + path + "\x00" + strconv.FormatBool(recursive)
+		key := treeKey{r.path, string(info.OID), path, recursive}
 		if cached, ok := trees.get(key); ok {
 			entries = cached
 			return nil
@@ -325,46 +333,46 @@ func parsePerson(s string) Person {
 }
 
 // lru is a small thread-safe least-recently-used cache of strings.
-type lru[V any] struct {
+type lru[K comparable, V any] struct {
 	mu    sync.Mutex
 	max   int
 	ll    *list.List
-	items map[string]*list.Element
+	items map[K]*list.Element
 }
 
-type lruEntry[V any] struct {
-	k string
+type lruEntry[K comparable, V any] struct {
+	k K
 	v V
 }
 
-func newLRU[V any](max int) *lru[V] {
-	return &lru[V]{max: max, ll: list.New(), items: map[string]*list.Element{}}
+func newLRU[K comparable, V any](max int) *lru[K, V] {
+	return &lru[K, V]{max: max, ll: list.New(), items: map[K]*list.Element{}}
 }
 
-func (c *lru[V]) get(k string) (V, bool) {
+func (c *lru[K, V]) get(k K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[k]; ok {
 		c.ll.MoveToFront(e)
-		return e.Value.(*lruEntry[V]).v, true
+		return e.Value.(*lruEntry[K, V]).v, true
 	}
 	var zero V
 	return zero, false
 }
 
-func (c *lru[V]) put(k string, v V) {
+func (c *lru[K, V]) put(k K, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[k]; ok {
-		e.Value.(*lruEntry[V]).v = v
+		e.Value.(*lruEntry[K, V]).v = v
 		c.ll.MoveToFront(e)
 		return
 	}
-	c.items[k] = c.ll.PushFront(&lruEntry[V]{k, v})
+	c.items[k] = c.ll.PushFront(&lruEntry[K, V]{k, v})
 	if c.ll.Len() > c.max {
 		old := c.ll.Back()
 		c.ll.Remove(old)
-		delete(c.items, old.Value.(*lruEntry[V]).k)
+		delete(c.items, old.Value.(*lruEntry[K, V]).k)
 	}
 }
 

@@ -23,9 +23,10 @@ import (
 
 // Storages maps storage names to their root folders.
 type Storages struct {
-	runner *git.Runner
-	roots  map[string]string
-	pool   *catfile.Pool
+	runner  *git.Runner
+	roots   map[string]string
+	pool    *catfile.Pool
+	writers *writerSet
 }
 
 // NewStorages returns the storages; "default" must be among them.
@@ -38,11 +39,14 @@ func NewStorages(runner *git.Runner, roots map[string]string) (*Storages, error)
 			return nil, fmt.Errorf("storage %s: %w", name, err)
 		}
 	}
-	return &Storages{runner: runner, roots: roots, pool: catfile.NewPool(runner, 4)}, nil
+	return &Storages{runner: runner, roots: roots, pool: catfile.NewPool(runner, 4), writers: &writerSet{}}, nil
 }
 
 // Close ends the warm git processes.
-func (s *Storages) Close() { s.pool.Close() }
+func (s *Storages) Close() {
+	s.pool.Close()
+	s.writers.closeAll()
+}
 
 // Names lists the storages.
 func (s *Storages) Names() []string {
@@ -76,6 +80,7 @@ type Repo struct {
 	root    string
 	runner  *git.Runner
 	pool    *catfile.Pool
+	writers *writerSet
 }
 
 // Open returns the repository at rel on storage (it may not exist yet).
@@ -88,7 +93,7 @@ func (s *Storages) Open(storage, rel string) (*Repo, error) {
 	if clean == "/" || strings.Contains(rel, "..") {
 		return nil, fmt.Errorf("bad repository path %q", rel)
 	}
-	return &Repo{Storage: storage, Rel: rel, path: filepath.Join(root, filepath.FromSlash(clean)), root: root, runner: s.runner, pool: s.pool}, nil
+	return &Repo{Storage: storage, Rel: rel, path: filepath.Join(root, filepath.FromSlash(clean)), root: root, runner: s.runner, pool: s.pool, writers: s.writers}, nil
 }
 
 // Path is the repository's folder.
@@ -130,6 +135,7 @@ func (r *Repo) Create(ctx context.Context, defaultBranch string) error {
 // Remove deletes the repository from disk.
 func (r *Repo) Remove() error {
 	r.pool.Evict(r.path)
+	r.writers.evict(r.path)
 	return os.RemoveAll(r.path)
 }
 
@@ -222,6 +228,40 @@ func (r *Repo) Size() (int64, error) {
 	return n, err
 }
 
+// looseLimit is how many loose objects a repository gathers before
+// Housekeep packs them: reads of packed objects are much cheaper.
+const looseLimit = 256
+
+// Housekeep packs loose objects once there are looseLimit of them, and
+// refreshes the commit-graph (with changed-path filters) that keeps
+// history walks fast. Readers keep working meanwhile: git finds objects
+// in the new pack when they leave the loose store.
+func (r *Repo) Housekeep(ctx context.Context) (bool, error) {
+	out, err := r.run(ctx, git.Command{Name: "count-objects", Flags: []git.Flag{{Name: "-v"}}}, git.Options{})
+	if err != nil {
+		return false, err
+	}
+	loose := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "count: "); ok {
+			loose, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	if loose < looseLimit {
+		return false, nil
+	}
+	for _, c := range []git.Command{
+		{Name: "repack", Flags: []git.Flag{{Name: "-d"}, {Name: "-q"}}},
+		{Name: "pack-refs", Flags: []git.Flag{{Name: "--all"}}},
+		{Name: "commit-graph", Sub: "write", Flags: []git.Flag{{Name: "--reachable"}, {Name: "--changed-paths"}}},
+	} {
+		if _, err := r.run(ctx, c, git.Options{}); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
 // CopyFrom fills this (new, empty) repository with every branch and tag of
 // src and the same HEAD, for a fork.
 func (r *Repo) CopyFrom(ctx context.Context, src *Repo) error {
@@ -240,6 +280,13 @@ func (r *Repo) CopyFrom(ctx context.Context, src *Repo) error {
 type Signature struct {
 	Name, Email string
 	When        time.Time
+}
+
+// ident is the signature as a commit object holds it.
+func (s Signature) ident() string {
+	clean := strings.NewReplacer("<", "", ">", "", "\n", " ", "\x00", "")
+	return strings.TrimSpace(clean.Replace(s.Name)) + " <" + strings.TrimSpace(clean.Replace(s.Email)) + "> " +
+		strconv.FormatInt(s.When.Unix(), 10) + " +0000"
 }
 
 func (s Signature) env(prefix string) []string {
@@ -277,58 +324,19 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (git.ObjectID, err
 	if !git.ValidRefName(req.Branch) {
 		return "", fmt.Errorf("invalid branch %q", req.Branch)
 	}
-	index, err := os.CreateTemp(r.path, "quarry-index-*")
+	actions := make([]Action, len(req.Files))
+	for i, f := range req.Files {
+		actions[i] = Action{Kind: "write", Path: f.Path, Content: f.Content, HasContent: true}
+		if f.Mode == "100755" {
+			x := true
+			actions[i].Executable = &x
+		}
+	}
+	id, err := r.BuildCommit(ctx, req.Parent, actions, req.Author, req.Committer, req.Message)
 	if err != nil {
 		return "", err
 	}
-	index.Close()
-	os.Remove(index.Name()) // git wants to create it
-	defer os.Remove(index.Name())
-	env := []string{"GIT_INDEX_FILE=" + index.Name()}
-	if req.Parent != "" {
-		if _, err := r.run(ctx, git.Command{Name: "read-tree", Args: []string{string(req.Parent)}, Env: env}, git.Options{}); err != nil {
-			return "", err
-		}
-	}
-	var info bytes.Buffer
-	for _, f := range req.Files {
-		out, err := r.run(ctx, git.Command{Name: "hash-object", Flags: []git.Flag{{Name: "-w"}, {Name: "--stdin"}}}, git.Options{Stdin: bytes.NewReader(f.Content)})
-		if err != nil {
-			return "", err
-		}
-		mode := f.Mode
-		if mode == "" {
-			mode = "100644"
-		}
-		fmt.Fprintf(&info, "%s %s\t%s\n", mode, strings.TrimSpace(string(out)), f.Path)
-	}
-	if _, err := r.run(ctx, git.Command{Name: "update-index", Flags: []git.Flag{{Name: "--add"}, {Name: "--index-info"}}, Env: env}, git.Options{Stdin: &info}); err != nil {
-		return "", err
-	}
-	tree, err := r.run(ctx, git.Command{Name: "write-tree", Env: env}, git.Options{})
-	if err != nil {
-		return "", err
-	}
-	c := git.Command{Name: "commit-tree", Env: append(req.Author.env("GIT_AUTHOR"), req.Committer.env("GIT_COMMITTER")...)}
-	if req.Parent != "" {
-		c.Flags = append(c.Flags, git.Flag{Name: "-p", Value: string(req.Parent)})
-	}
-	c.Flags = append(c.Flags, git.Flag{Name: "-F", Value: "-"})
-	c.Args = []string{strings.TrimSpace(string(tree))}
-	out, err := r.run(ctx, c, git.Options{Stdin: strings.NewReader(req.Message)})
-	if err != nil {
-		return "", err
-	}
-	id := git.ObjectID(strings.TrimSpace(string(out)))
-	old := string(req.Parent)
-	if old == "" {
-		old = string(git.ZeroOID)
-	}
-	if _, err := r.run(ctx, git.Command{Name: "update-ref", Args: []string{"refs/heads/" + req.Branch, string(id), old}}, git.Options{}); err != nil {
-		var ge *git.Error
-		if errors.As(err, &ge) {
-			return "", fmt.Errorf("%w: %v", ErrRefMoved, err)
-		}
+	if err := r.UpdateRef(ctx, "refs/heads/"+req.Branch, id, req.Parent); err != nil {
 		return "", err
 	}
 	return id, nil
