@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,18 +98,30 @@ func repositoryBenchServer(b *testing.B) (*apitest.Server, int64, []string) {
 	return repoBench.s, repoBench.id, repoBench.paths
 }
 
-// runParallel runs get from `clients` goroutines and reports req/s.
+// runParallel runs get from `clients` goroutines and reports req/s and
+// the 90th percentile latency.
 func runParallel(b *testing.B, clients int, get func(i int)) {
 	b.SetParallelism((clients + 1) / 2) // GOMAXPROCS is 2 on the target machine
 	b.ReportAllocs()
 	var n atomic.Int64
+	var mu sync.Mutex
+	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
+			start := time.Now()
 			get(int(n.Add(1)))
+			d := time.Since(start)
+			mu.Lock()
+			lat = append(lat, d)
+			mu.Unlock()
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "p90-ms")
+	}
 }
 
 func fetch(b *testing.B, u, token string) int64 {

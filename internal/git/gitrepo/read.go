@@ -53,6 +53,10 @@ func (r *Repo) CommitID(ctx context.Context, rev string) (git.ObjectID, error) {
 
 // ObjectAt describes the object at path in a commit.
 func (r *Repo) ObjectAt(ctx context.Context, commit git.ObjectID, path string) (catfile.ObjectInfo, error) {
+	key := pathAt{r.path, string(commit), path}
+	if info, ok := objectsAt.get(key); ok {
+		return info, nil
+	}
 	var info catfile.ObjectInfo
 	err := r.withCat(ctx, func(p *catfile.Process) error {
 		var err error
@@ -62,8 +66,16 @@ func (r *Repo) ObjectAt(ctx context.Context, commit git.ObjectID, path string) (
 		}
 		return err
 	})
+	if err == nil {
+		objectsAt.put(key, info)
+	}
 	return info, err
 }
+
+// objectsAt caches what a path names at a commit: it never changes (and
+// spares git resolving the path through trees, some of them loose, on
+// every read).
+var objectsAt = newLRU[pathAt, catfile.ObjectInfo](100000)
 
 // smallObject is the size up to which OpenObject reads an object whole
 // through a pooled process instead of streaming it.

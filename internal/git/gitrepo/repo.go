@@ -251,7 +251,7 @@ func (r *Repo) Housekeep(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	for _, c := range []git.Command{
-		{Name: "repack", Flags: []git.Flag{{Name: "-d"}, {Name: "-q"}}},
+		{Name: "repack", Flags: []git.Flag{{Name: "-d"}, {Name: "-q"}, {Name: "--geometric", Value: "2"}}},
 		{Name: "pack-refs", Flags: []git.Flag{{Name: "--all"}}},
 		{Name: "commit-graph", Sub: "write", Flags: []git.Flag{{Name: "--reachable"}, {Name: "--changed-paths"}}},
 	} {

@@ -20,7 +20,7 @@ import (
 //
 //	hash-object -w --stdin-paths --no-filters   blobs (from temporary files)
 //	hash-object -w -t commit --stdin-paths      commit objects
-//	mktree --batch -z                            trees
+//	mktree --batch -z --missing                  trees
 //	update-ref --stdin                           compare-and-swap ref updates
 //
 // A process that fails or answers out of turn is ended and started afresh
@@ -103,8 +103,11 @@ func newRepoWriters() *repoWriters {
 	return &repoWriters{
 		blobs:   warmProc{cmd: git.Command{Name: "hash-object", Flags: []git.Flag{{Name: "-w"}, {Name: "--stdin-paths"}, {Name: "--no-filters"}}}},
 		commits: warmProc{cmd: git.Command{Name: "hash-object", Flags: []git.Flag{{Name: "-w"}, {Name: "-t", Value: "commit"}, {Name: "--stdin-paths"}}}},
-		trees:   warmProc{cmd: git.Command{Name: "mktree", Flags: []git.Flag{{Name: "--batch"}, {Name: "-z"}}}},
-		refs:    warmProc{cmd: git.Command{Name: "update-ref", Flags: []git.Flag{{Name: "--stdin"}}}},
+		// --missing: entries come from trees just read or objects just
+		// written; a long-running mktree would not see them once
+		// housekeeping moves them into a new pack.
+		trees: warmProc{cmd: git.Command{Name: "mktree", Flags: []git.Flag{{Name: "--batch"}, {Name: "-z"}, {Name: "--missing"}}}},
+		refs:  warmProc{cmd: git.Command{Name: "update-ref", Flags: []git.Flag{{Name: "--stdin"}}}},
 	}
 }
 
