@@ -318,6 +318,15 @@ func TestCommits(t *testing.T) {
 		if got := ids("all=true"); len(got) != 4 {
 			t.Errorf("all commits %d", len(got))
 		}
+		if got := ids("author=Owner"); len(got) != 3 {
+			t.Errorf("commits by Owner: %d", len(got))
+		}
+		if got := ids("author=nobody"); len(got) != 0 {
+			t.Errorf("commits by nobody: %v", got)
+		}
+		if got := ids("first_parent=true"); len(got) != 3 {
+			t.Errorf("first-parent history %v", got)
+		}
 		if got := ids("ref_name=nope"); len(got) != 0 {
 			t.Errorf("unknown ref %v", got)
 		}
