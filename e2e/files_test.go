@@ -58,6 +58,10 @@ func TestFiles_read(t *testing.T) {
 		if hd.Status != 200 || len(hd.Body) != 0 || hd.Header.Get("X-Service-Size") != "8" || hd.Header.Get("X-Service-File-Name") != "naïve café.txt" {
 			t.Errorf("HEAD %d %q %v", hd.Status, hd.Body, hd.Header)
 		}
+		rawHead := s.Do(t, apitest.Request{Method: "HEAD", Path: base + "bin.dat/raw"})
+		if rawHead.Status != 200 || len(rawHead.Body) != 0 || rawHead.Header.Get("X-Gitlab-Size") != "5" || rawHead.Header.Get("Content-Length") != "5" {
+			t.Errorf("raw HEAD %d %q %v", rawHead.Status, rawHead.Body, rawHead.Header)
+		}
 		raw := s.Get(t, base+"bin.dat/raw", "").Want(t, 200)
 		if string(raw.Body) != "\x00\x01\x02\xff\xfe" || raw.Header.Get("Content-Length") != "5" || raw.Header.Get("X-Service-Ref") != "main" {
 			t.Errorf("raw %q %v", raw.Body, raw.Header)
