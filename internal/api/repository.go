@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"quarry/internal/model"
 	"quarry/internal/repofiles"
@@ -44,21 +43,13 @@ type statsJSON struct {
 	Total     int `json:"total"`
 }
 
-// trailers reads "Key: value" lines of a message's last paragraph.
+// trailers gives a message's trailers as the commit entity shows them:
+// the last value of each, and every value.
 func trailers(msg string) (map[string]string, map[string][]string) {
-	one, all := map[string]string{}, map[string][]string{}
-	paras := strings.Split(strings.TrimSpace(msg), "\n\n")
-	if len(paras) < 2 {
-		return one, all
-	}
-	for _, line := range strings.Split(paras[len(paras)-1], "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || k == "" || strings.ContainsAny(k, " \t") {
-			return map[string]string{}, map[string][]string{}
-		}
-		v = strings.TrimSpace(v)
-		one[k] = v
-		all[k] = append(all[k], v)
+	all := repofiles.ParseTrailers(msg)
+	one := make(map[string]string, len(all))
+	for k, vs := range all {
+		one[k] = vs[len(vs)-1]
 	}
 	return one, all
 }

@@ -143,6 +143,8 @@ func (s *Server) routes() {
 		{"GET", "/projects/{id}/repository/compare", public, scopeDefault, (*call).compare},
 		{"GET", "/projects/{id}/repository/merge_base", public, scopeDefault, (*call).mergeBase},
 		{"GET", "/projects/{id}/repository/contributors", public, scopeDefault, (*call).contributors},
+		{"GET", "/projects/{id}/repository/changelog", public, scopeDefault, (*call).getChangelog},
+		{"POST", "/projects/{id}/repository/changelog", signedIn, scopeDefault, (*call).commitChangelog},
 
 		// Branches, tags and commits.
 		{"GET", "/projects/{id}/repository/branches", public, scopeDefault, (*call).listBranches},

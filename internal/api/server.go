@@ -18,6 +18,7 @@ import (
 
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
+	"quarry/internal/changelog"
 	"quarry/internal/groups"
 	"quarry/internal/members"
 	"quarry/internal/model"
@@ -44,6 +45,7 @@ type Deps struct {
 	Attributes *attributes.Service
 	Members    *members.Service
 	Files      *repofiles.Service
+	Changelog  *changelog.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git         http.Handler
 	Uploads     *uploads.Store

@@ -20,6 +20,7 @@ import (
 	"quarry/internal/api"
 	"quarry/internal/attributes"
 	"quarry/internal/buildinfo"
+	"quarry/internal/changelog"
 	"quarry/internal/config"
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
@@ -114,11 +115,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	files := repofiles.New(a.Projects, storages, repofiles.Options{ArchivesPerMinute: cfg.ArchiveRateLimit,
+		ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes})
 	a.Handler = api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
-		Members: members.New(db, a.Projects, a.Groups, cfg.UserCap),
-		Files: repofiles.New(a.Projects, storages, repofiles.Options{ArchivesPerMinute: cfg.ArchiveRateLimit,
-			ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes}),
+		Members:   members.New(db, a.Projects, a.Groups, cfg.UserCap),
+		Files:     files,
+		Changelog: changelog.New(db, a.Projects, a.Groups, files, storages, cfg.ExternalURL),
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log,
 			Access: gitaccess.New(a.Tokens, a.Users, a.Projects)},
 		Uploads: up, DB: db, Log: log,

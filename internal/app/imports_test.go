@@ -33,7 +33,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/uploads":        {"model"},
 	"quarry/internal/users":          {"store", "auth", "model", "uploads"},
 	"quarry/internal/tokens":         {"store", "auth", "model"},
-	"quarry/internal/api":            {"users", "tokens", "uploads", "auth", "model", "projects", "groups", "topics", "attributes", "members", "repofiles"},
+	"quarry/internal/api":            {"users", "tokens", "uploads", "auth", "model", "projects", "groups", "topics", "attributes", "members", "repofiles", "changelog"},
 	"quarry/internal/repofiles":      {"auth", "model", "git", "ratelimit"},
 	"quarry/internal/members":        {"store", "auth", "model"},
 	"quarry/internal/attributes":     {"store", "auth", "model"},

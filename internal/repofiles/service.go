@@ -253,6 +253,9 @@ type (
 	TreeEntry   = gitrepo.TreeEntry
 )
 
+// ParseTrailers reads the trailers of a commit message.
+func ParseTrailers(msg string) map[string][]string { return gitrepo.ParseTrailers(msg) }
+
 // ArchiveFormats lists the archive format names (the extensions of
 // /repository/archive.<format>), sorted.
 func ArchiveFormats() []string { return gitrepo.ArchiveFormatNames() }

@@ -239,3 +239,18 @@ func (l *stripedLocks) lock(ctx context.Context, key string) (func(), error) {
 		return nil, ctx.Err()
 	}
 }
+
+// CommitFile writes one file as a commit on branch: created when
+// lastCommit is empty, otherwise updated if it has not changed since
+// lastCommit.
+func (s *Service) CommitFile(ctx context.Context, a auth.Actor, projectRef, branch, path string, content []byte, message, lastCommit string) error {
+	in := CommitInput{Branch: branch, Message: message, LastCommitIDs: map[string]string{}}
+	kind := "create"
+	if lastCommit != "" {
+		kind = "update"
+		in.LastCommitIDs[path] = lastCommit
+	}
+	in.Actions = []Action{{Kind: kind, Path: path, Content: content, HasContent: true}}
+	_, err := s.CommitActions(ctx, a, projectRef, in)
+	return err
+}
