@@ -221,12 +221,7 @@ func (c *call) writeFile(kind string) error {
 		p.Require("content")
 	}
 	p.Require("commit_message")
-	in := repofiles.CommitInput{LastCommitIDs: map[string]string{}}
-	in.Branch, _ = p.String("branch")
-	in.StartBranch, _ = p.String("start_branch")
-	in.Message, _ = p.String("commit_message")
-	in.AuthorName, _ = p.String("author_name")
-	in.AuthorEmail, _ = p.String("author_email")
+	in := commitInput(p)
 	encoding, _ := p.Enum("encoding", "text", "base64")
 	content, _ := p.String("content")
 	exec := p.BoolPtr("execute_filemode")
@@ -274,4 +269,15 @@ func clientIP(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// commitInput reads the parameters every commit-making endpoint shares.
+func commitInput(p *Params) repofiles.CommitInput {
+	in := repofiles.CommitInput{LastCommitIDs: map[string]string{}}
+	in.Branch, _ = p.String("branch")
+	in.StartBranch, _ = p.String("start_branch")
+	in.Message, _ = p.String("commit_message")
+	in.AuthorName, _ = p.String("author_name")
+	in.AuthorEmail, _ = p.String("author_email")
+	return in
 }

@@ -332,12 +332,7 @@ func (c *call) commitDiff() error {
 func (c *call) createCommit() error {
 	p := c.p
 	p.Require("branch", "commit_message", "actions")
-	in := repofiles.CommitInput{LastCommitIDs: map[string]string{}}
-	in.Branch, _ = p.String("branch")
-	in.StartBranch, _ = p.String("start_branch")
-	in.Message, _ = p.String("commit_message")
-	in.AuthorName, _ = p.String("author_name")
-	in.AuthorEmail, _ = p.String("author_email")
+	in := commitInput(p)
 	stats := true
 	if b, ok := p.Bool("stats"); ok {
 		stats = b

@@ -85,13 +85,31 @@ func (p *Pool) procs(repo string) *repoProcs {
 
 // Get returns a process for repo, waiting while max of them are in use.
 func (p *Pool) Get(ctx context.Context, repo string) (*Process, error) {
+	return p.get(ctx, repo, true)
+}
+
+// GetStream returns a process for a long read (streaming an object to a
+// client): within the limit when a slot is free, past it otherwise.
+func (p *Pool) GetStream(ctx context.Context, repo string) (*Process, error) {
+	return p.get(ctx, repo, false)
+}
+
+func (p *Pool) get(ctx context.Context, repo string, wait bool) (*Process, error) {
 	p.mu.Lock()
 	slots := p.procs(repo).slots
 	p.mu.Unlock()
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if wait {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	} else {
+		select {
+		case slots <- struct{}{}:
+		default:
+			return p.start(repo)
+		}
 	}
 	proc, err := p.take(repo)
 	if err != nil {
@@ -100,26 +118,6 @@ func (p *Pool) Get(ctx context.Context, repo string) (*Process, error) {
 	}
 	proc.slotted = true
 	return proc, nil
-}
-
-// GetStream returns a process for a long read (streaming an object to a
-// client): within the limit when a slot is free, past it otherwise.
-func (p *Pool) GetStream(ctx context.Context, repo string) (*Process, error) {
-	p.mu.Lock()
-	slots := p.procs(repo).slots
-	p.mu.Unlock()
-	select {
-	case slots <- struct{}{}:
-		proc, err := p.take(repo)
-		if err != nil {
-			<-slots
-			return nil, err
-		}
-		proc.slotted = true
-		return proc, nil
-	default:
-		return p.start(repo)
-	}
 }
 
 // take hands out an idle process or starts one.

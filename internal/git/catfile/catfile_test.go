@@ -129,3 +129,43 @@ func TestPool_abandonedProcessIsNotReused(t *testing.T) {
 	}
 	pool.Release(p2)
 }
+
+// TestPool_limit: short reads beyond the limit wait for a release (or
+// their context); streams go past the limit.
+func TestPool_limit(t *testing.T) {
+	pool, repo, _ := setup(t)
+	ctx := context.Background()
+	a, err := pool.Get(ctx, repo.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pool.Get(ctx, repo.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := pool.Get(short, repo.Path()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("third Get past the limit: %v", err)
+	}
+	s, err := pool.GetStream(ctx, repo.Path())
+	if err != nil {
+		t.Fatalf("stream past the limit: %v", err)
+	}
+	pool.Release(s)
+	got := make(chan *catfile.Process)
+	go func() {
+		p, _ := pool.Get(ctx, repo.Path())
+		got <- p
+	}()
+	pool.Release(a)
+	c := <-got
+	if c == nil {
+		t.Fatal("waiting Get got nothing after a release")
+	}
+	if _, err := c.Info("HEAD"); err != nil {
+		t.Errorf("reused process: %v", err)
+	}
+	pool.Release(b)
+	pool.Release(c)
+}
