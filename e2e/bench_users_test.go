@@ -85,7 +85,7 @@ func benchGet(b *testing.B, url, token string) {
 	b.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
 	req.Header.Set("PRIVATE-TOKEN", token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := benchClient.Do(req)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func walkKeyset(b *testing.B, url, token string, pages int) string {
 	for i := 0; i < pages; i++ {
 		req, _ := http.NewRequest("GET", url, nil)
 		req.Header.Set("PRIVATE-TOKEN", token)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := benchClient.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
