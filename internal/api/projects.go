@@ -155,15 +155,21 @@ func (c *call) renderProject(status int, p model.Project, withStats, withLicense
 	if err != nil {
 		return err
 	}
+	return c.renderView(status, views[0], withLicense)
+}
+
+// renderView presents one project from its view.
+func (c *call) renderView(status int, v projects.View, withLicense bool) error {
 	if !c.actor.SignedIn() {
-		return c.json(status, c.s.projectBasic(&views[0], c.actor))
+		return c.json(status, c.s.projectBasic(&v, c.actor))
 	}
-	j := c.s.project(&views[0], c.actor)
+	j := c.s.project(&v, c.actor)
 	if !withLicense {
 		return c.json(status, j)
 	}
+	p := v.Project
 	out := projectWithLicenseJSON{projectJSON: j}
-	if views[0].CanReadCode {
+	if v.CanReadCode {
 		lic, err := c.s.Projects.DetectLicense(c.r.Context(), p)
 		if err != nil {
 			return err
@@ -307,11 +313,15 @@ func (c *call) getProject() error {
 	if err := c.p.Err(); err != nil {
 		return err
 	}
-	p, _, err := c.s.Projects.Resolve(c.r.Context(), c.actor, c.r.PathValue("id"))
+	p, acc, err := c.s.Projects.Resolve(c.r.Context(), c.actor, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	return c.renderProject(http.StatusOK, p, withStats, withLicense)
+	v, err := c.s.Projects.View(c.r.Context(), c.actor, p, acc, withStats)
+	if err != nil {
+		return err
+	}
+	return c.renderView(http.StatusOK, v, withLicense)
 }
 
 func (c *call) createProject(forUser bool) error {

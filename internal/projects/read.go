@@ -30,11 +30,26 @@ type View struct {
 // Views loads what the entities of projects need, in a few queries for
 // the whole list.
 func (s *Service) Views(ctx context.Context, a auth.Actor, ps []model.Project, withStats bool) ([]View, error) {
+	return s.views(ctx, a, ps, nil, withStats)
+}
+
+// View is Views for one project whose access the caller has resolved.
+func (s *Service) View(ctx context.Context, a auth.Actor, p model.Project, acc model.AccessLevel, withStats bool) (View, error) {
+	vs, err := s.views(ctx, a, []model.Project{p}, map[int64]model.AccessLevel{p.ID: acc}, withStats)
+	if err != nil {
+		return View{}, err
+	}
+	return vs[0], nil
+}
+
+func (s *Service) views(ctx context.Context, a auth.Actor, ps []model.Project, access map[int64]model.AccessLevel, withStats bool) ([]View, error) {
 	ids := make([]int64, len(ps))
 	var nsIDs, forkIDs, ownerIDs []int64
 	for i, p := range ps {
 		ids[i] = p.ID
-		nsIDs = append(nsIDs, p.NamespaceID)
+		if p.Namespace.Kind == model.NamespaceGroup {
+			nsIDs = append(nsIDs, p.NamespaceID)
+		}
 		if p.ForkedFromID != nil {
 			forkIDs = append(forkIDs, *p.ForkedFromID)
 		}
@@ -43,9 +58,11 @@ func (s *Service) Views(ctx context.Context, a auth.Actor, ps []model.Project, w
 		}
 	}
 	today := s.today()
-	access, err := s.db.ProjectAccessLevels(ctx, a.UserID(), ids, today)
-	if err != nil {
-		return nil, err
+	var err error
+	if access == nil {
+		if access, err = s.db.ProjectAccessLevels(ctx, a.UserID(), ids, today); err != nil {
+			return nil, err
+		}
 	}
 	direct, err := s.db.MemberLevels(ctx, model.SourceProject, ids, a.UserID(), today)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"quarry/internal/auth"
@@ -34,6 +35,7 @@ type Service struct {
 	protection   ProtectionSource
 	storages     *gitrepo.Storages
 	sums         sync.Map // blob id → sha256 hex: a blob's bytes never change
+	sumCount     atomic.Int64
 	archives     *ratelimit.Limiter
 	archiveCache *archiveCache
 	branchLocks  *stripedLocks
@@ -46,6 +48,9 @@ type ProjectService interface {
 	Refresher
 	ProtectionSource
 }
+
+// maxSums bounds the remembered blob hashes; past it they start afresh.
+const maxSums = 200000
 
 // Options tune the files service.
 type Options struct {
@@ -142,18 +147,18 @@ func (s *Service) Stat(ctx context.Context, a auth.Actor, projectRef, filePath, 
 	}
 	f := File{Name: path.Base(fp), Path: fp, Size: info.Size, Ref: ref, BlobID: string(info.OID),
 		CommitID: string(commit), LastCommitID: string(last)}
-	if f.ContentSHA256, err = s.sha256(ctx, repo, info.OID); err != nil {
+	if f.ContentSHA256, err = s.sha256(ctx, repo, info.OID, info.Size); err != nil {
 		return File{}, nil, err
 	}
 	return f, repo, nil
 }
 
 // sha256 hashes a blob once, streaming, and remembers the answer.
-func (s *Service) sha256(ctx context.Context, repo *gitrepo.Repo, oid git.ObjectID) (string, error) {
+func (s *Service) sha256(ctx context.Context, repo *gitrepo.Repo, oid git.ObjectID, size int64) (string, error) {
 	if v, ok := s.sums.Load(oid); ok {
 		return v.(string), nil
 	}
-	_, rd, err := repo.OpenObject(ctx, string(oid))
+	rd, err := repo.OpenBlob(ctx, oid, size)
 	if err != nil {
 		return "", err
 	}
@@ -166,14 +171,17 @@ func (s *Service) sha256(ctx context.Context, repo *gitrepo.Repo, oid git.Object
 		return "", err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
+	if s.sumCount.Add(1) > maxSums {
+		s.sums.Clear()
+		s.sumCount.Store(1)
+	}
 	s.sums.Store(oid, sum)
 	return sum, nil
 }
 
 // Open streams the file's bytes; the reader must be closed.
 func (s *Service) Open(ctx context.Context, repo *gitrepo.Repo, f File) (io.ReadCloser, error) {
-	_, rd, err := repo.OpenObject(ctx, f.BlobID)
-	return rd, err
+	return repo.OpenBlob(ctx, git.ObjectID(f.BlobID), f.Size)
 }
 
 // Read returns the file's metadata and whole content (for the JSON form).

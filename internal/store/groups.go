@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"quarry/internal/model"
@@ -36,7 +39,41 @@ func (j jsonDoc) Scan(src any) error {
 	default:
 		return fmt.Errorf("json column holds %T", src)
 	}
+	if ps, ok := j.v.(*model.ProjectSettings); ok {
+		return decodeProjectSettings(b, ps)
+	}
 	return json.Unmarshal(b, j.v)
+}
+
+// projectSettings remembers decoded settings documents by their text:
+// every read of a project decodes the same few documents again, and the
+// decoding is most of the cost of reading a row. It starts afresh past
+// maxCachedSettings entries.
+var projectSettings struct {
+	m sync.Map // string → model.ProjectSettings
+	n atomic.Int64
+}
+
+const maxCachedSettings = 10000
+
+func decodeProjectSettings(b []byte, dst *model.ProjectSettings) error {
+	if v, ok := projectSettings.m.Load(string(b)); ok {
+		*dst = v.(model.ProjectSettings)
+		dst.ProgrammingLanguages = maps.Clone(dst.ProgrammingLanguages)
+		return nil
+	}
+	var ps model.ProjectSettings
+	if err := json.Unmarshal(b, &ps); err != nil {
+		return err
+	}
+	if projectSettings.n.Add(1) > maxCachedSettings {
+		projectSettings.m.Clear()
+		projectSettings.n.Store(1)
+	}
+	projectSettings.m.Store(string(b), ps)
+	*dst = ps
+	dst.ProgrammingLanguages = maps.Clone(ps.ProgrammingLanguages)
+	return nil
 }
 
 func toJSON(v any) string {

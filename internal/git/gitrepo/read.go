@@ -122,6 +122,20 @@ func (r *Repo) OpenObject(ctx context.Context, rev string) (catfile.ObjectInfo, 
 	return info, &pooledReader{ReadCloser: rd, release: func() { r.pool.Release(p) }, abandon: p.Abandon}, nil
 }
 
+// OpenBlob is OpenObject for a blob whose size is known (from its tree
+// entry): a small one takes a single round trip to the warm process.
+func (r *Repo) OpenBlob(ctx context.Context, oid git.ObjectID, size int64) (io.ReadCloser, error) {
+	if size > smallObject {
+		_, rd, err := r.OpenObject(ctx, string(oid))
+		return rd, err
+	}
+	_, data, err := r.ReadObject(ctx, string(oid))
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
+}
+
 type pooledReader struct {
 	io.ReadCloser
 	release func()
