@@ -39,6 +39,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/attributes":     {"store", "auth", "model"},
 	"quarry/internal/api/apitest":    {"app", "config", "storetest", "auth", "model", "tokens"},
 	"quarry/e2e":                     {"*"},
+	"quarry/tools/load":              {},
 }
 
 func TestImportGraph(t *testing.T) {
