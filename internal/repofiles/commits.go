@@ -102,7 +102,7 @@ func (s *Service) commitView(ctx context.Context, p model.Project, repo *gitrepo
 		if len(c.ParentIDs) > 0 {
 			parent = git.ObjectID(c.ParentIDs[0])
 		}
-		files, _, err := repo.Diff(ctx, parent, c.ID, gitrepo.DiffLimits{MaxFiles: 1 << 30, MaxLines: 1 << 30, MaxFileBytes: 1 << 30})
+		files, _, err := repo.Diff(ctx, parent, c.ID, gitrepo.StatsOnly)
 		if err != nil {
 			return v, err
 		}

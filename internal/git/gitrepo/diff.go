@@ -2,8 +2,8 @@ package gitrepo
 
 import (
 	"bufio"
-	"bytes"
 	"context"
+	"io"
 	"strconv"
 	"strings"
 
@@ -36,7 +36,8 @@ type DiffLimits struct {
 var DefaultDiffLimits = DiffLimits{MaxFiles: 1000, MaxLines: 50000, MaxFileBytes: 200 << 10}
 
 // Diff compares two commits (from "" compares a root commit with nothing).
-// overflow reports that the limits cut the result.
+// overflow reports that the limits cut the result. The output of git is
+// read as it comes: past the limits, diff text is counted, not kept.
 func (r *Repo) Diff(ctx context.Context, from, to git.ObjectID, lim DiffLimits) (files []FileDiff, overflow bool, err error) {
 	flags := []git.Flag{{Name: "-r"}, {Name: "-p"}, {Name: "-M"}, {Name: "--full-index"}, {Name: "--no-commit-id"}, {Name: "--no-color"}}
 	args := []string{string(from), string(to)}
@@ -44,25 +45,23 @@ func (r *Repo) Diff(ctx context.Context, from, to git.ObjectID, lim DiffLimits) 
 		flags = append(flags, git.Flag{Name: "--root"})
 		args = []string{string(to)}
 	}
-	out, err := r.run(ctx, git.Command{Name: "diff-tree", Flags: flags, Args: args}, git.Options{})
+	proc, err := r.runner.Start(ctx, r.path, git.Command{Name: "diff-tree", Flags: flags, Args: args})
 	if err != nil {
 		return nil, false, err
 	}
-	files = parseDiff(out)
-	lines := 0
-	for i := range files {
-		f := &files[i]
-		n := strings.Count(f.Diff, "\n")
-		if i >= lim.MaxFiles || lines+n > lim.MaxLines || len(f.Diff) > lim.MaxFileBytes {
-			f.Diff = ""
-			f.TooLarge = true
-			overflow = true
-			continue
-		}
-		lines += n
+	proc.Stdin.Close()
+	files, overflow, perr := parseDiff(proc.Stdout, lim)
+	if perr != nil {
+		io.Copy(io.Discard, proc.Stdout)
 	}
-	return files, overflow, nil
+	if err := proc.Wait(); err != nil {
+		return nil, false, err
+	}
+	return files, overflow, perr
 }
+
+// StatsOnly are limits that keep no diff text (for counting lines).
+var StatsOnly = DiffLimits{}
 
 func unquote(p string) string {
 	if strings.HasPrefix(p, `"`) {
@@ -73,27 +72,52 @@ func unquote(p string) string {
 	return p
 }
 
-func parseDiff(out []byte) []FileDiff {
+// parseDiff reads `diff-tree -p` output. Each file's text is kept while
+// it stays within lim (per file bytes, lines in all, number of files);
+// past them the text is dropped and the file marked TooLarge. Lines are
+// read in pieces of at most 64 KiB, so no line is held whole.
+func parseDiff(out io.Reader, lim DiffLimits) ([]FileDiff, bool, error) {
 	var files []FileDiff
 	var cur *FileDiff
 	var body strings.Builder
-	inHunks := false
+	inHunks, keep, overflow := false, false, false
+	lines, fileLines := 0, 0
 	flush := func() {
 		if cur != nil {
-			cur.Diff = body.String()
+			if keep {
+				cur.Diff = body.String()
+				lines += fileLines
+			} else if lim != StatsOnly {
+				cur.TooLarge, overflow = true, true
+			}
 			files = append(files, *cur)
 		}
 		body.Reset()
-		inHunks = false
+		inHunks, fileLines = false, 0
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	rd := bufio.NewReaderSize(out, 64<<10)
+	for {
+		chunk, err := rd.ReadSlice('\n')
+		if len(chunk) == 0 && err != nil {
+			if err == io.EOF {
+				break
+			}
+			if err != bufio.ErrBufferFull {
+				return nil, false, err
+			}
+		}
+		line := strings.TrimSuffix(string(chunk), "\n")
+		// The rest of an overlong line is skipped; such a file's text is
+		// past the per-file limit anyway.
+		for err == bufio.ErrBufferFull {
+			_, err = rd.ReadSlice('\n')
+			keep = false
+		}
 		switch {
 		case strings.HasPrefix(line, "diff --git "):
 			flush()
 			cur = &FileDiff{}
+			keep = lim != StatsOnly && len(files) < lim.MaxFiles && lines < lim.MaxLines
 			rest := strings.TrimPrefix(line, "diff --git ")
 			if i := strings.Index(rest, " b/"); i >= 0 && strings.HasPrefix(rest, "a/") {
 				cur.OldPath, cur.NewPath = rest[2:i], rest[i+3:]
@@ -102,7 +126,14 @@ func parseDiff(out []byte) []FileDiff {
 		case cur == nil:
 			continue
 		case inHunks:
-			body.WriteString(line + "\n")
+			if keep {
+				body.WriteString(line + "\n")
+				fileLines++
+				if body.Len() > lim.MaxFileBytes || lines+fileLines > lim.MaxLines {
+					keep = false
+					body.Reset()
+				}
+			}
 			if strings.HasPrefix(line, "+") {
 				cur.Additions++
 			} else if strings.HasPrefix(line, "-") {
@@ -113,7 +144,10 @@ func parseDiff(out []byte) []FileDiff {
 		switch {
 		case strings.HasPrefix(line, "@@"):
 			inHunks = true
-			body.WriteString(line + "\n")
+			if keep {
+				body.WriteString(line + "\n")
+				fileLines++
+			}
 		case strings.HasPrefix(line, "new file mode "):
 			cur.NewFile, cur.BMode = true, strings.TrimPrefix(line, "new file mode ")
 			cur.AMode = "0"
@@ -154,7 +188,7 @@ func parseDiff(out []byte) []FileDiff {
 			files[i].NewPath = files[i].OldPath
 		}
 	}
-	return files
+	return files, overflow, nil
 }
 
 // MergeBase returns the best common ancestor of revisions; ok is false
