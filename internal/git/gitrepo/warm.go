@@ -171,7 +171,9 @@ func (ws *writerSet) closeAll() {
 func (rw *repoWriters) idleSince(now time.Time) time.Duration {
 	latest := time.Time{}
 	for _, w := range rw.procs() {
-		w.mu.Lock()
+		if !w.mu.TryLock() {
+			return 0 // busy now
+		}
 		if w.lastUse.After(latest) {
 			latest = w.lastUse
 		}
