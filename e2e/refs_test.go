@@ -292,6 +292,27 @@ func TestCommits(t *testing.T) {
 		s.Get(t, base+"commits/"+strings.Repeat("0", 40), "").Want(t, 404).WantBody(t, `{"message":"404 Commit Not Found"}`)
 		s.Get(t, base+"commits/nope", "").Want(t, 404)
 		s.Get(t, base+"commits/"+strings.Repeat("0", 40)+"/diff", "").Want(t, 404)
+		// Refs holding a commit: c1 is on main and topic, and tagged.
+		s.Do(t, apitest.Request{Method: "POST", Path: base + "tags", Token: owner.Token, JSON: map[string]any{"tag_name": "v1", "ref": c1["id"]}}).Want(t, 201)
+		refs := func(q string) string {
+			var out []string
+			for _, r := range s.Get(t, base+"commits/"+c1["id"].(string)+"/refs"+q, "").Want(t, 200).Array(t) {
+				out = append(out, r["type"].(string)+":"+r["name"].(string))
+			}
+			return strings.Join(out, ",")
+		}
+		if got := refs(""); got != "branch:main,branch:topic,tag:v1" {
+			t.Errorf("refs of c1: %s", got)
+		}
+		if got := refs("?type=tag"); got != "tag:v1" {
+			t.Errorf("tag refs of c1: %s", got)
+		}
+		if got := refs("?type=branch&per_page=1&page=2"); got != "branch:topic" {
+			t.Errorf("second branch page: %s", got)
+		}
+		s.Get(t, base+"commits/"+c2["id"].(string)+"/refs?type=tag", "").Want(t, 200).WantBody(t, "[]")
+		s.Get(t, base+"commits/"+strings.Repeat("0", 40)+"/refs", "").Want(t, 404).WantBody(t, `{"message":"404 Commit Not Found"}`)
+		s.Get(t, base+"commits/main/refs?type=remote", "").Want(t, 400)
 
 		// Listing: default branch, ref_name, path, all, since/until, paging.
 		ids := func(q string) []string {

@@ -328,6 +328,32 @@ func (c *call) commitDiff() error {
 	return pageOf(c, pg, diffs(files))
 }
 
+type commitRefJSON struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
+
+// commitRefs serves GET /repository/commits/:sha/refs.
+func (c *call) commitRefs() error {
+	kind := "all"
+	if v, ok := c.p.Enum("type", "branch", "tag", "all"); ok {
+		kind = v
+	}
+	pg, err := c.page()
+	if err != nil {
+		return err
+	}
+	refs, err := c.s.Files.CommitRefs(c.r.Context(), c.actor, c.r.PathValue("id"), c.r.PathValue("sha"), kind)
+	if err != nil {
+		return err
+	}
+	out := make([]commitRefJSON, len(refs))
+	for i, r := range refs {
+		out[i] = commitRefJSON{Type: r.Type, Name: r.Name}
+	}
+	return pageOf(c, pg, out)
+}
+
 // createCommit serves POST /repository/commits with several actions.
 func (c *call) createCommit() error {
 	p := c.p

@@ -160,6 +160,7 @@ func (s *Server) routes() {
 		{"POST", "/projects/{id}/repository/commits", signedIn, scopeDefault, (*call).createCommit},
 		{"GET", "/projects/{id}/repository/commits/{sha}", public, scopeDefault, (*call).getCommit},
 		{"GET", "/projects/{id}/repository/commits/{sha}/diff", public, scopeDefault, (*call).commitDiff},
+		{"GET", "/projects/{id}/repository/commits/{sha}/refs", public, scopeDefault, (*call).commitRefs},
 
 		// Protected branches.
 		{"GET", "/projects/{id}/protected_branches", signedIn, scopeDefault, (*call).listProtectedBranches},

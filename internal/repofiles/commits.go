@@ -149,6 +149,48 @@ func (s *Service) CommitDiff(ctx context.Context, a auth.Actor, projectRef, sha 
 	return files, err
 }
 
+// CommitRef is a branch or tag whose history holds a commit.
+type CommitRef struct{ Type, Name string }
+
+// CommitRefs lists the branches and/or tags (kind "branch", "tag" or
+// "all") that contain a commit.
+func (s *Service) CommitRefs(ctx context.Context, a auth.Actor, projectRef, sha, kind string) ([]CommitRef, error) {
+	_, _, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return nil, err
+	}
+	if sha == "" || strings.HasPrefix(sha, "-") {
+		return nil, model.NotFound("Commit")
+	}
+	c, err := repo.ReadCommit(ctx, sha)
+	if errors.Is(err, gitrepo.ErrRefNotFound) {
+		return nil, model.NotFound("Commit")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var prefixes []string
+	if kind != "tag" {
+		prefixes = append(prefixes, "refs/heads/")
+	}
+	if kind != "branch" {
+		prefixes = append(prefixes, "refs/tags/")
+	}
+	names, err := repo.RefsContaining(ctx, c.ID, prefixes...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CommitRef, 0, len(names))
+	for _, n := range names {
+		if b, ok := strings.CutPrefix(n, "refs/heads/"); ok {
+			out = append(out, CommitRef{Type: "branch", Name: b})
+		} else {
+			out = append(out, CommitRef{Type: "tag", Name: strings.TrimPrefix(n, "refs/tags/")})
+		}
+	}
+	return out, nil
+}
+
 // CreateCommit commits several actions and returns the new commit.
 func (s *Service) CreateCommit(ctx context.Context, a auth.Actor, projectRef string, in CommitInput, withStats bool) (CommitView, error) {
 	commit, err := s.CommitActions(ctx, a, projectRef, in)

@@ -54,18 +54,34 @@ func (r *Repo) Refs(ctx context.Context, prefix string) ([]Ref, error) {
 
 // MergedBranches lists the branches merged into commit.
 func (r *Repo) MergedBranches(ctx context.Context, commit git.ObjectID) (map[string]bool, error) {
-	out, err := r.run(ctx, git.Command{Name: "for-each-ref", Flags: []git.Flag{{Name: "--format", Value: "%(refname:lstrip=2)"},
-		{Name: "--merged", Value: string(commit)}}, Args: []string{"refs/heads/"}}, git.Options{})
+	names, err := r.refNames(ctx, "--merged", commit, "refs/heads/")
+	m := map[string]bool{}
+	for _, n := range names {
+		m[strings.TrimPrefix(n, "refs/heads/")] = true
+	}
+	return m, err
+}
+
+// RefsContaining lists the full names of the refs under prefixes whose
+// history contains commit, sorted.
+func (r *Repo) RefsContaining(ctx context.Context, commit git.ObjectID, prefixes ...string) ([]string, error) {
+	return r.refNames(ctx, "--contains", commit, prefixes...)
+}
+
+// refNames runs for-each-ref with a commit filter (--merged, --contains).
+func (r *Repo) refNames(ctx context.Context, filter string, commit git.ObjectID, prefixes ...string) ([]string, error) {
+	out, err := r.run(ctx, git.Command{Name: "for-each-ref", Flags: []git.Flag{{Name: "--format", Value: "%(refname)"},
+		{Name: filter, Value: string(commit)}}, Args: prefixes}, git.Options{})
 	if err != nil {
 		return nil, err
 	}
-	m := map[string]bool{}
+	var names []string
 	for _, n := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if n != "" {
-			m[n] = true
+			names = append(names, n)
 		}
 	}
-	return m, nil
+	return names, nil
 }
 
 // ErrRefExists reports a branch or tag that already exists.
