@@ -242,6 +242,13 @@ func TestCommits(t *testing.T) {
 		for _, e := range s.Get(t, base+"tree?recursive=true&per_page=100", "").Array(t) {
 			tree[e["path"].(string)] = e["mode"].(string)
 		}
+		sh := s.Get(t, "/projects/"+itoa(id)+"/repository/files/src%2Fb.sh?ref=main", "").Want(t, 200)
+		if sh.Object(t)["execute_filemode"] != true || sh.Header.Get("X-Service-Execute-Filemode") != "true" {
+			t.Errorf("execute_filemode of src/b.sh: %v", sh.Header)
+		}
+		if a := s.Get(t, "/projects/"+itoa(id)+"/repository/files/src%2Fa.txt?ref=main", "").Object(t); a["execute_filemode"] != false {
+			t.Errorf("execute_filemode of src/a.txt: %v", a["execute_filemode"])
+		}
 		if tree["src/b.sh"] != "100755" || tree["new/place.txt"] != "100644" || tree["old.txt"] != "" || tree["README.md"] != "" {
 			t.Errorf("tree after actions %v", tree)
 		}

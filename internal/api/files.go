@@ -22,7 +22,7 @@ func fileHeaders(h http.Header, f repofiles.File) {
 	for k, v := range map[string]string{
 		"Blob-Id": f.BlobID, "Commit-Id": f.CommitID, "Content-Sha256": f.ContentSHA256, "Encoding": "base64",
 		"File-Name": f.Name, "File-Path": f.Path, "Last-Commit-Id": f.LastCommitID, "Ref": f.Ref,
-		"Size": strconv.FormatInt(f.Size, 10), "Execute-Filemode": "false",
+		"Size": strconv.FormatInt(f.Size, 10), "Execute-Filemode": strconv.FormatBool(f.Executable),
 	} {
 		h.Set("X-Service-"+k, v)
 		h.Set("X-Gitlab-"+k, v)
@@ -76,7 +76,7 @@ func (c *call) getFile() error {
 	fileHeaders(c.w.Header(), f)
 	return c.json(http.StatusOK, fileJSON{FileName: f.Name, FilePath: f.Path, Size: f.Size, Encoding: "base64",
 		Content: base64.StdEncoding.EncodeToString(data), ContentSHA256: f.ContentSHA256, Ref: f.Ref, BlobID: f.BlobID,
-		CommitID: f.CommitID, LastCommitID: f.LastCommitID})
+		CommitID: f.CommitID, LastCommitID: f.LastCommitID, ExecuteFilemode: f.Executable})
 }
 
 // streamBytes sends a stored object: sniffed content type (never HTML, so

@@ -111,6 +111,7 @@ type File struct {
 	CommitID      string
 	LastCommitID  string
 	ContentSHA256 string
+	Executable    bool // mode 100755
 }
 
 // Stat describes the file at path on ref (default: the project's default
@@ -145,7 +146,11 @@ func (s *Service) Stat(ctx context.Context, a auth.Actor, projectRef, filePath, 
 	if err != nil && !errors.Is(err, gitrepo.ErrPathNotFound) {
 		return File{}, nil, err
 	}
-	f := File{Name: path.Base(fp), Path: fp, Size: info.Size, Ref: ref, BlobID: string(info.OID),
+	mode, err := repo.ModeAt(ctx, commit, fp)
+	if err != nil {
+		return File{}, nil, err
+	}
+	f := File{Name: path.Base(fp), Path: fp, Size: info.Size, Ref: ref, BlobID: string(info.OID), Executable: mode == "100755",
 		CommitID: string(commit), LastCommitID: string(last)}
 	if f.ContentSHA256, err = s.sha256(ctx, repo, info.OID, info.Size); err != nil {
 		return File{}, nil, err

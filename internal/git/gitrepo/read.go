@@ -238,6 +238,33 @@ func (r *Repo) Tree(ctx context.Context, commit git.ObjectID, path string, recur
 	return entries, err
 }
 
+// ModeAt is the git mode ("100644", "100755", "120000"…) of the entry at
+// path in commit, read from its folder's (cached) listing.
+func (r *Repo) ModeAt(ctx context.Context, commit git.ObjectID, path string) (string, error) {
+	key := pathAt{r.path, string(commit), path}
+	if m, ok := modesAt.get(key); ok {
+		return m, nil
+	}
+	dir, name := "", path
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		dir, name = path[:i], path[i+1:]
+	}
+	entries, err := r.Tree(ctx, commit, dir, false)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if e.Name == name {
+			modesAt.put(key, e.Mode)
+			return e.Mode, nil
+		}
+	}
+	return "", ErrPathNotFound
+}
+
+// modesAt caches ModeAt: a path's mode at a commit never changes.
+var modesAt = newLRU[pathAt, string](100000)
+
 // listTree appends the entries of tree (paths under prefix) in git's
 // order, descending into subtrees when recursive.
 func listTree(p *catfile.Process, tree git.ObjectID, prefix string, recursive bool, out *[]TreeEntry) error {
