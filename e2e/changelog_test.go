@@ -3,13 +3,12 @@ package e2e
 import (
 	"fmt"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"quarry/internal/api/apitest"
+	"quarry/internal/git/gittest"
 )
 
 // historyRepo builds commits in a work tree with chosen authors and
@@ -22,16 +21,8 @@ type historyRepo struct {
 
 func (h *historyRepo) git(env []string, args ...string) string {
 	h.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = h.dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_COMMITTER_NAME=CI",
-		"GIT_COMMITTER_EMAIL=ci@example.com", "GIT_AUTHOR_NAME=Someone", "GIT_AUTHOR_EMAIL=someone@example.com")
-	cmd.Env = append(cmd.Env, env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		h.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return gittest.Run(h.t, h.dir, append([]string{"GIT_COMMITTER_NAME=CI", "GIT_COMMITTER_EMAIL=ci@example.com",
+		"GIT_AUTHOR_NAME=Someone", "GIT_AUTHOR_EMAIL=someone@example.com"}, env...), args...)
 }
 
 func (h *historyRepo) dates() []string {

@@ -22,6 +22,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/storetest":      {"store", "model"},
 	"quarry/internal/auth":           {"model"},
 	"quarry/internal/git":            {},
+	"quarry/internal/git/gittest":    {},
 	"quarry/internal/git/catfile":    {"git"},
 	"quarry/internal/git/smarthttp":  {"git"},
 	"quarry/internal/gitaccess":      {"auth", "model", "git/smarthttp"},
