@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
 	"quarry/internal/store"

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 	"quarry/internal/storetest"
 )
 

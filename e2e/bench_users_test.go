@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 	"quarry/internal/model"
 	"quarry/internal/store"
 	"quarry/internal/storetest"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 	"quarry/internal/git/gittest"
 )
 

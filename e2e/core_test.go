@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 )
 
 func TestCore_errorShapesAndHeaders(t *testing.T) {

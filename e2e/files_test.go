@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 )
 
 // filesProject makes a public project and pushes files with the real git:

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 )
 
 func TestFiles_write(t *testing.T) {

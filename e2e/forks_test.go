@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 	"quarry/internal/git/gittest"
 	"quarry/internal/model"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 )
 
 // gitRun runs git with no credential helpers or prompts and returns its

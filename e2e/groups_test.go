@@ -7,7 +7,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 )
 
 func TestGroups_createAndSubgroups(t *testing.T) {

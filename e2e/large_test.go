@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 	"quarry/internal/storetest"
 )
 

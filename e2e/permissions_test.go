@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 )
 
 // TestPermissions_matrix asserts the exact status of every role × action ×

@@ -9,7 +9,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 )
 
 func TestProjects_createAndGet(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"testing"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 )
 
 func TestProtectedBranches(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 )
 
 // newRepoProject makes a project with a README on main and returns its id.

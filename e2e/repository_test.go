@@ -14,7 +14,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 )
 
 func TestCompare(t *testing.T) {

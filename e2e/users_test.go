@@ -19,7 +19,7 @@ import (
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 	"quarry/internal/model"
 	"quarry/internal/store"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"quarry/internal/api/apitest"
+	"quarry/internal/apitest"
 )
 
 // world is a set of groups and projects of every visibility, owned by

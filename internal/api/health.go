@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"quarry/internal/api/endpoint"
 	"quarry/internal/model"
 )
 
@@ -20,7 +21,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) liveness(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	endpoint.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 type checkJSON struct {
@@ -42,11 +43,11 @@ func (s *Server) readiness(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("all") != "" {
 		body["db_check"] = []checkJSON{db}
 	}
-	writeJSON(w, status, body)
+	endpoint.WriteJSON(w, status, body)
 }
 
-func (c *call) version() error {
-	return c.json(http.StatusOK, map[string]string{"version": c.s.Version, "revision": c.s.Revision})
+func (s *Server) version(c *endpoint.Call) error {
+	return c.JSON(http.StatusOK, map[string]string{"version": s.Version, "revision": s.Revision})
 }
 
 // upload streams a stored upload (avatars) from /uploads/-/system/….
@@ -57,13 +58,13 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		if !errors.Is(err, model.ErrNotFound) {
 			s.log.Error("open upload", "path", rel, "err", err)
 		}
-		writeJSON(w, http.StatusNotFound, messageBody{Message: "404 Not Found"})
+		endpoint.WriteJSON(w, http.StatusNotFound, endpoint.MessageBody{Message: "404 Not Found"})
 		return
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || st.IsDir() {
-		writeJSON(w, http.StatusNotFound, messageBody{Message: "404 Not Found"})
+		endpoint.WriteJSON(w, http.StatusNotFound, endpoint.MessageBody{Message: "404 Not Found"})
 		return
 	}
 	ct := mime.TypeByExtension(strings.ToLower(path.Ext(rel)))

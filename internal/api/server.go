@@ -16,12 +16,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"quarry/internal/api/endpoint"
+	"quarry/internal/api/entity"
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
 	"quarry/internal/changelog"
 	"quarry/internal/groups"
 	"quarry/internal/members"
-	"quarry/internal/model"
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
 	"quarry/internal/tokens"
@@ -56,145 +57,63 @@ type Deps struct {
 	Revision    string
 	MaxBody     int64
 	Registry    *prometheus.Registry
+	// Now is the clock entities render with (default time.Now).
+	Now func() time.Time
 }
 
 // Server is the HTTP face of Quarry.
 type Server struct {
 	Deps
-	log         *slog.Logger
-	externalURL string
-	mux         *http.ServeMux
-	metrics     *metrics
-	handler     http.Handler
-	now         func() time.Time
+	log     *slog.Logger
+	render  *entity.Renderer
+	metrics *metrics
+	handler http.Handler
 }
 
-// New builds the server and its route table.
-func New(d Deps) *Server {
-	s := &Server{Deps: d, log: d.Log, externalURL: strings.TrimRight(d.ExternalURL, "/"), mux: http.NewServeMux(), now: time.Now}
-	if s.MaxBody == 0 {
-		s.MaxBody = 100 << 20
+// New builds the server and its route table; a table ServeMux cannot hold
+// is an error.
+func New(d Deps) (*Server, error) {
+	if d.MaxBody == 0 {
+		d.MaxBody = 100 << 20
 	}
-	if s.Registry == nil {
-		s.Registry = prometheus.NewRegistry()
+	if d.Registry == nil {
+		d.Registry = prometheus.NewRegistry()
 	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	s := &Server{Deps: d, log: d.Log, render: entity.New(d.ExternalURL, d.Now)}
 	s.metrics = newMetrics(s.Registry)
-	s.routes()
-	s.handler = s.middleware(s.mux)
-	return s
+	site := &endpoint.Site{ExternalURL: s.render.ExternalURL, MaxBody: d.MaxBody, Log: d.Log, Personal: d.Tokens, Seen: seen}
+	mux, err := endpoint.NewMux(site, s.Table(), shapes)
+	if err != nil {
+		return nil, err
+	}
+	// Service endpoints outside the API.
+	mux.Handle("GET /-/health", http.HandlerFunc(s.health))
+	mux.Handle("GET /-/liveness", http.HandlerFunc(s.liveness))
+	mux.Handle("GET /-/readiness", http.HandlerFunc(s.readiness))
+	mux.Handle("GET /-/metrics", s.metricsHandler())
+	mux.Handle("GET /uploads/-/system/{path...}", http.HandlerFunc(s.upload))
+	mux.Handle("/api/v3/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		endpoint.WriteJSON(w, http.StatusGone, endpoint.ErrorBody{Error: "API V3 is no longer supported. Use API V4 instead."})
+	}))
+	s.handler = s.middleware(mux)
+	return s, nil
 }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// access says whether a route needs a signed-in user.
-type access int
-
-const (
-	// public routes accept anonymous callers (the handler may still refuse).
-	public access = iota
-	// signedIn routes answer 401 to anonymous callers.
-	signedIn
-)
-
-// route is one row of the route table.
-type route struct {
-	method, path string
-	access       access
-	scopes       auth.ScopeRule
-	h            handler
-}
-
-// register mounts a route under /api/v4.
-func (s *Server) register(rt route) {
-	s.mux.Handle(rt.method+" /api/v4"+rt.path, s.wrap(rt))
-}
-
-// wrap runs the steps every API request takes, in GitLab's order:
-// authenticate, check the route's access and scopes, then the handler
-// (which validates its parameters and calls one service).
-func (s *Server) wrap(rt route) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &call{w: w, r: r, s: s}
-		p, err := parseParams(r, s.MaxBody)
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		c.p = p
-		actor, err := s.authenticate(r, p)
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		c.actor = actor
-		setActor(r, actor)
-		if rt.access == signedIn && !actor.SignedIn() {
-			c.fail(model.Unauthorized(""))
-			return
-		}
-		if !rt.scopes.Allows(r.Method, actor.Token) {
-			c.fail(&tokens.AuthError{Status: http.StatusForbidden, Code: "insufficient_scope",
-				Description: "The request requires higher privileges than provided by the access token.",
-				Scope:       auth.ScopeString(rt.scopes.Accepted(r.Method))})
-			return
-		}
-		if err := rt.h(c); err != nil {
-			c.fail(err)
-		}
-	})
-}
-
-// credential finds a personal access token where GitLab looks for one.
-func credential(r *http.Request, p *Params) string {
-	if t := r.Header.Get("Private-Token"); t != "" {
-		return t
-	}
-	if v, ok := p.String("private_token"); ok && v != "" {
-		return v
-	}
-	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		return strings.TrimSpace(h[7:])
-	}
-	if v, ok := p.String("access_token"); ok && v != "" {
-		return v
-	}
-	return ""
-}
-
-// authenticate resolves the request's credentials and sudo to an Actor. No
-// credentials is the anonymous actor; bad credentials are an error.
-func (s *Server) authenticate(r *http.Request, p *Params) (auth.Actor, error) {
-	secret := credential(r, p)
-	if secret == "" {
-		// Sudo needs a signed-in administrator.
-		if _, ok := p.String("sudo"); ok || r.Header.Get("Sudo") != "" {
-			return auth.Anonymous, model.Unauthorized("")
-		}
-		return auth.Anonymous, nil
-	}
-	actor, err := s.Tokens.Authenticate(r.Context(), secret)
-	if err != nil {
-		return actor, err
-	}
-	sudo := r.Header.Get("Sudo")
-	if v, ok := p.String("sudo"); ok && sudo == "" {
-		sudo = v
-	}
-	if sudo != "" {
-		return s.Tokens.Sudo(r.Context(), actor, sudo)
-	}
-	return actor, nil
-}
+type infoKey struct{}
 
 // requestInfo carries what the outer middleware logs about a request.
 type requestInfo struct {
 	userID int64
 }
 
-type infoKey struct{}
-
-func setActor(r *http.Request, a auth.Actor) {
+// seen records a request's actor for the access log.
+func seen(r *http.Request, a auth.Actor) {
 	if ri, ok := r.Context().Value(infoKey{}).(*requestInfo); ok {
 		ri.userID = a.UserID()
 	}
@@ -202,7 +121,7 @@ func setActor(r *http.Request, a auth.Actor) {
 
 // middleware wraps the mux with request ids, security headers, JSON 404 and
 // 405 answers, panic recovery, metrics and the access log.
-func (s *Server) middleware(next *http.ServeMux) http.Handler {
+func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
@@ -226,7 +145,7 @@ func (s *Server) middleware(next *http.ServeMux) http.Handler {
 				}
 				s.log.Error("panic", "request_id", id, "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
 				if !rec.wrote {
-					writeJSON(rec, http.StatusInternalServerError, messageBody{Message: "500 Internal Server Error"})
+					endpoint.WriteJSON(rec, http.StatusInternalServerError, endpoint.MessageBody{Message: "500 Internal Server Error"})
 				}
 			}
 			pattern := r.Pattern
@@ -242,43 +161,9 @@ func (s *Server) middleware(next *http.ServeMux) http.Handler {
 			s.Git.ServeHTTP(rec, r)
 			return
 		}
-		if _, pattern := next.Handler(r); pattern == "" {
-			s.unmatched(rec, r, next)
-			return
-		}
 		next.ServeHTTP(rec, r)
 	})
 }
-
-// unmatched answers a request no route takes: GitLab's JSON 404, or 405
-// with Allow when the path exists for other methods; redirects (path
-// cleaning) pass through.
-func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
-	probe := &probeWriter{header: http.Header{}}
-	mux.ServeHTTP(probe, r)
-	switch probe.status {
-	case http.StatusMethodNotAllowed:
-		w.Header().Set("Allow", probe.header.Get("Allow"))
-		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "405 Not Allowed"})
-	case http.StatusNotFound, 0:
-		writeJSON(w, http.StatusNotFound, errorBody{Error: "404 Not Found"})
-	default:
-		for k, v := range probe.header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(probe.status)
-	}
-}
-
-// probeWriter captures the mux's own answer to an unmatched request.
-type probeWriter struct {
-	header http.Header
-	status int
-}
-
-func (p *probeWriter) Header() http.Header         { return p.header }
-func (p *probeWriter) Write(b []byte) (int, error) { return len(b), nil }
-func (p *probeWriter) WriteHeader(status int)      { p.status = status }
 
 // recorder notes the status and size of a response.
 type recorder struct {

@@ -117,7 +117,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	files := repofiles.New(a.Projects, storages, repofiles.Options{ArchivesPerMinute: cfg.ArchiveRateLimit,
 		ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes})
-	a.Handler = api.New(api.Deps{
+	srv, err := api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
 		Members:   members.New(db, a.Projects, a.Groups, cfg.UserCap),
 		Files:     files,
@@ -128,6 +128,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
 		MaxBody: cfg.MaxBodyBytes, Registry: reg,
 	})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Handler = srv
 	return a, nil
 }
 

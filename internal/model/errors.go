@@ -26,6 +26,7 @@ const (
 	KindTooManyRequests                  // 429
 	KindMethodNotAllowed                 // 405
 	KindUnprocessable                    // 422
+	KindTooLarge                         // 413
 )
 
 // Error is a classified error. Message is the text GitLab would put in the
@@ -72,6 +73,11 @@ func NotFound(resource string) *Error {
 		return &Error{Kind: KindNotFound, Message: "404 Not Found", Raw: true}
 	}
 	return &Error{Kind: KindNotFound, Message: "404 " + resource + " Not Found", Raw: true}
+}
+
+// TooLarge reports a request body or upload over its size limit (413).
+func TooLarge() *Error {
+	return &Error{Kind: KindTooLarge, Message: "413 Request Entity Too Large", Raw: true}
 }
 
 // RecordNotFound is GitLab's generic lookup failure, "404 Not found".

@@ -1,4 +1,4 @@
-package api
+package endpoint
 
 import (
 	"net/http/httptest"

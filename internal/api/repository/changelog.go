@@ -1,20 +1,18 @@
-package api
+package repository
 
 import (
 	"net/http"
 
+	"quarry/internal/api/endpoint"
+	"quarry/internal/api/entity"
 	"quarry/internal/changelog"
 	"quarry/internal/model"
 )
 
-type notesJSON struct {
-	Notes string `json:"notes"`
-}
-
 // changelogParams reads the parameters both changelog endpoints share,
 // and those of the commit when commit is set.
-func (c *call) changelogParams(commit bool) (changelog.Params, error) {
-	p := c.p
+func (h *Handlers) changelogParams(c *endpoint.Call, commit bool) (changelog.Params, error) {
+	p := c.P
 	p.Require("version")
 	var in changelog.Params
 	in.Version, _ = p.String("version")
@@ -39,28 +37,28 @@ func (c *call) changelogParams(commit bool) (changelog.Params, error) {
 
 // getChangelog serves GET /projects/:id/repository/changelog: the notes
 // of a release, not committed.
-func (c *call) getChangelog() error {
-	in, err := c.changelogParams(false)
+func (h *Handlers) getChangelog(c *endpoint.Call) error {
+	in, err := h.changelogParams(c, false)
 	if err != nil {
 		return err
 	}
-	notes, err := c.s.Changelog.Notes(c.r.Context(), c.actor, c.r.PathValue("id"), in)
+	notes, err := h.changelog.Notes(c.Ctx(), c.Actor, c.Path("id"), in)
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, notesJSON{Notes: notes})
+	return c.JSON(http.StatusOK, entity.Notes{Notes: notes})
 }
 
 // commitChangelog serves POST /projects/:id/repository/changelog: the
 // notes committed into the changelog file.
-func (c *call) commitChangelog() error {
-	in, err := c.changelogParams(true)
+func (h *Handlers) commitChangelog(c *endpoint.Call) error {
+	in, err := h.changelogParams(c, true)
 	if err != nil {
 		return err
 	}
-	notes, err := c.s.Changelog.Commit(c.r.Context(), c.actor, c.r.PathValue("id"), in)
+	notes, err := h.changelog.Commit(c.Ctx(), c.Actor, c.Path("id"), in)
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, notesJSON{Notes: notes})
+	return c.JSON(http.StatusOK, entity.Notes{Notes: notes})
 }

@@ -1,9 +1,11 @@
-package api
+package users
 
 import (
 	"context"
 	"net/http"
 
+	"quarry/internal/api/endpoint"
+	"quarry/internal/api/entity"
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
 	"quarry/internal/model"
@@ -11,7 +13,7 @@ import (
 )
 
 // userAttrs reads the optional user attributes shared by create and update.
-func userAttrs(p *Params) users.Attrs {
+func userAttrs(p *endpoint.Params) users.Attrs {
 	a := users.Attrs{
 		Email: p.StringPtr("email"), Name: p.StringPtr("name"), Username: p.StringPtr("username"),
 		Password: p.StringPtr("password"),
@@ -46,64 +48,64 @@ func userAttrs(p *Params) users.Attrs {
 }
 
 // renderUsers presents users in the view the actor is entitled to.
-func (c *call) renderUsers(us []model.User, withCustom bool) (any, error) {
-	if !c.actor.Admin() {
-		out := make([]userBasicJSON, len(us))
+func (h *Handlers) renderUsers(c *endpoint.Call, us []model.User, withCustom bool) (any, error) {
+	if !c.Actor.Admin() {
+		out := make([]entity.UserBasic, len(us))
 		for i := range us {
-			out[i] = c.s.userBasic(&us[i])
+			out[i] = h.r.UserBasic(&us[i])
 		}
 		return out, nil
 	}
-	return c.adminUsers(us, withCustom)
+	return h.adminUsers(c, us, withCustom)
 }
 
 // adminUsers renders the administrator's view, loading identities,
 // creators and (when asked) custom attributes for all users at once.
-func (c *call) adminUsers(us []model.User, withCustom bool) ([]userAdminJSON, error) {
-	ctx := c.r.Context()
-	if err := c.s.Users.WithIdentities(ctx, us); err != nil {
+func (h *Handlers) adminUsers(c *endpoint.Call, us []model.User, withCustom bool) ([]entity.UserAdmin, error) {
+	ctx := c.Ctx()
+	if err := h.users.WithIdentities(ctx, us); err != nil {
 		return nil, err
 	}
-	creators, err := c.s.Users.Creators(ctx, us)
+	creators, err := h.users.Creators(ctx, us)
 	if err != nil {
 		return nil, err
 	}
 	var attrs map[int64][]model.CustomAttribute
 	if withCustom {
-		if attrs, err = c.s.Attributes.Of(ctx, attributes.Users, userIDs(us)); err != nil {
+		if attrs, err = h.attributes.Of(ctx, attributes.Users, userIDs(us)); err != nil {
 			return nil, err
 		}
 	}
-	out := make([]userAdminJSON, len(us))
+	out := make([]entity.UserAdmin, len(us))
 	for i := range us {
-		out[i] = c.s.userAdmin(&us[i], c.actor)
+		out[i] = h.r.UserAdmin(&us[i], c.Actor)
 		if us[i].CreatedByID != nil {
 			if cr, ok := creators[*us[i].CreatedByID]; ok {
-				b := c.s.userBasic(&cr)
+				b := h.r.UserBasic(&cr)
 				out[i].CreatedBy = &b
 			}
 		}
 		if withCustom {
-			out[i].CustomAttributes = customAttributes(attrs[us[i].ID])
+			out[i].CustomAttributes = h.r.CustomAttributes(attrs[us[i].ID])
 		}
 	}
 	return out, nil
 }
 
 // adminUser renders one user in the administrator's view.
-func (c *call) adminUser(u model.User, withCustom bool) (userAdminJSON, error) {
-	out, err := c.adminUsers([]model.User{u}, withCustom)
+func (h *Handlers) adminUser(c *endpoint.Call, u model.User, withCustom bool) (entity.UserAdmin, error) {
+	out, err := h.adminUsers(c, []model.User{u}, withCustom)
 	if err != nil {
-		return userAdminJSON{}, err
+		return entity.UserAdmin{}, err
 	}
 	return out[0], nil
 }
 
-func (c *call) listUsers() error {
-	p := c.p
+func (h *Handlers) listUsers(c *endpoint.Call) error {
+	p := c.P
 	f := model.UserFilter{
-		Search:          first(p.String("search")),
-		Username:        first(p.String("username")),
+		Search:          p.Value("search"),
+		Username:        p.Value("username"),
 		Active:          p.Flag("active"),
 		Blocked:         p.Flag("blocked"),
 		External:        p.Flag("external"),
@@ -111,8 +113,8 @@ func (c *call) listUsers() error {
 		ExcludeInternal: p.Flag("exclude_internal"),
 		Admins:          p.Flag("admins"),
 		WithoutProjects: p.Flag("without_projects"),
-		Provider:        first(p.String("provider")),
-		ExternUID:       first(p.String("extern_uid")),
+		Provider:        p.Value("provider"),
+		ExternUID:       p.Value("extern_uid"),
 		OrderBy:         "id",
 		Desc:            true,
 	}
@@ -131,54 +133,52 @@ func (c *call) listUsers() error {
 	if attrs := p.Hash("custom_attributes"); len(attrs) > 0 {
 		f.CustomAttributes = attrs
 	}
-	withCustom := p.Flag("with_custom_attributes") && c.actor.Admin()
+	withCustom := p.Flag("with_custom_attributes") && c.Actor.Admin()
 	p.AllOrNoneOf("extern_uid", "provider")
-	pg, err := c.page()
+	pg, err := c.Page()
 	if err != nil {
 		return err
 	}
-	us, info, err := c.s.Users.List(c.r.Context(), c.actor, users.ListInput{UserFilter: f}, pg)
+	us, info, err := h.users.List(c.Ctx(), c.Actor, users.ListInput{UserFilter: f}, pg)
 	if err != nil {
 		return err
 	}
-	body, err := c.renderUsers(us, withCustom)
+	body, err := h.renderUsers(c, us, withCustom)
 	if err != nil {
 		return err
 	}
-	c.paginate(pg, info)
-	return c.json(http.StatusOK, body)
+	c.Paginate(pg, info)
+	return c.JSON(http.StatusOK, body)
 }
 
-func first(s string, _ bool) string { return s }
-
-func (c *call) getUser() error {
-	id, err := c.pathInt("id")
+func (h *Handlers) getUser(c *endpoint.Call) error {
+	id, err := c.PathID("id")
 	if err != nil {
 		return err
 	}
-	withCustom := c.p.Flag("with_custom_attributes")
-	if err := c.p.Err(); err != nil {
+	withCustom := c.P.Flag("with_custom_attributes")
+	if err := c.P.Err(); err != nil {
 		return err
 	}
-	if !c.actor.SignedIn() {
+	if !c.Actor.SignedIn() {
 		return model.Forbidden("Not authorized!")
 	}
-	u, err := c.s.Users.ByID(c.r.Context(), c.actor, id)
+	u, err := h.users.ByID(c.Ctx(), c.Actor, id)
 	if err != nil {
 		return err
 	}
-	if !c.actor.Admin() {
-		return c.json(http.StatusOK, c.s.user(&u, c.actor))
+	if !c.Actor.Admin() {
+		return c.JSON(http.StatusOK, h.r.User(&u, c.Actor))
 	}
-	a, err := c.adminUser(u, withCustom && c.actor.Admin())
+	a, err := h.adminUser(c, u, withCustom && c.Actor.Admin())
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, c.s.userDetailsAdmin(&u, a))
+	return c.JSON(http.StatusOK, h.r.UserDetailsAdmin(&u, a))
 }
 
-func (c *call) createUser() error {
-	p := c.p
+func (h *Handlers) createUser(c *endpoint.Call) error {
+	p := c.P
 	p.Require("email")
 	p.AtLeastOneOf("password", "reset_password", "force_random_password")
 	p.Require("name")
@@ -192,120 +192,120 @@ func (c *call) createUser() error {
 	if err := p.Err(); err != nil {
 		return err
 	}
-	u, err := c.s.Users.Create(c.r.Context(), c.actor, in)
+	u, err := h.users.Create(c.Ctx(), c.Actor, in)
 	if err != nil {
 		return err
 	}
-	a, err := c.adminUser(u, false)
+	a, err := h.adminUser(c, u, false)
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusCreated, a)
+	return c.JSON(http.StatusCreated, a)
 }
 
-func (c *call) updateUser() error {
-	id, err := c.pathInt("id")
+func (h *Handlers) updateUser(c *endpoint.Call) error {
+	id, err := c.PathID("id")
 	if err != nil {
 		return err
 	}
-	a := userAttrs(c.p)
-	if err := c.p.Err(); err != nil {
+	a := userAttrs(c.P)
+	if err := c.P.Err(); err != nil {
 		return err
 	}
-	u, err := c.s.Users.Update(c.r.Context(), c.actor, id, a)
+	u, err := h.users.Update(c.Ctx(), c.Actor, id, a)
 	if err != nil {
 		return err
 	}
-	j, err := c.adminUser(u, false)
+	j, err := h.adminUser(c, u, false)
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, j)
+	return c.JSON(http.StatusOK, j)
 }
 
-func (c *call) deleteUser() error {
-	id, err := c.pathInt("id")
+func (h *Handlers) deleteUser(c *endpoint.Call) error {
+	id, err := c.PathID("id")
 	if err != nil {
 		return err
 	}
-	hard := c.p.Flag("hard_delete")
-	if err := c.p.Err(); err != nil {
+	hard := c.P.Flag("hard_delete")
+	if err := c.P.Err(); err != nil {
 		return err
 	}
-	if err := c.s.Users.Delete(c.r.Context(), c.actor, id, hard); err != nil {
+	if err := h.users.Delete(c.Ctx(), c.Actor, id, hard); err != nil {
 		return err
 	}
-	return c.noContent()
+	return c.NoContent()
 }
 
-func (c *call) deleteIdentity() error {
-	id, err := c.pathInt("id")
+func (h *Handlers) deleteIdentity(c *endpoint.Call) error {
+	id, err := c.PathID("id")
 	if err != nil {
 		return err
 	}
-	if err := c.s.Users.DeleteIdentity(c.r.Context(), c.actor, id, c.r.PathValue("provider")); err != nil {
+	if err := h.users.DeleteIdentity(c.Ctx(), c.Actor, id, c.Path("provider")); err != nil {
 		return err
 	}
-	return c.noContent()
+	return c.NoContent()
 }
 
 // stateChange serves block, unblock, activate and deactivate: 201 with
 // `true`, or `null` when there was nothing to do.
-func (c *call) stateChange(change func(context.Context, auth.Actor, int64) (bool, error)) error {
-	id, err := c.pathInt("id")
+func (h *Handlers) stateChange(c *endpoint.Call, change func(context.Context, auth.Actor, int64) (bool, error)) error {
+	id, err := c.PathID("id")
 	if err != nil {
 		return err
 	}
-	changed, err := change(c.r.Context(), c.actor, id)
+	changed, err := change(c.Ctx(), c.Actor, id)
 	if err != nil {
 		return err
 	}
 	if !changed {
-		return c.json(http.StatusCreated, nil)
+		return c.JSON(http.StatusCreated, nil)
 	}
-	return c.json(http.StatusCreated, true)
+	return c.JSON(http.StatusCreated, true)
 }
 
-func (c *call) currentUser() error {
-	u := *c.actor.User
-	if c.actor.Admin() {
-		a, err := c.adminUser(u, false)
+func (h *Handlers) currentUser(c *endpoint.Call) error {
+	u := *c.Actor.User
+	if c.Actor.Admin() {
+		a, err := h.adminUser(c, u, false)
 		if err != nil {
 			return err
 		}
-		return c.json(http.StatusOK, a)
+		return c.JSON(http.StatusOK, a)
 	}
 	us := []model.User{u}
-	if err := c.s.Users.WithIdentities(c.r.Context(), us); err != nil {
+	if err := h.users.WithIdentities(c.Ctx(), us); err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, c.s.userPublic(&us[0], c.actor))
+	return c.JSON(http.StatusOK, h.r.UserPublic(&us[0], c.Actor))
 }
 
-func (c *call) ownStatus() error {
-	st, ok, err := c.s.Users.Status(c.r.Context(), *c.actor.User)
+func (h *Handlers) ownStatus(c *endpoint.Call) error {
+	st, ok, err := h.users.Status(c.Ctx(), *c.Actor.User)
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, userStatus(st, ok))
+	return c.JSON(http.StatusOK, h.r.UserStatus(st, ok))
 }
 
-func (c *call) userStatus() error {
-	u, err := c.s.Users.ByIDOrUsername(c.r.Context(), c.actor, c.r.PathValue("user_id"))
+func (h *Handlers) statusOf(c *endpoint.Call) error {
+	u, err := h.users.ByIDOrUsername(c.Ctx(), c.Actor, c.Path("user_id"))
 	if err != nil {
 		return err
 	}
-	st, ok, err := c.s.Users.Status(c.r.Context(), u)
+	st, ok, err := h.users.Status(c.Ctx(), u)
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, userStatus(st, ok))
+	return c.JSON(http.StatusOK, h.r.UserStatus(st, ok))
 }
 
 // setStatus serves PUT (absent fields are cleared) and PATCH (absent
 // fields are kept) of /user/status.
-func (c *call) setStatus(merge bool) error {
-	p := c.p
+func (h *Handlers) setStatus(c *endpoint.Call, merge bool) error {
+	p := c.P
 	in := users.StatusInput{Merge: merge, Emoji: p.StringPtr("emoji"), Message: p.StringPtr("message")}
 	if v, ok := p.Enum("availability", users.Availabilities...); ok {
 		in.Availability = &v
@@ -321,25 +321,25 @@ func (c *call) setStatus(merge bool) error {
 		return err
 	}
 	if merge && in.Emoji == nil && in.Message == nil && in.Availability == nil && in.ClearStatusAfter == nil {
-		return c.ownStatus()
+		return h.ownStatus(c)
 	}
-	st, ok, err := c.s.Users.SetStatus(c.r.Context(), c.actor, in)
+	st, ok, err := h.users.SetStatus(c.Ctx(), c.Actor, in)
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, userStatus(st, ok))
+	return c.JSON(http.StatusOK, h.r.UserStatus(st, ok))
 }
 
-func (c *call) getPreferences() error {
-	pr, err := c.s.Users.Preferences(c.r.Context(), c.actor)
+func (h *Handlers) getPreferences(c *endpoint.Call) error {
+	pr, err := h.users.Preferences(c.Ctx(), c.Actor)
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, preferences(pr))
+	return c.JSON(http.StatusOK, h.r.Preferences(pr))
 }
 
-func (c *call) putPreferences() error {
-	p := c.p
+func (h *Handlers) putPreferences(c *endpoint.Call) error {
+	p := c.P
 	p.Require("view_diffs_file_by_file", "show_whitespace_in_diffs")
 	in := users.PreferencesInput{
 		ViewDiffsFileByFile:       p.BoolPtr("view_diffs_file_by_file"),
@@ -349,48 +349,11 @@ func (c *call) putPreferences() error {
 	if err := p.Err(); err != nil {
 		return err
 	}
-	pr, err := c.s.Users.SetPreferences(c.r.Context(), c.actor, in)
+	pr, err := h.users.SetPreferences(c.Ctx(), c.Actor, in)
 	if err != nil {
 		return err
 	}
-	return c.json(http.StatusOK, preferences(pr))
-}
-
-// customAttributeRoutes serve /users|projects|groups/:id/custom_attributes.
-func (c *call) listCustomAttributes(kind string) error {
-	attrs, err := c.s.Attributes.List(c.r.Context(), c.actor, kind, c.r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return c.json(http.StatusOK, customAttributes(attrs))
-}
-
-func (c *call) getCustomAttribute(kind string) error {
-	a, err := c.s.Attributes.Get(c.r.Context(), c.actor, kind, c.r.PathValue("id"), c.r.PathValue("key"))
-	if err != nil {
-		return err
-	}
-	return c.json(http.StatusOK, customAttributeJSON{Key: a.Key, Value: a.Value})
-}
-
-func (c *call) putCustomAttribute(kind string) error {
-	c.p.Require("value")
-	value, _ := c.p.String("value")
-	if err := c.p.Err(); err != nil {
-		return err
-	}
-	a, err := c.s.Attributes.Set(c.r.Context(), c.actor, kind, c.r.PathValue("id"), model.CustomAttribute{Key: c.r.PathValue("key"), Value: value})
-	if err != nil {
-		return err
-	}
-	return c.json(http.StatusOK, customAttributeJSON{Key: a.Key, Value: a.Value})
-}
-
-func (c *call) deleteCustomAttribute(kind string) error {
-	if err := c.s.Attributes.Delete(c.r.Context(), c.actor, kind, c.r.PathValue("id"), c.r.PathValue("key")); err != nil {
-		return err
-	}
-	return c.noContent()
+	return c.JSON(http.StatusOK, h.r.Preferences(pr))
 }
 
 func userIDs(us []model.User) []int64 {

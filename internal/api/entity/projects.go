@@ -1,4 +1,4 @@
-package api
+package entity
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"quarry/internal/projects"
 )
 
-type namespaceJSON struct {
+type Namespace struct {
 	ID        int64   `json:"id"`
 	Name      string  `json:"name"`
 	Path      string  `json:"path"`
@@ -22,56 +22,56 @@ type namespaceJSON struct {
 	WebURL    string  `json:"web_url"`
 }
 
-func (s *Server) namespaceBasic(n *model.Namespace) namespaceJSON {
-	j := namespaceJSON{ID: n.ID, Name: n.Name, Path: n.Path, Kind: n.Kind, FullPath: n.FullPath,
-		AvatarURL: s.avatarURL(n.Avatar), WebURL: s.namespaceWebURL(n)}
+func (r *Renderer) Namespace(n *model.Namespace) Namespace {
+	j := Namespace{ID: n.ID, Name: n.Name, Path: n.Path, Kind: n.Kind, FullPath: n.FullPath,
+		AvatarURL: r.AvatarURL(n.Avatar), WebURL: r.NamespaceWebURL(n)}
 	if n.ParentID != 0 {
 		j.ParentID = &n.ParentID
 	}
 	return j
 }
 
-func (s *Server) namespaceWebURL(n *model.Namespace) string {
+func (r *Renderer) NamespaceWebURL(n *model.Namespace) string {
 	if n.Kind == model.NamespaceGroup {
-		return s.externalURL + "/groups/" + n.FullPath
+		return r.ExternalURL + "/groups/" + n.FullPath
 	}
-	return s.externalURL + "/" + n.FullPath
+	return r.ExternalURL + "/" + n.FullPath
 }
 
 // sshURL is where git over SSH would reach a project.
-func (s *Server) sshURL(fullPath string) string {
-	host := s.externalURL
-	if u, err := url.Parse(s.externalURL); err == nil {
+func (r *Renderer) SSHURL(fullPath string) string {
+	host := r.ExternalURL
+	if u, err := url.Parse(r.ExternalURL); err == nil {
 		host = u.Hostname()
 	}
 	return fmt.Sprintf("git@%s:%s.git", host, fullPath)
 }
 
-type projectBasicJSON struct {
-	ID                int64                  `json:"id"`
-	Description       string                 `json:"description"`
-	Name              string                 `json:"name"`
-	NameWithNamespace string                 `json:"name_with_namespace"`
-	Path              string                 `json:"path"`
-	PathWithNamespace string                 `json:"path_with_namespace"`
-	CreatedAt         apiTime                `json:"created_at"`
-	DefaultBranch     *string                `json:"default_branch,omitempty"`
-	TagList           []string               `json:"tag_list"`
-	Topics            []string               `json:"topics"`
-	SSHURLToRepo      string                 `json:"ssh_url_to_repo"`
-	HTTPURLToRepo     string                 `json:"http_url_to_repo"`
-	WebURL            string                 `json:"web_url"`
-	ReadmeURL         *string                `json:"readme_url"`
-	ForksCount        *int                   `json:"forks_count,omitempty"`
-	AvatarURL         *string                `json:"avatar_url"`
-	StarCount         int                    `json:"star_count"`
-	LastActivityAt    apiTime                `json:"last_activity_at"`
-	Namespace         namespaceJSON          `json:"namespace"`
-	RepositoryStorage string                 `json:"repository_storage,omitempty"`
-	CustomAttributes  *[]customAttributeJSON `json:"custom_attributes,omitempty"`
+type ProjectBasic struct {
+	ID                int64              `json:"id"`
+	Description       string             `json:"description"`
+	Name              string             `json:"name"`
+	NameWithNamespace string             `json:"name_with_namespace"`
+	Path              string             `json:"path"`
+	PathWithNamespace string             `json:"path_with_namespace"`
+	CreatedAt         Time               `json:"created_at"`
+	DefaultBranch     *string            `json:"default_branch,omitempty"`
+	TagList           []string           `json:"tag_list"`
+	Topics            []string           `json:"topics"`
+	SSHURLToRepo      string             `json:"ssh_url_to_repo"`
+	HTTPURLToRepo     string             `json:"http_url_to_repo"`
+	WebURL            string             `json:"web_url"`
+	ReadmeURL         *string            `json:"readme_url"`
+	ForksCount        *int               `json:"forks_count,omitempty"`
+	AvatarURL         *string            `json:"avatar_url"`
+	StarCount         int                `json:"star_count"`
+	LastActivityAt    Time               `json:"last_activity_at"`
+	Namespace         Namespace          `json:"namespace"`
+	RepositoryStorage string             `json:"repository_storage,omitempty"`
+	CustomAttributes  *[]CustomAttribute `json:"custom_attributes,omitempty"`
 }
 
-type linksJSON struct {
+type ProjectLinks struct {
 	Self          string `json:"self"`
 	Issues        string `json:"issues,omitempty"`
 	MergeRequests string `json:"merge_requests,omitempty"`
@@ -82,7 +82,7 @@ type linksJSON struct {
 	ClusterAgents string `json:"cluster_agents"`
 }
 
-type sharedGroupJSON struct {
+type SharedGroup struct {
 	GroupID          int64   `json:"group_id"`
 	GroupName        string  `json:"group_name"`
 	GroupFullPath    string  `json:"group_full_path"`
@@ -90,17 +90,17 @@ type sharedGroupJSON struct {
 	ExpiresAt        *string `json:"expires_at"`
 }
 
-type accessJSON struct {
+type Access struct {
 	AccessLevel       int `json:"access_level"`
 	NotificationLevel int `json:"notification_level"`
 }
 
-type permissionsJSON struct {
-	ProjectAccess *accessJSON `json:"project_access"`
-	GroupAccess   *accessJSON `json:"group_access"`
+type Permissions struct {
+	ProjectAccess *Access `json:"project_access"`
+	GroupAccess   *Access `json:"group_access"`
 }
 
-type statisticsJSON struct {
+type Statistics struct {
 	CommitCount           int64 `json:"commit_count"`
 	StorageSize           int64 `json:"storage_size"`
 	RepositorySize        int64 `json:"repository_size"`
@@ -114,18 +114,18 @@ type statisticsJSON struct {
 	ContainerRegistrySize int64 `json:"container_registry_size"`
 }
 
-func statistics(st *model.ProjectStatistics) *statisticsJSON {
+func (r *Renderer) Statistics(st *model.ProjectStatistics) *Statistics {
 	if st == nil {
 		return nil
 	}
-	return &statisticsJSON{CommitCount: st.CommitCount, StorageSize: st.StorageSize, RepositorySize: st.RepositorySize,
+	return &Statistics{CommitCount: st.CommitCount, StorageSize: st.StorageSize, RepositorySize: st.RepositorySize,
 		WikiSize: st.WikiSize, LFSObjectsSize: st.LFSObjectsSize, JobArtifactsSize: st.JobArtifactsSize,
 		PipelineArtifactsSize: st.PipelineArtifactsSize, PackagesSize: st.PackagesSize, SnippetsSize: st.SnippetsSize,
 		UploadsSize: st.UploadsSize}
 }
 
-// projectCIJSON are the settings only maintainers see.
-type projectCIJSON struct {
+// ProjectCI are the settings only maintainers see.
+type ProjectCI struct {
 	CIDefaultGitDepth             int     `json:"ci_default_git_depth"`
 	CIForwardDeploymentEnabled    bool    `json:"ci_forward_deployment_enabled"`
 	CIJobTokenScopeEnabled        bool    `json:"ci_job_token_scope_enabled"`
@@ -146,14 +146,14 @@ type projectCIJSON struct {
 	ImportError                   *string `json:"import_error"`
 }
 
-type projectJSON struct {
-	projectBasicJSON
-	Links                                  linksJSON                       `json:"_links"`
+type Project struct {
+	ProjectBasic
+	Links                                  ProjectLinks                    `json:"_links"`
 	PackagesEnabled                        bool                            `json:"packages_enabled"`
 	EmptyRepo                              bool                            `json:"empty_repo"`
 	Archived                               bool                            `json:"archived"`
 	Visibility                             string                          `json:"visibility"`
-	Owner                                  *userBasicJSON                  `json:"owner,omitempty"`
+	Owner                                  *UserBasic                      `json:"owner,omitempty"`
 	ResolveOutdatedDiffDiscussions         bool                            `json:"resolve_outdated_diff_discussions"`
 	ContainerExpirationPolicy              model.ContainerExpirationPolicy `json:"container_expiration_policy"`
 	RepositoryObjectFormat                 string                          `json:"repository_object_format"`
@@ -183,15 +183,15 @@ type projectJSON struct {
 	SharedRunnersEnabled                   bool                            `json:"shared_runners_enabled"`
 	LFSEnabled                             bool                            `json:"lfs_enabled"`
 	CreatorID                              int64                           `json:"creator_id"`
-	ForkedFromProject                      *projectBasicJSON               `json:"forked_from_project,omitempty"`
+	ForkedFromProject                      *ProjectBasic                   `json:"forked_from_project,omitempty"`
 	ImportStatus                           string                          `json:"import_status"`
 	OpenIssuesCount                        *int                            `json:"open_issues_count,omitempty"`
 	DescriptionHTML                        string                          `json:"description_html"`
-	UpdatedAt                              apiTime                         `json:"updated_at"`
-	*projectCIJSON                                                         //
+	UpdatedAt                              Time                            `json:"updated_at"`
+	*ProjectCI                                                             //
 	CIConfigPath                           *string                         `json:"ci_config_path"`
 	PublicJobs                             bool                            `json:"public_jobs"`
-	SharedWithGroups                       []sharedGroupJSON               `json:"shared_with_groups"`
+	SharedWithGroups                       []SharedGroup                   `json:"shared_with_groups"`
 	OnlyAllowMergeIfPipelineSucceeds       bool                            `json:"only_allow_merge_if_pipeline_succeeds"`
 	AllowMergeOnSkippedPipeline            *bool                           `json:"allow_merge_on_skipped_pipeline"`
 	RequestAccessEnabled                   bool                            `json:"request_access_enabled"`
@@ -208,8 +208,8 @@ type projectJSON struct {
 	ExternalAuthorizationLabel             string                          `json:"external_authorization_classification_label"`
 	MarkedForDeletionAt                    *string                         `json:"marked_for_deletion_at"`
 	MarkedForDeletionOn                    *string                         `json:"marked_for_deletion_on"`
-	Statistics                             *statisticsJSON                 `json:"statistics,omitempty"`
-	Permissions                            *permissionsJSON                `json:"permissions,omitempty"`
+	Statistics                             *Statistics                     `json:"statistics,omitempty"`
+	Permissions                            *Permissions                    `json:"permissions,omitempty"`
 	ContainerRegistryImagePrefix           string                          `json:"container_registry_image_prefix"`
 	MirrorUserID                           *int64                          `json:"mirror_user_id,omitempty"`
 	MirrorTriggerBuilds                    *bool                           `json:"mirror_trigger_builds,omitempty"`
@@ -217,14 +217,14 @@ type projectJSON struct {
 	MirrorOverwritesDivergedBranches       *bool                           `json:"mirror_overwrites_diverged_branches,omitempty"`
 }
 
-// projectWithLicenseJSON is a project asked for with license=true.
-type projectWithLicenseJSON struct {
-	projectJSON
-	LicenseURL *string      `json:"license_url"`
-	License    *licenseJSON `json:"license"`
+// ProjectWithLicense is a project asked for with license=true.
+type ProjectWithLicense struct {
+	Project
+	LicenseURL *string  `json:"license_url"`
+	License    *License `json:"license"`
 }
 
-type licenseJSON struct {
+type License struct {
 	Key       string `json:"key"`
 	Name      string `json:"name"`
 	Nickname  string `json:"nickname"`
@@ -232,26 +232,26 @@ type licenseJSON struct {
 	SourceURL string `json:"source_url"`
 }
 
-func (s *Server) projectWebURL(p *model.Project) string { return s.externalURL + "/" + p.FullPath() }
+func (r *Renderer) ProjectWebURL(p *model.Project) string { return r.ExternalURL + "/" + p.FullPath() }
 
-func (s *Server) projectBasic(v *projects.View, a auth.Actor) projectBasicJSON {
+func (r *Renderer) ProjectBasic(v *projects.View, a auth.Actor) ProjectBasic {
 	p := &v.Project
 	topics := v.Topics
 	if topics == nil {
 		topics = []string{}
 	}
-	j := projectBasicJSON{ID: p.ID, Description: p.Description, Name: p.Name, NameWithNamespace: p.FullName(),
-		Path: p.Path, PathWithNamespace: p.FullPath(), CreatedAt: apiTime(p.CreatedAt), TagList: topics, Topics: topics,
-		SSHURLToRepo: s.sshURL(p.FullPath()), HTTPURLToRepo: s.projectWebURL(p) + ".git", WebURL: s.projectWebURL(p),
-		AvatarURL: s.avatarURL(p.Avatar), StarCount: p.StarCount, LastActivityAt: apiTime(p.LastActivityAt),
-		Namespace: s.namespaceBasic(&p.Namespace)}
+	j := ProjectBasic{ID: p.ID, Description: p.Description, Name: p.Name, NameWithNamespace: p.FullName(),
+		Path: p.Path, PathWithNamespace: p.FullPath(), CreatedAt: Time(p.CreatedAt), TagList: topics, Topics: topics,
+		SSHURLToRepo: r.SSHURL(p.FullPath()), HTTPURLToRepo: r.ProjectWebURL(p) + ".git", WebURL: r.ProjectWebURL(p),
+		AvatarURL: r.AvatarURL(p.Avatar), StarCount: p.StarCount, LastActivityAt: Time(p.LastActivityAt),
+		Namespace: r.Namespace(&p.Namespace)}
 	if v.CanReadCode {
 		branch := p.DefaultBranch
 		j.DefaultBranch = &branch
 		forks := p.ForksCount
 		j.ForksCount = &forks
 		if p.HasReadme && !p.EmptyRepo {
-			u := s.projectWebURL(p) + "/-/blob/" + p.DefaultBranch + "/README.md"
+			u := r.ProjectWebURL(p) + "/-/blob/" + p.DefaultBranch + "/README.md"
 			j.ReadmeURL = &u
 		}
 	}
@@ -263,12 +263,12 @@ func (s *Server) projectBasic(v *projects.View, a auth.Actor) projectBasicJSON {
 
 func featureOn(level string) bool { return level != "disabled" }
 
-func (s *Server) project(v *projects.View, a auth.Actor) projectJSON {
+func (r *Renderer) Project(v *projects.View, a auth.Actor) Project {
 	p := &v.Project
 	st := &p.Settings
-	self := fmt.Sprintf("%s/api/v4/projects/%d", s.externalURL, p.ID)
-	j := projectJSON{projectBasicJSON: s.projectBasic(v, a),
-		Links: linksJSON{Self: self, RepoBranches: self + "/repository/branches", Labels: self + "/labels",
+	self := fmt.Sprintf("%s/api/v4/projects/%d", r.ExternalURL, p.ID)
+	j := Project{ProjectBasic: r.ProjectBasic(v, a),
+		Links: ProjectLinks{Self: self, RepoBranches: self + "/repository/branches", Labels: self + "/labels",
 			Events: self + "/events", Members: self + "/members", ClusterAgents: self + "/cluster_agents"},
 		PackagesEnabled: st.PackagesEnabled, EmptyRepo: p.EmptyRepo, Archived: p.Archived, Visibility: string(p.Visibility),
 		ResolveOutdatedDiffDiscussions: st.ResolveOutdatedDiffDiscussions, ContainerExpirationPolicy: st.ContainerExpirationPolicy,
@@ -284,16 +284,16 @@ func (s *Server) project(v *projects.View, a auth.Actor) projectJSON {
 		ContainerRegistryAccessLevel: st.ContainerRegistryAccessLevel, OperationsAccessLevel: st.OperationsAccessLevel,
 		RequirementsAccessLevel: st.RequirementsAccessLevel, EmailsDisabled: st.EmailsDisabled, EmailsEnabled: !st.EmailsDisabled,
 		SharedRunnersEnabled: st.SharedRunnersEnabled, LFSEnabled: st.LFSEnabled, CreatorID: p.CreatorID,
-		ImportStatus: p.ImportStatus, DescriptionHTML: descriptionHTML(p.Description), UpdatedAt: apiTime(p.UpdatedAt),
-		PublicJobs: st.PublicJobs, SharedWithGroups: []sharedGroupJSON{},
+		ImportStatus: p.ImportStatus, DescriptionHTML: descriptionHTML(p.Description), UpdatedAt: Time(p.UpdatedAt),
+		PublicJobs: st.PublicJobs, SharedWithGroups: []SharedGroup{},
 		OnlyAllowMergeIfPipelineSucceeds: st.OnlyAllowMergeIfPipelineSucceeds, AllowMergeOnSkippedPipeline: st.AllowMergeOnSkippedPipeline,
 		RequestAccessEnabled: st.RequestAccessEnabled, OnlyAllowMergeIfAllDiscussionsResolved: st.OnlyAllowMergeIfAllDiscussionsResolved,
 		RemoveSourceBranchAfterMerge: st.RemoveSourceBranchAfterMerge, PrintingMergeRequestLinkEnabled: st.PrintingMergeRequestLinkEnabled,
 		MergeMethod: st.MergeMethod, SquashOption: st.SquashOption, SuggestionCommitMessage: st.SuggestionCommitMessage,
 		MergeCommitTemplate: st.MergeCommitTemplate, AutocloseReferencedIssues: st.AutocloseReferencedIssues,
 		ApprovalsBeforeMerge: st.ApprovalsBeforeMerge, Mirror: st.Mirror, ExternalAuthorizationLabel: st.ExternalAuthorizationClassificationLabel,
-		MarkedForDeletionAt: strPtr(p.MarkedForDeletionOn), MarkedForDeletionOn: strPtr(p.MarkedForDeletionOn),
-		Statistics: statistics(v.Statistics)}
+		MarkedForDeletionAt: StrPtr(p.MarkedForDeletionOn), MarkedForDeletionOn: StrPtr(p.MarkedForDeletionOn),
+		Statistics: r.Statistics(v.Statistics)}
 	if featureOn(p.IssuesAccessLevel) {
 		j.Links.Issues = self + "/issues"
 		zero := 0 // Quarry has no issues yet.
@@ -306,17 +306,17 @@ func (s *Server) project(v *projects.View, a auth.Actor) projectJSON {
 		j.CIConfigPath = st.CIConfigPath
 	}
 	if v.Owner != nil {
-		b := s.userBasic(v.Owner)
+		b := r.UserBasic(v.Owner)
 		j.Owner = &b
 	}
 	if v.ForkedFrom != nil {
 		fv := projects.View{Project: *v.ForkedFrom, CanReadCode: true}
-		fb := s.projectBasic(&fv, a)
+		fb := r.ProjectBasic(&fv, a)
 		j.ForkedFromProject = &fb
 	}
 	for _, l := range v.SharedWith {
-		j.SharedWithGroups = append(j.SharedWithGroups, sharedGroupJSON{GroupID: l.GroupID, GroupName: l.Group.Name,
-			GroupFullPath: l.Group.FullPath, GroupAccessLevel: int(l.GroupAccess), ExpiresAt: strPtr(l.ExpiresAt)})
+		j.SharedWithGroups = append(j.SharedWithGroups, SharedGroup{GroupID: l.GroupID, GroupName: l.Group.Name,
+			GroupFullPath: l.Group.FullPath, GroupAccessLevel: int(l.GroupAccess), ExpiresAt: StrPtr(l.ExpiresAt)})
 	}
 	if v.CanAdmin {
 		importType := (*string)(nil)
@@ -324,24 +324,24 @@ func (s *Server) project(v *projects.View, a auth.Actor) projectJSON {
 			t := "gitlab_project"
 			importType = &t
 		}
-		j.projectCIJSON = &projectCIJSON{CIDefaultGitDepth: st.CIDefaultGitDepth, CIForwardDeploymentEnabled: st.CIForwardDeploymentEnabled,
+		j.ProjectCI = &ProjectCI{CIDefaultGitDepth: st.CIDefaultGitDepth, CIForwardDeploymentEnabled: st.CIForwardDeploymentEnabled,
 			BuildGitStrategy: st.BuildGitStrategy, KeepLatestArtifact: st.KeepLatestArtifact,
 			RestrictUserDefinedVariables: st.RestrictUserDefinedVariables, RunnersToken: st.RunnersToken, GroupRunnersEnabled: true,
 			AutoCancelPendingPipelines: st.AutoCancelPendingPipelines, BuildTimeout: st.BuildTimeout, AutoDevopsEnabled: st.AutoDevopsEnabled,
 			AutoDevopsDeployStrategy: st.AutoDevopsDeployStrategy, BuildCoverageRegex: st.BuildCoverageRegex,
-			ImportURL: st.ImportURL, ImportType: importType, ImportError: strPtr(p.ImportError)}
+			ImportURL: st.ImportURL, ImportType: importType, ImportError: StrPtr(p.ImportError)}
 	}
 	if a.SignedIn() {
-		perm := &permissionsJSON{}
+		perm := &Permissions{}
 		if v.ProjectAccess > 0 {
-			perm.ProjectAccess = &accessJSON{AccessLevel: int(v.ProjectAccess), NotificationLevel: 3}
+			perm.ProjectAccess = &Access{AccessLevel: int(v.ProjectAccess), NotificationLevel: 3}
 		}
 		if v.GroupMember {
-			perm.GroupAccess = &accessJSON{AccessLevel: int(v.GroupAccess), NotificationLevel: 3}
+			perm.GroupAccess = &Access{AccessLevel: int(v.GroupAccess), NotificationLevel: 3}
 		}
 		j.Permissions = perm
 	}
-	if u, err := url.Parse(s.externalURL); err == nil {
+	if u, err := url.Parse(r.ExternalURL); err == nil {
 		j.ContainerRegistryImagePrefix = u.Host + "/" + strings.ToLower(p.FullPath())
 	}
 	if st.Mirror && v.CanAdmin {

@@ -1,8 +1,7 @@
-package api
+package endpoint
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -36,14 +35,24 @@ type Params struct {
 // rest spills to temporary files.
 const maxMultipartMemory = 8 << 20
 
-// parseParams reads r's query and body. Malformed bodies are a 400.
-func parseParams(r *http.Request, maxBody int64) (*Params, error) {
+// parseQuery reads r's query string only (a streamed body is left to the
+// handler).
+func parseQuery(r *http.Request) (*Params, error) {
 	p := &Params{vals: map[string][]string{}, nulls: map[string]bool{}}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, model.Param("query string is invalid")
 	}
 	p.addValues(q)
+	return p, nil
+}
+
+// parseParams reads r's query and body. Malformed bodies are a 400.
+func parseParams(r *http.Request, maxBody int64) (*Params, error) {
+	p, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
 	if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return p, nil
 	}
@@ -52,7 +61,7 @@ func parseParams(r *http.Request, maxBody int64) (*Params, error) {
 	case "application/json":
 		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 		if err != nil {
-			return nil, bodyErr(err)
+			return nil, BodyError(err)
 		}
 		if len(strings.TrimSpace(string(body))) == 0 {
 			return p, nil
@@ -70,7 +79,7 @@ func parseParams(r *http.Request, maxBody int64) (*Params, error) {
 		r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			return nil, bodyErr(err)
+			return nil, BodyError(err)
 		}
 		form, err := url.ParseQuery(string(body))
 		if err != nil {
@@ -80,7 +89,7 @@ func parseParams(r *http.Request, maxBody int64) (*Params, error) {
 	case "multipart/form-data":
 		r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
 		if err := r.ParseMultipartForm(maxMultipartMemory); err != nil {
-			return nil, bodyErr(err)
+			return nil, BodyError(err)
 		}
 		p.addValues(r.MultipartForm.Value)
 		p.files = map[string]*multipart.FileHeader{}
@@ -91,14 +100,6 @@ func parseParams(r *http.Request, maxBody int64) (*Params, error) {
 		}
 	}
 	return p, nil
-}
-
-func bodyErr(err error) error {
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
-		return &model.Error{Kind: model.KindParam, Message: "413 Request Entity Too Large"}
-	}
-	return model.Param("request body is invalid")
 }
 
 func normKey(k string) string { return strings.TrimSuffix(k, "[]") }
@@ -167,7 +168,8 @@ func (p *Params) Raw(key string) (string, bool) {
 	return vs[0], true
 }
 
-func (p *Params) fail(format string, args ...any) {
+// Fail records a problem with a parameter, reported with the others by Err.
+func (p *Params) Fail(format string, args ...any) {
 	p.errs = append(p.errs, fmt.Sprintf(format, args...))
 }
 
@@ -176,7 +178,7 @@ func (p *Params) fail(format string, args ...any) {
 func (p *Params) Require(keys ...string) {
 	for _, k := range keys {
 		if !p.Has(k) || p.IsNull(k) {
-			p.fail("%s is missing", k)
+			p.Fail("%s is missing", k)
 		}
 	}
 }
@@ -188,7 +190,7 @@ func (p *Params) AtLeastOneOf(keys ...string) {
 			return
 		}
 	}
-	p.fail("%s are missing, at least one parameter must be provided", strings.Join(keys, ", "))
+	p.Fail("%s are missing, at least one parameter must be provided", strings.Join(keys, ", "))
 }
 
 // AllOrNoneOf records an error when some but not all of keys are present.
@@ -200,7 +202,7 @@ func (p *Params) AllOrNoneOf(keys ...string) {
 		}
 	}
 	if n != 0 && n != len(keys) {
-		p.fail("%s provide all or none of parameters", strings.Join(keys, ", "))
+		p.Fail("%s provide all or none of parameters", strings.Join(keys, ", "))
 	}
 }
 
@@ -229,7 +231,7 @@ func (p *Params) Int(key string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil {
-		p.fail("%s is invalid", key)
+		p.Fail("%s is invalid", key)
 		return 0, false
 	}
 	return n, true
@@ -242,7 +244,7 @@ func (p *Params) IntPtr(key string) *int {
 		return nil
 	}
 	if n > 1<<31-1 || n < -(1<<31) {
-		p.fail("%s is invalid", key)
+		p.Fail("%s is invalid", key)
 		return nil
 	}
 	i := int(n)
@@ -269,7 +271,7 @@ func (p *Params) Bool(key string) (bool, bool) {
 	}
 	b, valid := ParseBool(v)
 	if !valid {
-		p.fail("%s is invalid", key)
+		p.Fail("%s is invalid", key)
 		return false, false
 	}
 	return b, true
@@ -300,7 +302,7 @@ func (p *Params) Enum(key string, values ...string) (string, bool) {
 			return v, true
 		}
 	}
-	p.fail("%s does not have a valid value", key)
+	p.Fail("%s does not have a valid value", key)
 	return "", false
 }
 
@@ -329,7 +331,7 @@ func (p *Params) Objects(key string) []string {
 	vs := p.vals[key]
 	for _, v := range vs {
 		if !strings.HasPrefix(v, "{") {
-			p.fail("%s is invalid", key)
+			p.Fail("%s is invalid", key)
 			return nil
 		}
 	}
@@ -344,7 +346,7 @@ func (p *Params) Time(key string) (*time.Time, bool) {
 	}
 	t, err := ParseTime(v)
 	if err != nil {
-		p.fail("%s is invalid", key)
+		p.Fail("%s is invalid", key)
 		return nil, false
 	}
 	return &t, true
@@ -369,7 +371,7 @@ func (p *Params) Date(key string) (string, bool) {
 	}
 	t, err := ParseTime(v)
 	if err != nil {
-		p.fail("%s is invalid", key)
+		p.Fail("%s is invalid", key)
 		return "", false
 	}
 	return t.Format(model.DateLayout), true
@@ -392,7 +394,7 @@ func (p *Params) File(key string) *uploads.File {
 	fh, ok := p.files[key]
 	if !ok {
 		if p.Has(key) && !p.IsNull(key) {
-			p.fail("%s is invalid", key)
+			p.Fail("%s is invalid", key)
 		}
 		return nil
 	}
@@ -417,4 +419,8 @@ func (p *Params) Keys() []string {
 	return keys
 }
 
-func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+// Value returns key as a string, "" when absent or null.
+func (p *Params) Value(key string) string {
+	v, _ := p.String(key)
+	return v
+}

@@ -1,0 +1,148 @@
+package endpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"quarry/internal/model"
+	"quarry/internal/tokens"
+)
+
+// WriteJSON sends v as JSON with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Entities are plain structs; a failure here is a programming error.
+		panic(fmt.Sprintf("api: encode %T: %v", v, err))
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// MessageBody is GitLab's {"message": …} body (helpers and validation).
+type MessageBody struct {
+	Message any `json:"message"`
+}
+
+// ErrorBody is Grape's {"error": "…"} body (parameters, routing).
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
+type oauthErrorBody struct {
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
+	Scope            string `json:"scope,omitempty"`
+}
+
+// ErrRouteNotFound answers like a path no route matches: a path value that
+// fails the route's requirements (an id that is not a number) is an
+// unknown path, as GitLab's route requirements make it.
+var ErrRouteNotFound = errors.New("no route")
+
+// NotFoundBody and NotAllowedBody are the answers to unknown paths and to
+// known paths asked with another method.
+var (
+	NotFoundBody   = ErrorBody{Error: "404 Not Found"}
+	NotAllowedBody = ErrorBody{Error: "405 Not Allowed"}
+)
+
+// statusPrefix is the "NNN Text" that GitLab's helpers put before a reason.
+var statusPrefix = map[model.Kind]string{
+	model.KindForbidden:    "403 Forbidden",
+	model.KindUnauthorized: "401 Unauthorized",
+	model.KindBadRequest:   "400 Bad request",
+}
+
+var kindStatus = map[model.Kind]int{
+	model.KindNotFound: 404, model.KindForbidden: 403, model.KindUnauthorized: 401, model.KindConflict: 409,
+	model.KindInvalid: 400, model.KindBadRequest: 400, model.KindParam: 400, model.KindNotModified: 304,
+	model.KindTooManyRequests: 429, model.KindMethodNotAllowed: 405, model.KindUnprocessable: 422,
+	model.KindTooLarge: 413,
+}
+
+// WriteError is the one place that turns an error into a status and a
+// GitLab-shaped body. Unclassified errors are logged and become a 500.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if errors.Is(err, ErrRouteNotFound) {
+		WriteJSON(w, http.StatusNotFound, NotFoundBody)
+		return
+	}
+	var ae *tokens.AuthError
+	if errors.As(err, &ae) {
+		if ae.Status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="The API", error=%q, error_description=%q`, ae.Code, ae.Description))
+		}
+		WriteJSON(w, ae.Status, oauthErrorBody{Error: ae.Code, ErrorDescription: ae.Description, Scope: ae.Scope})
+		return
+	}
+	var e *model.Error
+	if !errors.As(err, &e) {
+		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "request_id", w.Header().Get("X-Request-Id"), "err", err)
+		WriteJSON(w, http.StatusInternalServerError, MessageBody{Message: "500 Internal Server Error"})
+		return
+	}
+	status := kindStatus[e.Kind]
+	switch e.Kind {
+	case model.KindNotModified:
+		w.WriteHeader(http.StatusNotModified)
+		return
+	case model.KindTooLarge:
+		WriteJSON(w, status, MessageBody{Message: "413 Request Entity Too Large"})
+		return
+	case model.KindParam, model.KindMethodNotAllowed:
+		WriteJSON(w, status, ErrorBody{Error: e.Message})
+		return
+	}
+	if len(e.Fields) > 0 {
+		WriteJSON(w, status, MessageBody{Message: e.Fields})
+		return
+	}
+	if e.Kind == model.KindTooManyRequests {
+		w.Header().Set("Retry-After", "60")
+		WriteJSON(w, status, MessageBody{Message: ErrorBody{Error: e.Message}})
+		return
+	}
+	msg := e.Message
+	if !e.Raw {
+		prefix, ok := statusPrefix[e.Kind]
+		if !ok {
+			prefix = fmt.Sprintf("%d %s", status, http.StatusText(status))
+		}
+		if msg == "" {
+			msg = prefix
+		} else {
+			msg = prefix + " - " + msg
+		}
+	}
+	WriteJSON(w, status, MessageBody{Message: msg})
+}
+
+// BodyError classifies a failure to read a request body: over the limit is
+// a 413, anything else a 400.
+func BodyError(err error) error {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		return model.TooLarge()
+	}
+	return model.Param("request body is invalid")
+}
+
+// Accepted is GitLab's 202 body for work done in the background.
+var Accepted = MessageBody{Message: "202 Accepted"}
+
+// trimBearer returns the token of an "Authorization: Bearer <token>" header.
+func trimBearer(h string) string {
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}

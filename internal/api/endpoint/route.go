@@ -1,0 +1,168 @@
+// Package endpoint is what every area of the API shares: the route row
+// (method, path, how the caller authenticates, which token scopes pass, how
+// the body is read, the handler), the call a handler works on, the
+// parameter reader, pagination headers and the one translation of errors
+// into statuses and GitLab's bodies.
+package endpoint
+
+import (
+	"fmt"
+	"strings"
+
+	"quarry/internal/auth"
+	"quarry/internal/model"
+)
+
+// Auth says which credentials a route takes and whether a caller without
+// them passes. The zero value is not a valid Auth: every row says.
+type Auth uint8
+
+// The ways a caller authenticates.
+const (
+	_ Auth = iota
+	// NoAuth reads no credentials at all (the handler, if it needs a
+	// secret, checks it itself).
+	NoAuth
+	// Public takes a personal or OAuth token when one is sent; callers
+	// without one pass as anonymous (the service may still refuse).
+	Public
+	// Token requires a personal or OAuth token: 401 without one.
+	Token
+	// JobToken requires a CI job token (JOB-TOKEN header, job_token
+	// parameter, or Authorization: Bearer).
+	JobToken
+	// RunnerToken requires a runner's authentication token (the body's
+	// token parameter or the RUNNER-TOKEN header).
+	RunnerToken
+	// IntegrationKey requires the key of an inbound integration (alert
+	// intake, error-tracking collector): Authorization: Bearer, the
+	// X-Sentry-Auth header's sentry_key, or the sentry_key parameter.
+	IntegrationKey
+)
+
+var authNames = [...]string{"", "none", "public", "token", "job token", "runner token", "integration key"}
+
+func (a Auth) String() string {
+	if int(a) < len(authNames) && a != 0 {
+		return authNames[a]
+	}
+	return fmt.Sprintf("Auth(%d)", a)
+}
+
+// Valid reports whether a is one of the declared kinds.
+func (a Auth) Valid() bool { return a >= NoAuth && a <= IntegrationKey }
+
+// Body says how a route's request body is read.
+type Body struct {
+	streamed bool
+	limit    int64
+}
+
+// Parsed bodies are read before the handler: the query string, then a
+// form (urlencoded or multipart, files included) or JSON on top, within
+// the server's body limit.
+var Parsed = Body{limit: -1}
+
+// Streamed leaves the body to the handler (artifacts, imports, large
+// uploads), which reads at most limit bytes through Call.Body; only the
+// query string is parsed beforehand.
+func Streamed(limit int64) Body { return Body{streamed: true, limit: limit} }
+
+// Valid reports whether b was declared (Parsed or Streamed with a limit).
+func (b Body) Valid() bool { return b == Parsed || (b.streamed && b.limit > 0) }
+
+// IsStreamed reports whether the handler reads the body itself.
+func (b Body) IsStreamed() bool { return b.streamed }
+
+// Limit is the most a streamed body may hold.
+func (b Body) Limit() int64 { return b.limit }
+
+func (b Body) String() string {
+	if b.streamed {
+		return fmt.Sprintf("streamed(%d)", b.limit)
+	}
+	if b == Parsed {
+		return "parsed"
+	}
+	return "unset"
+}
+
+// Handler answers one route. A returned error is rendered by WriteError.
+type Handler func(c *Call) error
+
+// Route is one row of the route table. Paths are under /api/v4 and use
+// ServeMux wildcards that name the resource they identify ({id},
+// {user_id}, {file_path}, …), never an action.
+type Route struct {
+	Method string
+	Path   string
+	Auth   Auth
+	Scopes auth.ScopeRule
+	Body   Body
+	Handle Handler
+}
+
+// Row builds a route row; every part is required.
+func Row(method, path string, a Auth, scopes auth.ScopeRule, body Body, h Handler) Route {
+	return Route{Method: method, Path: path, Auth: a, Scopes: scopes, Body: body, Handle: h}
+}
+
+// Pattern is the row's ServeMux pattern.
+func (rt Route) Pattern() string { return rt.Method + " /api/v4" + rt.Path }
+
+// Scope rules the rows use.
+var (
+	// ScopeAPI accepts `api`, and `read_api` on reads.
+	ScopeAPI = auth.ScopeRule{}
+	// ScopeUser adds `read_user` on reads (users, user, version).
+	ScopeUser = auth.ScopeRule{Extra: []model.Scope{model.ScopeReadUser}}
+	// ScopeRepoRead adds `read_repository` on reads (the files API).
+	ScopeRepoRead = auth.ScopeRule{Extra: []model.Scope{model.ScopeReadRepository}}
+	// ScopeAny accepts a token of any scope (the token's own endpoints).
+	ScopeAny = auth.ScopeRule{Any: true}
+	// ScopeSelfRotate accepts `self_rotate` besides `api`.
+	ScopeSelfRotate = auth.ScopeRule{Extra: []model.Scope{model.ScopeSelfRotate}}
+)
+
+// identifierWildcards are the names a path wildcard may have: each names
+// the resource it identifies. A wildcard named for an action ({action},
+// {verb}) would hide several endpoints behind one row.
+var identifierWildcards = map[string]bool{
+	"id": true, "user_id": true, "group_id": true, "project_id": true, "forked_from_id": true,
+	"key": true, "provider": true, "file_path": true, "sha": true, "branch": true, "tag": true,
+	"name": true, "path...": true,
+}
+
+// Check reports what is wrong with a row: an unknown method, a path that
+// does not start with "/", an undeclared auth kind or body mode, a missing
+// handler, or a wildcard that does not name a resource.
+func (rt Route) Check() error {
+	switch rt.Method {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE":
+	default:
+		return fmt.Errorf("%s: method %q", rt.Pattern(), rt.Method)
+	}
+	if !strings.HasPrefix(rt.Path, "/") {
+		return fmt.Errorf("%s: path must start with /", rt.Pattern())
+	}
+	if !rt.Auth.Valid() {
+		return fmt.Errorf("%s: no auth kind", rt.Pattern())
+	}
+	if !rt.Body.Valid() {
+		return fmt.Errorf("%s: no body mode", rt.Pattern())
+	}
+	if rt.Handle == nil {
+		return fmt.Errorf("%s: no handler", rt.Pattern())
+	}
+	for _, seg := range strings.Split(rt.Path, "/") {
+		if strings.HasPrefix(seg, "{") {
+			name := strings.TrimSuffix(strings.TrimPrefix(seg, "{"), "}")
+			if !strings.HasSuffix(seg, "}") || !identifierWildcards[name] {
+				return fmt.Errorf("%s: wildcard %s does not name a resource", rt.Pattern(), seg)
+			}
+		} else if strings.ContainsAny(seg, "{}") {
+			return fmt.Errorf("%s: wildcard inside segment %q", rt.Pattern(), seg)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+// Package groups serves the groups area: groups, subgroups and
+// namespaces.
+package groups
+
+import (
+	"quarry/internal/api/endpoint"
+	"quarry/internal/api/entity"
+	"quarry/internal/attributes"
+	"quarry/internal/groups"
+	"quarry/internal/projects"
+)
+
+// Handlers answer the groups area.
+type Handlers struct {
+	groups     *groups.Service
+	projects   *projects.Service
+	attributes *attributes.Service
+	r          *entity.Renderer
+}
+
+// New returns the groups area.
+func New(g *groups.Service, p *projects.Service, a *attributes.Service, r *entity.Renderer) *Handlers {
+	return &Handlers{groups: g, projects: p, attributes: a, r: r}
+}
+
+// Routes are the area's rows.
+func (h *Handlers) Routes() []endpoint.Route {
+	row, parsed := endpoint.Row, endpoint.Parsed
+	public, token, api := endpoint.Public, endpoint.Token, endpoint.ScopeAPI
+	return []endpoint.Route{
+		row("GET", "/groups", public, api, parsed, h.listGroups),
+		row("POST", "/groups", token, api, parsed, h.createGroup),
+		row("GET", "/groups/{id}", public, api, parsed, h.getGroup),
+		row("PUT", "/groups/{id}", token, api, parsed, h.updateGroup),
+		row("DELETE", "/groups/{id}", token, api, parsed, h.deleteGroup),
+		row("POST", "/groups/{id}/transfer", token, api, parsed, h.transferGroup),
+		row("POST", "/groups/{id}/restore", token, api, parsed, h.restoreGroup),
+		row("GET", "/groups/{id}/subgroups", public, api, parsed, func(c *endpoint.Call) error { return h.subgroups(c, false) }),
+		row("GET", "/groups/{id}/descendant_groups", public, api, parsed, func(c *endpoint.Call) error { return h.subgroups(c, true) }),
+
+		row("GET", "/namespaces", token, api, parsed, h.listNamespaces),
+		row("GET", "/namespaces/{id}", token, api, parsed, h.getNamespace),
+		row("GET", "/namespaces/{id}/exists", token, api, parsed, h.namespaceExists),
+	}
+}
