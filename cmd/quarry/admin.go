@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"quarry/internal/app"
+	"quarry/internal/config"
 )
 
 const adminUsage = `Usage: quarry admin <command> [flags]
@@ -16,7 +17,9 @@ Commands:
   create-user    --username U --email E --name N [--password P] [--admin]
   create-token   --user U --name N [--scopes api,read_user] [--expires-at YYYY-MM-DD]
 
-Both take the storage flags of "quarry serve" (--data-dir, --database-url, …).
+Both take the storage flags of "quarry serve" (--data-dir, --database-url),
+and its account flags (--token-prefix, --password-cost, and --root-password
+and --root-token for a first start). "quarry admin <command> --help" lists them.
 `
 
 func admin(args []string, stdout, stderr io.Writer) error {
@@ -33,13 +36,20 @@ func admin(args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("unknown admin command %q\n%s", args[0], adminUsage)
 }
 
-// openApp starts the application without listening, for scripting.
+// adminGroups are the settings the admin commands read: where the data
+// lives, and how users and tokens are made (also root's, when the command
+// is the first start of an empty database).
+var adminGroups = []config.Group{config.Storage, config.Accounts}
+
+// openApp starts the application without listening and without background
+// workers, for scripting; it logs only warnings (the first start's).
 func openApp(name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (*app.App, error) {
-	cfg, _, err := loadConfig(name, args, stderr, extra)
+	cfg, err := loadConfig(name, args, stderr, adminGroups, extra)
 	if err != nil {
 		return nil, err
 	}
 	cfg.LogLevel = "warn"
+	cfg.TaskWorkers = 0 // tasks enqueued here run in the server
 	return app.New(context.Background(), cfg, newLogger(cfg, stderr))
 }
 

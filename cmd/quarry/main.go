@@ -74,20 +74,28 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 }
 
-// loadConfig parses the storage and server flags of a command.
-func loadConfig(name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (config.Config, *flag.FlagSet, error) {
+// loadConfig parses the flags of a command: --config, the settings of
+// groups and the command's own flags, which extra registers. Settings of
+// other groups keep their defaults; --help lists only what the command
+// reads.
+func loadConfig(name string, args []string, stderr io.Writer, groups []config.Group, extra func(*flag.FlagSet)) (config.Config, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg := config.Default()
-	cfg.Bind(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: quarry %s [flags]\n\n"+
+			"A flag marked (env QUARRY_X) can also be set by that environment variable\n"+
+			"or by the key x of the --config file (data_dir for --data-dir); the flag\n"+
+			"wins over the environment, the environment over the file.\n\n", name)
+		fs.PrintDefaults()
+	}
+	flags := config.Bind(fs, groups...)
 	if extra != nil {
 		extra(fs)
 	}
 	if err := fs.Parse(args); err != nil {
-		return cfg, fs, err
+		return config.Config{}, err
 	}
-	err := config.Load(fs, &cfg, config.Getenv)
-	return cfg, fs, err
+	return flags.Load(config.Getenv)
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
@@ -103,7 +111,7 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 }
 
 func serve(args []string, stderr io.Writer) error {
-	cfg, _, err := loadConfig("serve", args, stderr, nil)
+	cfg, err := loadConfig("serve", args, stderr, config.AllGroups, nil)
 	if err != nil {
 		return err
 	}
@@ -119,7 +127,9 @@ func serve(args []string, stderr io.Writer) error {
 }
 
 func migrate(args []string, stdout, stderr io.Writer) error {
-	cfg, _, err := loadConfig("migrate", args, stderr, nil)
+	// migrate prints its result and logs nothing: it reads where the data
+	// lives, no more.
+	cfg, err := loadConfig("migrate", args, stderr, []config.Group{config.Storage}, nil)
 	if err != nil {
 		return err
 	}

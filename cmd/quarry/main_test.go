@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -39,6 +42,156 @@ func TestRun_versionAndHelp(t *testing.T) {
 	if err := run([]string{"serve", "--no-such-flag"}, io.Discard, io.Discard); err == nil {
 		t.Error("unknown flag accepted")
 	}
+}
+
+// Each command's --help lists the flags it reads and no others; serve
+// reads everything.
+func TestRun_commandHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"migrate", "--help"}, []string{"config", "data-dir", "database-url"},
+			[]string{"listen", "external-url", "task-workers", "log-level", "token-prefix", "storages", "git-max-processes"}},
+		{[]string{"admin", "create-user", "--help"},
+			[]string{"username", "email", "name", "password", "admin", "config", "data-dir", "database-url",
+				"password-cost", "token-prefix", "root-password", "root-token"},
+			[]string{"listen", "task-workers", "log-format", "deletion-delay", "git-idle-timeout"}},
+		{[]string{"admin", "create-token", "--help"},
+			[]string{"user", "name", "scopes", "expires-at", "config", "data-dir", "database-url", "token-prefix"},
+			[]string{"listen", "task-workers", "log-level", "max-body-bytes"}},
+		{[]string{"serve", "--help"},
+			[]string{"config", "listen", "data-dir", "database-url", "external-url", "token-prefix", "password-cost",
+				"root-password", "root-token", "log-level", "log-format", "storages", "default-branch",
+				"git-max-processes", "git-idle-timeout", "deletion-delay", "task-workers", "task-lease", "user-cap",
+				"archive-rate-limit", "archive-cache-bytes", "shutdown-timeout", "max-body-bytes"}, nil},
+	} {
+		name := strings.Join(tc.args, " ")
+		var help bytes.Buffer
+		if err := run(tc.args, io.Discard, &help); !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%s: %v; want flag.ErrHelp", name, err)
+		}
+		for _, f := range tc.want {
+			if !regexp.MustCompile(`(?m)^  -` + regexp.QuoteMeta(f) + `( |$)`).MatchString(help.String()) {
+				t.Errorf("%s does not list --%s:\n%s", name, f, help.String())
+			}
+		}
+		for _, f := range tc.not {
+			if strings.Contains(help.String(), f) {
+				t.Errorf("%s mentions %s:\n%s", name, f, help.String())
+			}
+		}
+	}
+}
+
+// A command reads only its settings: migrate ignores a server setting the
+// environment gets wrong, but not a storage setting; a typo in the file
+// stops every command.
+func TestRun_migrateSettings(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("QUARRY_TASK_WORKERS", "-1")
+	t.Setenv("QUARRY_LOG_FORMAT", "xml")
+	if err := run([]string{"migrate", "--data-dir", dir}, io.Discard, io.Discard); err != nil {
+		t.Errorf("migrate with bad server settings in the environment: %v", err)
+	}
+	if err := run([]string{"serve", "--data-dir", dir}, io.Discard, io.Discard); err == nil {
+		t.Error("serve accepted the bad settings")
+	}
+	t.Setenv("QUARRY_DATABASE_URL", "mysql://x")
+	if err := run([]string{"migrate", "--data-dir", dir}, io.Discard, io.Discard); err == nil {
+		t.Error("migrate accepted a bad database url from the environment")
+	}
+	t.Setenv("QUARRY_DATABASE_URL", "")
+	file := filepath.Join(dir, "quarry.toml")
+	if err := os.WriteFile(file, []byte("listne = \"127.0.0.1:1\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"migrate", "serve"} {
+		err := run([]string{cmd, "--data-dir", dir, "--config", file}, io.Discard, io.Discard)
+		if want := fmt.Sprintf("config %s: unknown key %q", file, "listne"); err == nil || err.Error() != want {
+			t.Errorf("%s: %v; want %s", cmd, err, want)
+		}
+	}
+}
+
+// On the first start of an empty database (here by an admin command), a
+// generated root password is written once to the data folder for its owner
+// only; an existing file is never replaced; a preset password is never
+// written.
+func TestRun_rootPasswordFile(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		t.Setenv("QUARRY_ROOT_PASSWORD", "")
+		// freshDatabase returns a data folder and the flags selecting it
+		// and an empty database.
+		freshDatabase := func(t *testing.T) (string, []string) {
+			dir := t.TempDir()
+			base := []string{"--data-dir", dir, "--password-cost", "4"}
+			if target.DatabaseURL != "" {
+				base = append(base, "--database-url", storetest.NewPostgresSchema(t))
+			}
+			return dir, base
+		}
+		createUser := func(t *testing.T, base []string, username string) string {
+			t.Helper()
+			args := append([]string{"admin", "create-user"}, base...)
+			args = append(args, "--username", username, "--email", username+"@example.com", "--name", username)
+			var log bytes.Buffer
+			if err := run(args, io.Discard, &log); err != nil {
+				t.Fatalf("create-user: %v\n%s", err, log.String())
+			}
+			return log.String()
+		}
+
+		dir, base := freshDatabase(t)
+		file := filepath.Join(dir, "initial_root_password")
+		log := createUser(t, base, "first")
+		st, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("password file mode %v; want 0600", st.Mode().Perm())
+		}
+		b, _ := os.ReadFile(file)
+		password := strings.TrimSpace(string(b))
+		if len(password) < 16 || !strings.Contains(log, password) || !strings.Contains(log, "password_file="+file) {
+			t.Errorf("password %q; log does not announce it and its file:\n%s", password, log)
+		}
+		if log := createUser(t, base, "second"); strings.Contains(log, password) {
+			t.Errorf("second start announced the password again:\n%s", log)
+		}
+		if b2, _ := os.ReadFile(file); string(b2) != string(b) {
+			t.Error("second start rewrote the password file")
+		}
+
+		// A file left by an earlier database stays as it is.
+		dir, base = freshDatabase(t)
+		file = filepath.Join(dir, "initial_root_password")
+		if err := os.WriteFile(file, []byte("earlier\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		log = createUser(t, base, "third")
+		if b, _ := os.ReadFile(file); string(b) != "earlier\n" {
+			t.Errorf("existing password file replaced by %q", b)
+		}
+		if !strings.Contains(log, "not replacing an existing password file") {
+			t.Errorf("log does not say the file was kept:\n%s", log)
+		}
+
+		// A preset password stays off the disk and out of the log.
+		dir, base = freshDatabase(t)
+		t.Setenv("QUARRY_ROOT_PASSWORD", "preset-root-password")
+		log = createUser(t, base, "fourth")
+		if _, err := os.Stat(filepath.Join(dir, "initial_root_password")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("preset password written: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "initial_root_token")); err != nil {
+			t.Errorf("no token file: %v", err)
+		}
+		if strings.Contains(log, "preset-root-password") {
+			t.Errorf("preset password logged:\n%s", log)
+		}
+	})
 }
 
 // The admin commands and migrate work on a data folder, on every database.
@@ -203,6 +356,17 @@ func TestBinary_firstStartAndShutdown(t *testing.T) {
 	if status, _ := call(t, "GET", url+"/api/v4/user", token, ""); status != 200 {
 		t.Errorf("GET /user with the first token: %d", status)
 	}
+	passwordFile := filepath.Join(work, "quarry-data", "initial_root_password")
+	if st, err := os.Stat(passwordFile); err != nil {
+		t.Error(err)
+	} else if st.Mode().Perm() != 0o600 {
+		t.Errorf("password file mode %v; want 0600", st.Mode().Perm())
+	}
+	pw, _ := os.ReadFile(passwordFile)
+	if password := strings.TrimSpace(string(pw)); password == "" || !strings.Contains(log.String(), password) ||
+		!strings.Contains(log.String(), passwordFile) {
+		t.Errorf("first start did not announce the password %q and its file:\n%s", password, log.String())
+	}
 	stopBinary(t, cmd)
 
 	cmd, _, log = startBinary(t, bin, work)
@@ -213,6 +377,9 @@ func TestBinary_firstStartAndShutdown(t *testing.T) {
 	b2, _ := os.ReadFile(tokenFile)
 	if string(b2) != string(b) {
 		t.Error("second start rewrote the token file")
+	}
+	if pw2, _ := os.ReadFile(passwordFile); string(pw2) != string(pw) {
+		t.Error("second start rewrote the password file")
 	}
 }
 

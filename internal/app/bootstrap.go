@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -24,7 +26,8 @@ var rootScopes = []model.Scope{model.ScopeAPI, model.ScopeReadAPI, model.ScopeRe
 	model.ScopeWriteRepository, model.ScopeSudo, model.ScopeAdminMode}
 
 // bootstrap creates the administrator and its first token on an empty
-// database, writes the token to the data folder and announces it once.
+// database, writes the token (and the password, when generated) to the data
+// folder and announces them once.
 func (a *App) bootstrap(ctx context.Context) error {
 	n, err := a.DB.CountUsers(ctx)
 	if err != nil {
@@ -60,9 +63,37 @@ func (a *App) bootstrap(ctx context.Context) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	attrs := []any{"username", RootUsername, "token", secret, "token_file", path}
+	var werr error
 	if a.Config.RootPassword == "" {
+		// A generated password is kept beside the token; a preset one is
+		// known to whoever set it and never written to disk.
 		attrs = append(attrs, "password", password)
+		ppath := a.Config.InitialRootPasswordPath()
+		switch err := writeNewFile(ppath, password+"\n"); {
+		case err == nil:
+			attrs = append(attrs, "password_file", ppath)
+		case errors.Is(err, fs.ErrExist):
+			a.log.Warn("first start: not replacing an existing password file; the new password is only in this log", "path", ppath)
+		default:
+			werr = fmt.Errorf("write %s: %w", ppath, err)
+		}
 	}
-	a.log.Warn("first start: created the administrator; this token is shown once", attrs...)
-	return nil
+	// Announced even when the password file failed: the log is then the
+	// only copy of the password.
+	a.log.Warn("first start: created the administrator; its secrets are shown once and kept in the files named", attrs...)
+	return werr
+}
+
+// writeNewFile creates path, readable by its owner only, holding content;
+// it never replaces an existing file (fs.ErrExist).
+func writeNewFile(path, content string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

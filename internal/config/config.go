@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,8 +43,15 @@ type Config struct {
 	Storages string `toml:"storages"`
 	// DefaultBranch is the branch of new repositories.
 	DefaultBranch string `toml:"default_branch"`
+	// GitMaxProcesses bounds the warm git processes (cat-file and the
+	// like) kept at once across all repositories; at least 1.
+	GitMaxProcesses int `toml:"git_max_processes"`
+	// GitIdleTimeout is how long a warm git process stays unused before it
+	// is ended; more than 0.
+	GitIdleTimeout time.Duration `toml:"git_idle_timeout"`
 	// DeletionDelay is how long deleted projects and groups stay marked
-	// for deletion (restorable) before they are removed; 0 removes at once.
+	// for deletion (restorable) before they are removed; 0, the default
+	// (GitLab's delayed_project_deletion: false), removes at once.
 	DeletionDelay time.Duration `toml:"deletion_delay"`
 	// TaskWorkers bounds the background tasks running at once; 0 runs none
 	// in this process (an API-only process beside workers elsewhere).
@@ -80,7 +88,9 @@ func Default() Config {
 		LogFormat:       "text",
 		ShutdownTimeout: 30 * time.Second,
 		DefaultBranch:   "main",
-		DeletionDelay:   7 * 24 * time.Hour,
+		DeletionDelay:   0, // remove at once
+		GitMaxProcesses: 128,
+		GitIdleTimeout:  time.Minute,
 		TaskWorkers:     2,
 		TaskLease:       time.Minute,
 		MaxBodyBytes:    100 << 20,
@@ -90,41 +100,82 @@ func Default() Config {
 	}
 }
 
-// option binds one setting to its flag, environment variable and field.
+// Group names a set of settings. A command binds the groups it reads (see
+// Bind); the settings of the other groups keep their defaults in its Config,
+// whatever the environment or the file say, and its --help does not list them.
+type Group string
+
+// The groups of settings.
+const (
+	// Storage is where the data lives: --data-dir and --database-url.
+	Storage Group = "storage"
+	// Accounts are the settings of users and tokens: the token prefix, the
+	// password cost and the presets of root created on first start.
+	Accounts Group = "accounts"
+	// Log is --log-level and --log-format.
+	Log Group = "log"
+	// Server is everything only a serving process reads: the listener,
+	// repositories, background tasks and limits.
+	Server Group = "server"
+)
+
+// AllGroups is every setting: what "quarry serve" binds.
+var AllGroups = []Group{Storage, Accounts, Log, Server}
+
+// option binds one setting to its group, flag, environment variable and
+// field.
 type option struct {
+	group            Group
 	flag, env, usage string
 	ptr              any // *string, *int, *int64 or *time.Duration
 }
 
+// options lists every setting but ConfigFile; each field with a toml key
+// has a row here (a test checks).
 func (c *Config) options() []option {
 	return []option{
-		{"listen", "QUARRY_LISTEN", "address to listen on", &c.Listen},
-		{"data-dir", "QUARRY_DATA_DIR", "folder for the database, repositories and uploads", &c.DataDir},
-		{"database-url", "QUARRY_DATABASE_URL", "postgres://… to use PostgreSQL; empty for the embedded SQLite database", &c.DatabaseURL},
-		{"external-url", "QUARRY_EXTERNAL_URL", "URL clients reach this server at (default: derived from --listen)", &c.ExternalURL},
-		{"token-prefix", "QUARRY_TOKEN_PREFIX", "prefix of issued personal access tokens", &c.TokenPrefix},
-		{"password-cost", "QUARRY_PASSWORD_COST", "bcrypt cost of stored passwords (4-31)", &c.PasswordCost},
-		{"root-password", "QUARRY_ROOT_PASSWORD", "password of the root user created on first start", &c.RootPassword},
-		{"root-token", "QUARRY_ROOT_TOKEN", "first personal access token of root, created on first start", &c.RootToken},
-		{"log-level", "QUARRY_LOG_LEVEL", "debug, info, warn or error", &c.LogLevel},
-		{"log-format", "QUARRY_LOG_FORMAT", "text or json", &c.LogFormat},
-		{"storages", "QUARRY_STORAGES", "extra repository storages, name=/path,name2=/path2", &c.Storages},
-		{"default-branch", "QUARRY_DEFAULT_BRANCH", "branch of new repositories", &c.DefaultBranch},
-		{"deletion-delay", "QUARRY_DELETION_DELAY", "how long deleted projects and groups can be restored (0: remove at once)", &c.DeletionDelay},
-		{"task-workers", "QUARRY_TASK_WORKERS", "background tasks running at once (0: none in this process)", &c.TaskWorkers},
-		{"task-lease", "QUARRY_TASK_LEASE", "how long a crashed worker's task stays claimed", &c.TaskLease},
-		{"user-cap", "QUARRY_USER_CAP", "users a top-level group takes before new members need approval (0: no cap)", &c.UserCap},
-		{"archive-rate-limit", "QUARRY_ARCHIVE_RATE_LIMIT", "repository archives one user may request per minute (0: no limit)", &c.ArchiveRateLimit},
-		{"archive-cache-bytes", "QUARRY_ARCHIVE_CACHE_BYTES", "bytes of built archives kept for reuse (0: none)", &c.ArchiveCacheBytes},
-		{"shutdown-timeout", "QUARRY_SHUTDOWN_TIMEOUT", "how long a graceful shutdown waits for requests", &c.ShutdownTimeout},
-		{"max-body-bytes", "QUARRY_MAX_BODY_BYTES", "largest request body read into memory", &c.MaxBodyBytes},
+		{Storage, "data-dir", "QUARRY_DATA_DIR", "folder for the database, repositories and uploads", &c.DataDir},
+		{Storage, "database-url", "QUARRY_DATABASE_URL", "postgres://… to use PostgreSQL; empty for the embedded SQLite database", &c.DatabaseURL},
+		{Accounts, "token-prefix", "QUARRY_TOKEN_PREFIX", "prefix of issued personal access tokens", &c.TokenPrefix},
+		{Accounts, "password-cost", "QUARRY_PASSWORD_COST", "bcrypt cost of stored passwords (4-31)", &c.PasswordCost},
+		{Accounts, "root-password", "QUARRY_ROOT_PASSWORD", "password of the root user created on first start (default: random, written to <data-dir>/initial_root_password)", &c.RootPassword},
+		{Accounts, "root-token", "QUARRY_ROOT_TOKEN", "first personal access token of root, created on first start", &c.RootToken},
+		{Log, "log-level", "QUARRY_LOG_LEVEL", "debug, info, warn or error", &c.LogLevel},
+		{Log, "log-format", "QUARRY_LOG_FORMAT", "text or json", &c.LogFormat},
+		{Server, "listen", "QUARRY_LISTEN", "address to listen on", &c.Listen},
+		{Server, "external-url", "QUARRY_EXTERNAL_URL", "URL clients reach this server at (default: derived from --listen)", &c.ExternalURL},
+		{Server, "storages", "QUARRY_STORAGES", "extra repository storages, name=/path,name2=/path2", &c.Storages},
+		{Server, "default-branch", "QUARRY_DEFAULT_BRANCH", "branch of new repositories", &c.DefaultBranch},
+		{Server, "git-max-processes", "QUARRY_GIT_MAX_PROCESSES", "warm git processes kept at once, in all repositories (at least 1)", &c.GitMaxProcesses},
+		{Server, "git-idle-timeout", "QUARRY_GIT_IDLE_TIMEOUT", "how long an unused warm git process lives", &c.GitIdleTimeout},
+		{Server, "deletion-delay", "QUARRY_DELETION_DELAY", "how long deleted projects and groups stay restorable before removal (0: remove at once)", &c.DeletionDelay},
+		{Server, "task-workers", "QUARRY_TASK_WORKERS", "background tasks running at once (0: none in this process)", &c.TaskWorkers},
+		{Server, "task-lease", "QUARRY_TASK_LEASE", "how long a crashed worker's task stays claimed", &c.TaskLease},
+		{Server, "user-cap", "QUARRY_USER_CAP", "users a top-level group takes before new members need approval (0: no cap)", &c.UserCap},
+		{Server, "archive-rate-limit", "QUARRY_ARCHIVE_RATE_LIMIT", "repository archives one user may request per minute (0: no limit)", &c.ArchiveRateLimit},
+		{Server, "archive-cache-bytes", "QUARRY_ARCHIVE_CACHE_BYTES", "bytes of built archives kept for reuse (0: none)", &c.ArchiveCacheBytes},
+		{Server, "shutdown-timeout", "QUARRY_SHUTDOWN_TIMEOUT", "how long a graceful shutdown waits for requests", &c.ShutdownTimeout},
+		{Server, "max-body-bytes", "QUARRY_MAX_BODY_BYTES", "largest request body read into memory", &c.MaxBodyBytes},
 	}
 }
 
-// Bind registers the storage and server flags on fs. Call Load after fs.Parse.
-func (c *Config) Bind(fs *flag.FlagSet) {
-	fs.StringVar(&c.ConfigFile, "config", "", "TOML configuration file (env QUARRY_CONFIG)")
-	for _, o := range c.options() {
+// Flags is the configuration of one command: the settings of the groups it
+// binds, read from flags, the environment and the file.
+type Flags struct {
+	fs      *flag.FlagSet
+	groups  []Group
+	flagged Config // the values the flags parse into
+}
+
+// Bind registers --config and the flags of the settings in groups on fs.
+// Call Load after fs.Parse.
+func Bind(fs *flag.FlagSet, groups ...Group) *Flags {
+	f := &Flags{fs: fs, groups: groups, flagged: Default()}
+	fs.StringVar(&f.flagged.ConfigFile, "config", "", "TOML configuration file (env QUARRY_CONFIG)")
+	for _, o := range f.flagged.options() {
+		if !f.binds(o.group) {
+			continue
+		}
 		usage := fmt.Sprintf("%s (env %s)", o.usage, o.env)
 		switch p := o.ptr.(type) {
 		case *string:
@@ -137,41 +188,76 @@ func (c *Config) Bind(fs *flag.FlagSet) {
 			fs.DurationVar(p, o.flag, *p, usage)
 		}
 	}
+	return f
 }
 
-// Load layers the configuration file and the environment under the flags
-// already parsed into fs: flags win over environment, environment over file.
-// getenv is os.Getenv outside tests.
-func Load(fs *flag.FlagSet, c *Config, getenv func(string) string) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+func (f *Flags) binds(g Group) bool { return slices.Contains(f.groups, g) }
 
-	// Remember flag values, then rebuild from defaults → file → env → flags.
-	flagged := *c
-	*c = Default()
-	file := flagged.ConfigFile
+// Load returns the configuration of the command: for the settings of the
+// bound groups, the flags parsed win over the environment, the environment
+// over the file, the file over the defaults; every other setting keeps its
+// default. The file is shared by all commands: a key of any group is
+// accepted, an unknown key is an error. getenv is os.Getenv outside tests.
+func (f *Flags) Load(getenv func(string) string) (Config, error) {
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+
+	c := Default()
+	fromFile := Default()
+	file := f.flagged.ConfigFile
 	if file == "" {
 		file = getenv("QUARRY_CONFIG")
 	}
 	if file != "" {
-		if _, err := toml.DecodeFile(file, c); err != nil {
-			return fmt.Errorf("read config file %q: %w", file, err)
+		if err := decodeFile(file, &fromFile); err != nil {
+			return c, err
 		}
 		c.ConfigFile = file
 	}
-	opts := c.options()
-	flaggedOpts := flagged.options()
+	opts, fileOpts, flagOpts := c.options(), fromFile.options(), f.flagged.options()
 	for i, o := range opts {
+		if !f.binds(o.group) {
+			continue
+		}
+		copyValue(o.ptr, fileOpts[i].ptr)
 		if v := getenv(o.env); v != "" {
 			if err := setValue(o.ptr, v); err != nil {
-				return fmt.Errorf("%s: %w", o.env, err)
+				return c, fmt.Errorf("%s: %w", o.env, err)
 			}
 		}
 		if set[o.flag] {
-			copyValue(o.ptr, flaggedOpts[i].ptr)
+			copyValue(o.ptr, flagOpts[i].ptr)
 		}
 	}
-	return c.finish()
+	return c, c.finish()
+}
+
+// decodeFile reads the TOML file into c; a key that names no setting is an
+// error, so a typo does not fall back to a default unnoticed.
+func decodeFile(file string, c *Config) error {
+	md, err := toml.DecodeFile(file, c)
+	if err != nil {
+		return fmt.Errorf("read config file %q: %w", file, err)
+	}
+	var unknown []string
+	for _, k := range md.Undecoded() {
+		// Name an unknown table once, not again for each key in it.
+		if len(unknown) > 0 && strings.HasPrefix(k.String(), unknown[len(unknown)-1]+".") {
+			continue
+		}
+		unknown = append(unknown, k.String())
+	}
+	switch len(unknown) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("config %s: unknown key %q", file, unknown[0])
+	}
+	quoted := make([]string, len(unknown))
+	for i, k := range unknown {
+		quoted[i] = strconv.Quote(k)
+	}
+	return fmt.Errorf("config %s: unknown keys %s", file, strings.Join(quoted, ", "))
 }
 
 func setValue(ptr any, v string) error {
@@ -242,6 +328,12 @@ func (c *Config) finish() error {
 	if c.DeletionDelay < 0 {
 		return fmt.Errorf("deletion delay must not be negative")
 	}
+	if c.GitMaxProcesses < 1 {
+		return fmt.Errorf("git max processes %d: want at least 1", c.GitMaxProcesses)
+	}
+	if c.GitIdleTimeout <= 0 {
+		return fmt.Errorf("git idle timeout %s: want more than 0", c.GitIdleTimeout)
+	}
 	switch c.LogFormat {
 	case "text", "json":
 	default:
@@ -298,6 +390,12 @@ func (c *Config) RepositoriesDir() string { return filepath.Join(c.DataDir, "rep
 
 // InitialRootTokenPath is the file that receives root's first token.
 func (c *Config) InitialRootTokenPath() string { return filepath.Join(c.DataDir, "initial_root_token") }
+
+// InitialRootPasswordPath is the file that receives root's generated
+// password (a preset password is never written).
+func (c *Config) InitialRootPasswordPath() string {
+	return filepath.Join(c.DataDir, "initial_root_password")
+}
 
 // Getenv is os.Getenv; a variable so commands can share it.
 var Getenv = os.Getenv

@@ -2,21 +2,41 @@ package config
 
 import (
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 func load(t *testing.T, args []string, env map[string]string) (Config, error) {
 	t.Helper()
+	return loadGroups(t, AllGroups, args, env)
+}
+
+// loadGroups loads the configuration of a command binding groups.
+func loadGroups(t *testing.T, groups []Group, args []string, env map[string]string) (Config, error) {
+	t.Helper()
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	c := Default()
-	c.Bind(fs)
+	fs.SetOutput(io.Discard)
+	f := Bind(fs, groups...)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	err := Load(fs, &c, func(k string) string { return env[k] })
-	return c, err
+	return f.Load(func(k string) string { return env[k] })
+}
+
+// writeFile writes a configuration file and returns its path.
+func writeFile(t *testing.T, text string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "quarry.toml")
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
 
 func TestLoad_precedence(t *testing.T) {
@@ -55,6 +75,40 @@ func TestLoad_defaults(t *testing.T) {
 	if !filepath.IsAbs(c.DataDir) || filepath.Base(c.DataDir) != "quarry-data" {
 		t.Errorf("data dir = %q", c.DataDir)
 	}
+	if c.DeletionDelay != 0 {
+		t.Errorf("deletion delay = %s; want 0 (delayed_project_deletion: false)", c.DeletionDelay)
+	}
+	if c.GitMaxProcesses != 128 || c.GitIdleTimeout != time.Minute {
+		t.Errorf("git max processes %d, idle timeout %s; want 128, 1m", c.GitMaxProcesses, c.GitIdleTimeout)
+	}
+}
+
+// The warm git process settings come from the file, the environment and
+// the flags, in the usual order.
+func TestLoad_gitProcesses(t *testing.T) {
+	file := writeFile(t, "git_max_processes = 16\ngit_idle_timeout = \"30s\"\n")
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		procs int
+		idle  time.Duration
+	}{
+		{"file", nil, nil, 16, 30 * time.Second},
+		{"env", nil, map[string]string{"QUARRY_GIT_MAX_PROCESSES": "8", "QUARRY_GIT_IDLE_TIMEOUT": "10s"}, 8, 10 * time.Second},
+		{"flag", []string{"--git-max-processes", "4", "--git-idle-timeout", "5s"},
+			map[string]string{"QUARRY_GIT_MAX_PROCESSES": "8", "QUARRY_GIT_IDLE_TIMEOUT": "10s"}, 4, 5 * time.Second},
+		{"mixed", []string{"--git-idle-timeout", "5s"}, map[string]string{"QUARRY_GIT_MAX_PROCESSES": "8"}, 8, 5 * time.Second},
+	} {
+		c, err := load(t, append([]string{"--config", file}, tc.args...), tc.env)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if c.GitMaxProcesses != tc.procs || c.GitIdleTimeout != tc.idle {
+			t.Errorf("%s: got %d, %s; want %d, %s", tc.name, c.GitMaxProcesses, c.GitIdleTimeout, tc.procs, tc.idle)
+		}
+	}
 }
 
 func TestLoad_bad(t *testing.T) {
@@ -64,9 +118,95 @@ func TestLoad_bad(t *testing.T) {
 		"cost-type":  {"QUARRY_PASSWORD_COST": "x"},
 		"log-format": {"QUARRY_LOG_FORMAT": "xml"},
 		"file":       {"QUARRY_CONFIG": "/nonexistent/quarry.toml"},
+		"git-procs":  {"QUARRY_GIT_MAX_PROCESSES": "0"},
+		"git-type":   {"QUARRY_GIT_MAX_PROCESSES": "many"},
+		"git-idle":   {"QUARRY_GIT_IDLE_TIMEOUT": "0s"},
+		"git-idle-":  {"QUARRY_GIT_IDLE_TIMEOUT": "-1s"},
+		"deletion":   {"QUARRY_DELETION_DELAY": "-1h"},
 	} {
 		if _, err := load(t, nil, env); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// A key of the file that names no setting is an error naming the key and
+// the file, not a silent fallback to the default.
+func TestLoad_unknownKey(t *testing.T) {
+	for _, tc := range []struct{ name, text, want string }{
+		{"top", "listne = \"127.0.0.1:1\"\n", `unknown key "listne"`},
+		{"table", "listen = \"127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:2\"\nworkers = 3\n", `unknown key "server"`},
+		{"dotted", "git.max_processes = 3\n", `unknown key "git.max_processes"`},
+		{"several", "listne = \"x\"\ndata_dri = \"y\"\n", `unknown keys "listne", "data_dri"`},
+		{"no-flag-only", "config = \"other.toml\"\n", `unknown key "config"`},
+	} {
+		file := writeFile(t, tc.text)
+		_, err := load(t, []string{"--config", file}, nil)
+		if want := "config " + file + ": " + tc.want; err == nil || err.Error() != want {
+			t.Errorf("%s: error %v; want %s", tc.name, err, want)
+		}
+	}
+	// Every command reads the same file: a key of a group the command does
+	// not bind is known all the same.
+	file := writeFile(t, "listen = \"127.0.0.1:1\"\ntask_workers = 9\n")
+	if _, err := loadGroups(t, []Group{Storage}, []string{"--config", file}, nil); err != nil {
+		t.Errorf("server keys in a storage-only command: %v", err)
+	}
+}
+
+// A command binding some groups gets flags for those only; the other
+// settings keep their defaults whatever the environment and file say.
+func TestBind_groups(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	Bind(fs, Storage)
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if want := []string{"config", "data-dir", "database-url"}; !slices.Equal(names, want) {
+		t.Errorf("storage flags = %v; want %v", names, want)
+	}
+
+	dir := t.TempDir()
+	file := writeFile(t, "listen = \"127.0.0.1:1\"\nlog_format = \"xml\"\ndata_dir = \"/from/file\"\n")
+	c, err := loadGroups(t, []Group{Storage}, []string{"--config", file},
+		map[string]string{"QUARRY_TASK_WORKERS": "-1", "QUARRY_DATA_DIR": dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != dir {
+		t.Errorf("data dir = %q; want the environment's %q", c.DataDir, dir)
+	}
+	if c.Listen != "127.0.0.1:8080" || c.LogFormat != "text" || c.TaskWorkers != 2 {
+		t.Errorf("unbound settings = %q, %q, %d; want the defaults", c.Listen, c.LogFormat, c.TaskWorkers)
+	}
+	if _, err := loadGroups(t, []Group{Storage, Log}, []string{"--config", file}, nil); err == nil {
+		t.Error("bad log format accepted by a command that logs")
+	}
+}
+
+// Every key of the file has a flag and an environment variable named
+// after it (the command line's contract), and belongs to a group.
+func TestOptions_everyKey(t *testing.T) {
+	var c Config
+	byPtr := map[any]option{}
+	for _, o := range c.options() {
+		byPtr[o.ptr] = o
+	}
+	v := reflect.ValueOf(&c).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		key := v.Type().Field(i).Tag.Get("toml")
+		if key == "-" {
+			continue
+		}
+		o, ok := byPtr[v.Field(i).Addr().Interface()]
+		if !ok {
+			t.Errorf("key %q has no option", key)
+			continue
+		}
+		if o.flag != strings.ReplaceAll(key, "_", "-") || o.env != "QUARRY_"+strings.ToUpper(key) {
+			t.Errorf("key %q: flag %q, env %q", key, o.flag, o.env)
+		}
+		if !slices.Contains(AllGroups, o.group) {
+			t.Errorf("key %q: group %q", key, o.group)
 		}
 	}
 }
