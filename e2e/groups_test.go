@@ -198,7 +198,7 @@ func TestGroups_transferAndDelete(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "DELETE", Path: "/groups/" + itoa(b) + "?permanently_remove=true&full_path=gb", Token: alice.Token}).Want(t, 202)
 		waitGone(t, s, "/groups/"+itoa(b), alice.Token)
 		waitGone(t, s, "/projects/"+itoa(p.ID), alice.Token)
-	})
+	}, apitest.DelayedDeletion)
 }
 
 func TestNamespaces(t *testing.T) {

@@ -108,7 +108,7 @@ func TestPermissions_matrix(t *testing.T) {
 				}
 			}
 		}
-	})
+	}, apitest.DelayedDeletion)
 }
 
 // TestPermissions_groupMatrix does the same for groups: reading, managing
@@ -179,5 +179,5 @@ func TestPermissions_groupMatrix(t *testing.T) {
 				}
 			}
 		}
-	})
+	}, apitest.DelayedDeletion)
 }

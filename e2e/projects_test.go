@@ -221,7 +221,7 @@ func TestProjects_archiveTransferDelete(t *testing.T) {
 			}
 			sleep()
 		}
-	})
+	}, apitest.DelayedDeletion)
 }
 
 func waitGone(t *testing.T, s *apitest.Server, path, token string) {

@@ -44,6 +44,10 @@ type Server struct {
 // Option changes the configuration before the server starts.
 type Option func(*config.Config)
 
+// DelayedDeletion keeps deleted projects and groups restorable for a week
+// (the default removes them at once).
+func DelayedDeletion(c *config.Config) { c.DeletionDelay = 7 * 24 * time.Hour }
+
 // Each runs body against a fresh server on every test database (SQLite,
 // and PostgreSQL when QUARRY_TEST_DATABASE_URL is set).
 func Each(t *testing.T, body func(t *testing.T, s *Server), opts ...Option) {
