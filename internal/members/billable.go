@@ -82,14 +82,14 @@ func (s *Service) activate(ctx context.Context, ms []model.Member) error {
 }
 
 // Pending lists the users waiting for approval in a top-level group's tree.
-func (s *Service) Pending(ctx context.Context, a auth.Actor, ref string) ([]model.Member, error) {
+func (s *Service) Pending(ctx context.Context, a auth.Actor, ref string, page model.Page) ([]model.Member, model.PageInfo, error) {
 	src, err := s.rootGroup(ctx, a, ref)
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	all, err := s.db.BillableUsers(ctx, src.Traversal)
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	seen := map[int64]bool{}
 	var out []model.Member
@@ -99,7 +99,8 @@ func (s *Service) Pending(ctx context.Context, a auth.Actor, ref string) ([]mode
 			out = append(out, m)
 		}
 	}
-	return out, nil
+	list, info := model.PageOf(out, page)
+	return list, info, nil
 }
 
 // Billable is a user counted against a top-level group.
@@ -116,14 +117,14 @@ var BillableSorts = []string{"access_level_asc", "access_level_desc", "last_join
 
 // BillableMembers lists the users with a membership anywhere in a
 // top-level group's tree, each once.
-func (s *Service) BillableMembers(ctx context.Context, a auth.Actor, ref, search, sortBy string) ([]Billable, error) {
+func (s *Service) BillableMembers(ctx context.Context, a auth.Actor, ref, search, sortBy string, page model.Page) ([]Billable, model.PageInfo, error) {
 	src, err := s.rootGroup(ctx, a, ref)
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	all, err := s.db.BillableUsers(ctx, src.Traversal)
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	byUser := map[int64]*Billable{}
 	var order []int64
@@ -176,7 +177,8 @@ func (s *Service) BillableMembers(ctx context.Context, a auth.Actor, ref, search
 	if f, ok := less[sortBy]; ok {
 		sort.SliceStable(out, func(i, j int) bool { return f(&out[i], &out[j]) })
 	}
-	return out, nil
+	list, info := model.PageOf(out, page)
+	return list, info, nil
 }
 
 func signIn(b *Billable) int64 {
@@ -188,18 +190,19 @@ func signIn(b *Billable) int64 {
 
 // BillableMemberships lists one billable user's direct memberships in the
 // tree, with the sources' names.
-func (s *Service) BillableMemberships(ctx context.Context, a auth.Actor, ref string, userID int64) ([]model.Member, map[string]map[int64][2]string, error) {
+func (s *Service) BillableMemberships(ctx context.Context, a auth.Actor, ref string, userID int64, page model.Page) ([]model.Member, model.PageInfo, map[string]map[int64][2]string, error) {
 	src, err := s.rootGroup(ctx, a, ref)
 	if err != nil {
-		return nil, nil, err
+		return nil, model.PageInfo{}, nil, err
 	}
 	ms, err := s.db.MembershipsInTree(ctx, src.Traversal, userID)
 	if err != nil {
-		return nil, nil, err
+		return nil, model.PageInfo{}, nil, err
 	}
 	if len(ms) == 0 {
-		return nil, nil, model.NotFound("User")
+		return nil, model.PageInfo{}, nil, model.NotFound("User")
 	}
+	ms, info := model.PageOf(ms, page)
 	ids := map[string][]int64{}
 	for _, m := range ms {
 		ids[m.SourceType] = append(ids[m.SourceType], m.SourceID)
@@ -207,10 +210,10 @@ func (s *Service) BillableMemberships(ctx context.Context, a auth.Actor, ref str
 	names := map[string]map[int64][2]string{}
 	for t, list := range ids {
 		if names[t], err = s.db.SourceNames(ctx, t, list); err != nil {
-			return nil, nil, err
+			return nil, model.PageInfo{}, nil, err
 		}
 	}
-	return ms, names, nil
+	return ms, info, names, nil
 }
 
 // RemoveBillable removes a user from a top-level group, its subgroups and

@@ -261,17 +261,8 @@ func (s *Service) checkLevel(src Source, level model.AccessLevel, expiresAt stri
 }
 
 func (s *Service) user(ctx context.Context, ref string) (model.User, error) {
-	var u model.User
-	var err error
-	if id, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
-		u, err = s.db.UserByID(ctx, id)
-	} else {
-		u, err = s.db.UserByUsername(ctx, ref)
-	}
-	if errors.Is(err, model.ErrNotFound) {
-		return u, model.NotFound("User")
-	}
-	return u, err
+	u, err := s.db.UserByRef(ctx, ref)
+	return u, model.NotFoundAs(err, "User")
 }
 
 func (s *Service) addOne(ctx context.Context, a auth.Actor, src Source, uref string, in AddInput) (model.Member, error) {

@@ -80,6 +80,15 @@ func TooLarge() *Error {
 	return &Error{Kind: KindTooLarge, Message: "413 Request Entity Too Large", Raw: true}
 }
 
+// NotFoundAs names a lookup's "not found" for the resource ("404 User Not
+// Found"); other errors pass unchanged.
+func NotFoundAs(err error, resource string) error {
+	if errors.Is(err, ErrNotFound) {
+		return NotFound(resource)
+	}
+	return err
+}
+
 // RecordNotFound is GitLab's generic lookup failure, "404 Not found".
 func RecordNotFound() *Error {
 	return &Error{Kind: KindNotFound, Message: "404 Not found", Raw: true}

@@ -25,3 +25,11 @@ type PageInfo struct {
 	// NextCursor continues a keyset list; "" at the end.
 	NextCursor string
 }
+
+// PageOf cuts one offset page out of a list computed whole (git refs,
+// aggregates), with its totals.
+func PageOf[T any](all []T, pg Page) ([]T, PageInfo) {
+	start := min(pg.Offset(), len(all))
+	end := min(start+pg.PerPage, len(all))
+	return all[start:end], PageInfo{Total: len(all), TotalKnown: true, HasMore: end < len(all)}
+}

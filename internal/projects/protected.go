@@ -59,9 +59,18 @@ func (s *Service) protectDefaultBranch(ctx context.Context, tx *store.Tx, p *mod
 	return tx.CreateProtectedBranch(ctx, rule)
 }
 
-// ProtectedBranches lists a project's protected branch rules (developers
+// ProtectedBranches lists one page of a project's protected branch rules (developers
 // and up).
-func (s *Service) ProtectedBranches(ctx context.Context, a auth.Actor, ref, search string) ([]model.ProtectedBranch, error) {
+func (s *Service) ProtectedBranches(ctx context.Context, a auth.Actor, ref, search string, page model.Page) ([]model.ProtectedBranch, model.PageInfo, error) {
+	list, err := s.protectedBranches(ctx, a, ref, search)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	list, info := model.PageOf(list, page)
+	return list, info, nil
+}
+
+func (s *Service) protectedBranches(ctx context.Context, a auth.Actor, ref, search string) ([]model.ProtectedBranch, error) {
 	p, acc, err := s.Resolve(ctx, a, ref)
 	if err != nil {
 		return nil, err
@@ -74,7 +83,7 @@ func (s *Service) ProtectedBranches(ctx context.Context, a auth.Actor, ref, sear
 
 // ProtectedBranch returns one rule by exact name, or 404 Not found.
 func (s *Service) ProtectedBranch(ctx context.Context, a auth.Actor, ref, name string) (model.ProtectedBranch, error) {
-	rules, err := s.ProtectedBranches(ctx, a, ref, "")
+	rules, err := s.protectedBranches(ctx, a, ref, "")
 	if err != nil {
 		return model.ProtectedBranch{}, err
 	}

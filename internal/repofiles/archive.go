@@ -21,7 +21,7 @@ var onlyLines = regexp.MustCompile(`has only (\d+) lines?`)
 // changed them; start and end (1-based, inclusive; 0 for the whole file)
 // narrow the lines. A range past the end of the file is cut at the end.
 func (s *Service) Blame(ctx context.Context, a auth.Actor, projectRef, filePath, ref string, start, end int) (File, []gitrepo.BlameRange, error) {
-	f, repo, err := s.Stat(ctx, a, projectRef, filePath, ref)
+	f, repo, err := s.stat(ctx, a, projectRef, filePath, ref)
 	if err != nil {
 		return f, nil, err
 	}

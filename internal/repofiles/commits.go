@@ -42,13 +42,13 @@ type CommitsInput struct {
 }
 
 // Commits lists commits newest first, one page, with the total.
-func (s *Service) Commits(ctx context.Context, a auth.Actor, projectRef string, in CommitsInput, page model.Page) ([]CommitView, int, error) {
+func (s *Service) Commits(ctx context.Context, a auth.Actor, projectRef string, in CommitsInput, page model.Page) ([]CommitView, model.PageInfo, error) {
 	p, _, repo, err := s.readable(ctx, a, projectRef)
 	if err != nil {
-		return nil, 0, err
+		return nil, model.PageInfo{}, err
 	}
 	if empty, err := repo.Empty(ctx); err != nil || empty {
-		return []CommitView{}, 0, err
+		return []CommitView{}, model.PageInfo{TotalKnown: true}, err
 	}
 	ref := in.RefName
 	if ref == "" {
@@ -56,36 +56,36 @@ func (s *Service) Commits(ctx context.Context, a auth.Actor, projectRef string, 
 	}
 	if !in.All {
 		if _, err := repo.CommitID(ctx, ref); errors.Is(err, gitrepo.ErrRefNotFound) {
-			return []CommitView{}, 0, nil
+			return []CommitView{}, model.PageInfo{TotalKnown: true}, nil
 		} else if err != nil {
-			return nil, 0, err
+			return nil, model.PageInfo{}, err
 		}
 	}
 	if in.Path != "" {
 		if in.Path, err = CleanPath(in.Path); err != nil {
-			return nil, 0, model.Param("path should be a valid file path")
+			return nil, model.PageInfo{}, model.Param("path should be a valid file path")
 		}
 	}
 	o := gitrepo.LogOptions{Rev: ref, All: in.All, Path: in.Path, Since: in.Since, Until: in.Until, Author: in.Author,
 		FirstParent: in.FirstParent, Skip: page.Offset(), Max: page.PerPage}
 	ids, err := repo.Log(ctx, o)
 	if err != nil {
-		return nil, 0, err
+		return nil, model.PageInfo{}, err
 	}
 	o.Skip, o.Max = 0, 0
 	total, err := repo.CountCommits(ctx, o)
 	if err != nil {
-		return nil, 0, err
+		return nil, model.PageInfo{}, err
 	}
 	out := make([]CommitView, 0, len(ids))
 	for _, id := range ids {
 		v, err := s.commitView(ctx, p, repo, string(id), in.WithStats)
 		if err != nil {
-			return nil, 0, err
+			return nil, model.PageInfo{}, err
 		}
 		out = append(out, v)
 	}
-	return out, total, nil
+	return out, model.PageInfo{Total: total, TotalKnown: true, HasMore: page.Offset()+len(out) < total}, nil
 }
 
 func (s *Service) commitView(ctx context.Context, p model.Project, repo *gitrepo.Repo, rev string, withStats bool) (CommitView, error) {
@@ -128,46 +128,51 @@ func (s *Service) Commit(ctx context.Context, a auth.Actor, projectRef, sha stri
 	return s.commitView(ctx, p, repo, sha, withStats)
 }
 
-// CommitDiff returns the changes of a commit against its first parent.
-func (s *Service) CommitDiff(ctx context.Context, a auth.Actor, projectRef, sha string) ([]gitrepo.FileDiff, error) {
+// CommitDiff returns one page of the changes of a commit against its
+// first parent.
+func (s *Service) CommitDiff(ctx context.Context, a auth.Actor, projectRef, sha string, page model.Page) ([]gitrepo.FileDiff, model.PageInfo, error) {
 	_, _, repo, err := s.readable(ctx, a, projectRef)
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	c, err := repo.ReadCommit(ctx, sha)
 	if err != nil {
 		if errors.Is(err, gitrepo.ErrRefNotFound) {
-			return nil, model.NotFound("Commit")
+			return nil, model.PageInfo{}, model.NotFound("Commit")
 		}
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	parent := git.ObjectID("")
 	if len(c.ParentIDs) > 0 {
 		parent = git.ObjectID(c.ParentIDs[0])
 	}
 	files, _, err := repo.Diff(ctx, parent, c.ID, gitrepo.DefaultDiffLimits)
-	return files, err
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	files, info := model.PageOf(files, page)
+	return files, info, nil
 }
 
 // CommitRef is a branch or tag whose history holds a commit.
 type CommitRef struct{ Type, Name string }
 
-// CommitRefs lists the branches and/or tags (kind "branch", "tag" or
+// CommitRefs lists one page of the branches and/or tags (kind "branch", "tag" or
 // "all") that contain a commit.
-func (s *Service) CommitRefs(ctx context.Context, a auth.Actor, projectRef, sha, kind string) ([]CommitRef, error) {
+func (s *Service) CommitRefs(ctx context.Context, a auth.Actor, projectRef, sha, kind string, page model.Page) ([]CommitRef, model.PageInfo, error) {
 	_, _, repo, err := s.readable(ctx, a, projectRef)
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	if sha == "" || strings.HasPrefix(sha, "-") {
-		return nil, model.NotFound("Commit")
+		return nil, model.PageInfo{}, model.NotFound("Commit")
 	}
 	c, err := repo.ReadCommit(ctx, sha)
 	if errors.Is(err, gitrepo.ErrRefNotFound) {
-		return nil, model.NotFound("Commit")
+		return nil, model.PageInfo{}, model.NotFound("Commit")
 	}
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	var prefixes []string
 	if kind != "tag" {
@@ -178,7 +183,7 @@ func (s *Service) CommitRefs(ctx context.Context, a auth.Actor, projectRef, sha,
 	}
 	names, err := repo.RefsContaining(ctx, c.ID, prefixes...)
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	out := make([]CommitRef, 0, len(names))
 	for _, n := range names {
@@ -188,7 +193,8 @@ func (s *Service) CommitRefs(ctx context.Context, a auth.Actor, projectRef, sha,
 			out = append(out, CommitRef{Type: "tag", Name: strings.TrimPrefix(n, "refs/tags/")})
 		}
 	}
-	return out, nil
+	list, info := model.PageOf(out, page)
+	return list, info, nil
 }
 
 // CreateCommit commits several actions and returns the new commit.
@@ -202,11 +208,12 @@ func (s *Service) CreateCommit(ctx context.Context, a auth.Actor, projectRef str
 
 // Compare is the difference between two refs.
 type Compare struct {
-	Commits  []CommitView
-	Diffs    []gitrepo.FileDiff
-	Timeout  bool
-	SameRef  bool
-	From, To git.ObjectID // the compared commits (merge base or from, and head)
+	ProjectPath string // the compared project's full path, for web links
+	Commits     []CommitView
+	Diffs       []gitrepo.FileDiff
+	Timeout     bool
+	SameRef     bool
+	From, To    git.ObjectID // the compared commits (merge base or from, and head)
 }
 
 // Compare compares from and to: from the merge base (default) or straight
@@ -245,7 +252,7 @@ func (s *Service) Compare(ctx context.Context, a auth.Actor, projectRef, from, t
 			return Compare{}, err
 		}
 	}
-	out := Compare{To: head, From: base, SameRef: head == base}
+	out := Compare{ProjectPath: p.FullPath(), To: head, From: base, SameRef: head == base}
 	if out.SameRef {
 		return out, nil
 	}
@@ -326,26 +333,26 @@ func (s *Service) MergeBase(ctx context.Context, a auth.Actor, projectRef string
 	return s.commitView(ctx, p, repo, string(mb), false)
 }
 
-// Contributors lists commit authors of a ref (default branch) ordered by
+// Contributors lists one page of the commit authors of a ref (default branch) ordered by
 // commits, name or e-mail.
-func (s *Service) Contributors(ctx context.Context, a auth.Actor, projectRef, ref, orderBy string, desc bool) ([]gitrepo.Contributor, error) {
+func (s *Service) Contributors(ctx context.Context, a auth.Actor, projectRef, ref, orderBy string, desc bool, page model.Page) ([]gitrepo.Contributor, model.PageInfo, error) {
 	p, _, repo, err := s.readable(ctx, a, projectRef)
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	if ref == "" {
 		ref = p.DefaultBranch
 	}
 	if empty, err := repo.Empty(ctx); err != nil || empty {
-		return []gitrepo.Contributor{}, err
+		return []gitrepo.Contributor{}, model.PageInfo{TotalKnown: true}, err
 	}
 	id, err := repo.CommitID(ctx, ref)
 	if err != nil {
-		return nil, refError(err)
+		return nil, model.PageInfo{}, refError(err)
 	}
 	list, err := repo.Contributors(ctx, string(id))
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	less := func(i, j int) bool {
 		if list[i].Commits != list[j].Commits {
@@ -365,5 +372,6 @@ func (s *Service) Contributors(ctx context.Context, a auth.Actor, projectRef, re
 		}
 		return less(i, j)
 	})
-	return list, nil
+	list, info := model.PageOf(list, page)
+	return list, info, nil
 }

@@ -16,6 +16,7 @@ import (
 
 // Branch is a branch with what its entity shows.
 type Branch struct {
+	ProjectPath        string // the project's full path, for web links
 	Name               string
 	Commit             gitrepo.Commit
 	Merged             bool
@@ -51,7 +52,7 @@ func (s *Service) branches(ctx context.Context, a auth.Actor, p model.Project, a
 		if err != nil {
 			return nil, err
 		}
-		b := Branch{Name: ref.Name, Commit: c, Merged: merged[ref.Name] && ref.Name != p.DefaultBranch, Default: ref.Name == p.DefaultBranch}
+		b := Branch{ProjectPath: p.FullPath(), Name: ref.Name, Commit: c, Merged: merged[ref.Name] && ref.Name != p.DefaultBranch, Default: ref.Name == p.DefaultBranch}
 		devPush, devMerge := true, true
 		for _, r := range rules {
 			if !model.MatchesBranch(r.Name, ref.Name) {
@@ -77,21 +78,22 @@ func grants(list []model.BranchAccess, level model.AccessLevel) bool {
 	return false
 }
 
-// Branches lists branches, optionally filtered by a search ("^x" and "x$"
-// anchor it) or a regular expression.
-func (s *Service) Branches(ctx context.Context, a auth.Actor, projectRef, search, regex string) ([]Branch, error) {
+// Branches lists one page of the branches (by name), optionally filtered
+// by a search ("^x" and "x$" anchor it) or a regular expression. Only the
+// page's branches are read in full.
+func (s *Service) Branches(ctx context.Context, a auth.Actor, projectRef, search, regex string, page model.Page) ([]Branch, model.PageInfo, error) {
 	p, acc, repo, err := s.readable(ctx, a, projectRef)
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	refs, err := repo.Refs(ctx, "refs/heads/")
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
 	var re *regexp.Regexp
 	if regex != "" {
 		if re, err = regexp.Compile(regex); err != nil {
-			return nil, model.BadRequestRaw("Regex is invalid")
+			return nil, model.PageInfo{}, model.BadRequestRaw("Regex is invalid")
 		}
 	}
 	var kept []gitrepo.Ref
@@ -104,7 +106,9 @@ func (s *Service) Branches(ctx context.Context, a auth.Actor, projectRef, search
 		}
 		kept = append(kept, r)
 	}
-	return s.branches(ctx, a, p, acc, repo, kept)
+	kept, info := model.PageOf(kept, page)
+	list, err := s.branches(ctx, a, p, acc, repo, kept)
+	return list, info, err
 }
 
 func matchSearch(name, q string) bool {
@@ -161,7 +165,7 @@ func (s *Service) CreateBranch(ctx context.Context, a auth.Actor, projectRef, na
 	if !git.ValidRefName(name) || strings.HasPrefix(name, "refs/") {
 		return Branch{}, model.BadRequestRaw("Branch name is invalid")
 	}
-	_, _, repo, err := s.writable(ctx, a, projectRef, name)
+	p, acc, repo, err := s.writable(ctx, a, projectRef, name)
 	if err != nil {
 		return Branch{}, err
 	}
@@ -181,7 +185,11 @@ func (s *Service) CreateBranch(ctx context.Context, a auth.Actor, projectRef, na
 		}
 		return Branch{}, err
 	}
-	return s.Branch(ctx, a, projectRef, name)
+	list, err := s.branches(ctx, a, p, acc, repo, []gitrepo.Ref{{Name: name, Commit: commit, Target: commit}})
+	if err != nil {
+		return Branch{}, err
+	}
+	return list[0], nil
 }
 
 // DeleteBranch removes a branch; protected and default branches stay.
@@ -263,29 +271,41 @@ next:
 // Tag is a tag with its commit.
 type Tag struct {
 	gitrepo.Ref
-	Commit gitrepo.Commit
+	ProjectPath string // the project's full path, for web links
+	Commit      gitrepo.Commit
 }
 
-// Tags lists tags ordered by name, update time (default) or version.
-func (s *Service) Tags(ctx context.Context, a auth.Actor, projectRef, search, orderBy string, desc bool) ([]Tag, error) {
-	_, _, repo, err := s.readable(ctx, a, projectRef)
-	if err != nil {
-		return nil, err
-	}
+// tags reads the tags whose names pass keep, with their commits (tags of
+// other objects are left out).
+func tags(ctx context.Context, p model.Project, repo *gitrepo.Repo, keep func(name string) bool) ([]Tag, error) {
 	refs, err := repo.Refs(ctx, "refs/tags/")
 	if err != nil {
 		return nil, err
 	}
 	var out []Tag
 	for _, r := range refs {
-		if search != "" && !matchSearch(r.Name, search) {
+		if !keep(r.Name) {
 			continue
 		}
 		c, err := repo.ReadCommit(ctx, string(r.Commit))
 		if err != nil {
 			continue // a tag of a non-commit object
 		}
-		out = append(out, Tag{Ref: r, Commit: c})
+		out = append(out, Tag{Ref: r, ProjectPath: p.FullPath(), Commit: c})
+	}
+	return out, nil
+}
+
+// Tags lists one page of the tags ordered by name, update time (default)
+// or version.
+func (s *Service) Tags(ctx context.Context, a auth.Actor, projectRef, search, orderBy string, desc bool, page model.Page) ([]Tag, model.PageInfo, error) {
+	p, _, repo, err := s.readable(ctx, a, projectRef)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	out, err := tags(ctx, p, repo, func(name string) bool { return search == "" || matchSearch(name, search) })
+	if err != nil {
+		return nil, model.PageInfo{}, err
 	}
 	less := func(i, j int) bool { return out[i].Commit.Committer.When.Before(out[j].Commit.Committer.When) }
 	switch orderBy {
@@ -300,7 +320,8 @@ func (s *Service) Tags(ctx context.Context, a auth.Actor, projectRef, search, or
 		}
 		return less(i, j)
 	})
-	return out, nil
+	list, info := model.PageOf(out, page)
+	return list, info, nil
 }
 
 // versionLess compares tag names by their numeric parts.
@@ -323,16 +344,22 @@ func versionLess(a, b string) bool {
 
 // Tag returns one tag, or 404 Tag Not Found.
 func (s *Service) Tag(ctx context.Context, a auth.Actor, projectRef, name string) (Tag, error) {
-	tags, err := s.Tags(ctx, a, projectRef, "", "name", false)
+	p, _, repo, err := s.readable(ctx, a, projectRef)
 	if err != nil {
 		return Tag{}, err
 	}
-	for _, t := range tags {
-		if t.Name == name {
-			return t, nil
-		}
+	return tag(ctx, p, repo, name)
+}
+
+func tag(ctx context.Context, p model.Project, repo *gitrepo.Repo, name string) (Tag, error) {
+	list, err := tags(ctx, p, repo, func(n string) bool { return n == name })
+	if err != nil {
+		return Tag{}, err
 	}
-	return Tag{}, model.NotFound("Tag")
+	if len(list) == 0 {
+		return Tag{}, model.NotFound("Tag")
+	}
+	return list[0], nil
 }
 
 // CreateTag makes a lightweight tag, or an annotated one with a message.
@@ -368,7 +395,7 @@ func (s *Service) CreateTag(ctx context.Context, a auth.Actor, projectRef, name,
 	if err != nil {
 		return Tag{}, err
 	}
-	return s.Tag(ctx, a, projectRef, name)
+	return tag(ctx, p, repo, name)
 }
 
 // DeleteTag removes a tag (developers and up, as for pushing).

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"path"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,7 +117,12 @@ type File struct {
 
 // Stat describes the file at path on ref (default: the project's default
 // branch).
-func (s *Service) Stat(ctx context.Context, a auth.Actor, projectRef, filePath, ref string) (File, *gitrepo.Repo, error) {
+func (s *Service) Stat(ctx context.Context, a auth.Actor, projectRef, filePath, ref string) (File, error) {
+	f, _, err := s.stat(ctx, a, projectRef, filePath, ref)
+	return f, err
+}
+
+func (s *Service) stat(ctx context.Context, a auth.Actor, projectRef, filePath, ref string) (File, *gitrepo.Repo, error) {
 	fp, err := CleanPath(filePath)
 	if err != nil {
 		return File{}, nil, err
@@ -184,14 +190,20 @@ func (s *Service) sha256(ctx context.Context, repo *gitrepo.Repo, oid git.Object
 	return sum, nil
 }
 
-// Open streams the file's bytes; the reader must be closed.
-func (s *Service) Open(ctx context.Context, repo *gitrepo.Repo, f File) (io.ReadCloser, error) {
-	return repo.OpenBlob(ctx, git.ObjectID(f.BlobID), f.Size)
+// OpenRaw describes the file and streams its bytes; the reader must be
+// closed.
+func (s *Service) OpenRaw(ctx context.Context, a auth.Actor, projectRef, filePath, ref string) (File, io.ReadCloser, error) {
+	f, repo, err := s.stat(ctx, a, projectRef, filePath, ref)
+	if err != nil {
+		return f, nil, err
+	}
+	rd, err := repo.OpenBlob(ctx, git.ObjectID(f.BlobID), f.Size)
+	return f, rd, err
 }
 
 // Read returns the file's metadata and whole content (for the JSON form).
 func (s *Service) Read(ctx context.Context, a auth.Actor, projectRef, filePath, ref string) (File, []byte, error) {
-	f, repo, err := s.Stat(ctx, a, projectRef, filePath, ref)
+	f, repo, err := s.stat(ctx, a, projectRef, filePath, ref)
 	if err != nil {
 		return f, nil, err
 	}
@@ -199,33 +211,101 @@ func (s *Service) Read(ctx context.Context, a auth.Actor, projectRef, filePath, 
 	return f, data, err
 }
 
-// Tree lists a directory at ref (default branch when empty).
-func (s *Service) Tree(ctx context.Context, a auth.Actor, projectRef, dir, ref string, recursive bool) ([]gitrepo.TreeEntry, error) {
+// TreeInput selects a listing of a folder.
+type TreeInput struct {
+	Dir, Ref  string // "" is the root and the default branch
+	Recursive bool
+	// All lists every entry, without pages (pagination=none).
+	All bool
+	// PageToken continues a keyset listing after the entry it names.
+	PageToken string
+}
+
+// Tree lists a folder at a ref, one page at a time: offset pages with
+// totals, or keyset pages (page.Keyset) that continue after the entry
+// named by in.PageToken — its path, as NextCursor gives it, or its id, as
+// GitLab documents the token — with NextCursor naming the page's last
+// entry when more follow.
+func (s *Service) Tree(ctx context.Context, a auth.Actor, projectRef string, in TreeInput, page model.Page) ([]gitrepo.TreeEntry, model.PageInfo, error) {
+	dir := in.Dir
 	if dir != "" {
 		var err error
 		if dir, err = CleanPath(dir); err != nil {
-			return nil, model.Param("path should be a valid file path")
+			return nil, model.PageInfo{}, model.Param("path should be a valid file path")
 		}
 	}
 	p, _, repo, err := s.readable(ctx, a, projectRef)
 	if err != nil {
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
+	ref := in.Ref
 	if ref == "" {
 		ref = p.DefaultBranch
 	}
 	commit, err := repo.CommitID(ctx, ref)
 	if err != nil {
 		if errors.Is(err, gitrepo.ErrRefNotFound) {
-			return nil, model.NotFound("Tree")
+			return nil, model.PageInfo{}, model.NotFound("Tree")
 		}
-		return nil, err
+		return nil, model.PageInfo{}, err
 	}
-	entries, err := repo.Tree(ctx, commit, dir, recursive)
+	entries, err := repo.Tree(ctx, commit, dir, in.Recursive)
 	if errors.Is(err, gitrepo.ErrPathNotFound) {
-		return nil, model.NotFound("invalid revision or path")
+		return nil, model.PageInfo{}, model.NotFound("invalid revision or path")
 	}
-	return entries, err
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	switch {
+	case in.All:
+		return entries, model.PageInfo{Total: len(entries), TotalKnown: true}, nil
+	case page.Keyset:
+		start := 0
+		if in.PageToken != "" {
+			var ok bool
+			if start, ok = after(entries, in.PageToken); !ok {
+				return nil, model.PageInfo{}, model.Param("page_token is invalid")
+			}
+		}
+		list := entries[start:min(start+page.PerPage, len(entries))]
+		info := model.PageInfo{HasMore: start+len(list) < len(entries)}
+		if info.HasMore {
+			info.NextCursor = list[len(list)-1].Path
+		}
+		return list, info, nil
+	}
+	list, info := model.PageOf(entries, page)
+	return list, info, nil
+}
+
+// treeKey orders entries as git stores them: by path, a folder's name
+// compared as if it ended in "/". A listing (recursive too, depth first)
+// is sorted by it.
+func treeKey(e gitrepo.TreeEntry) string {
+	if e.Type == "tree" {
+		return e.Path + "/"
+	}
+	return e.Path
+}
+
+// after is the index following the entry a keyset token names: found by
+// path with a binary search; an entry id (GitLab's documented form, not
+// ordered) by a scan.
+func after(entries []gitrepo.TreeEntry, token string) (int, bool) {
+	for _, key := range []string{token, token + "/"} {
+		i := sort.Search(len(entries), func(i int) bool { return treeKey(entries[i]) >= key })
+		if i < len(entries) && treeKey(entries[i]) == key {
+			return i + 1, true
+		}
+	}
+	if len(token) >= 40 && strings.Trim(token, "0123456789abcdef") == "" {
+		for i, e := range entries {
+			if e.ID == token {
+				return i + 1, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // Blob is a blob by id.

@@ -203,6 +203,14 @@ func (tx *Tx) NamespaceByFullPath(ctx context.Context, fullPath string) (model.N
 	return n, err
 }
 
+// NamespaceByRef finds a namespace by id or full path.
+func (tx *Tx) NamespaceByRef(ctx context.Context, ref string) (model.Namespace, error) {
+	if id, ok := model.ParseID(ref); ok {
+		return tx.NamespaceByID(ctx, id)
+	}
+	return tx.NamespaceByFullPath(ctx, ref)
+}
+
 // NamespacesByIDs loads several namespaces.
 func (tx *Tx) NamespacesByIDs(ctx context.Context, ids []int64) (map[int64]model.Namespace, error) {
 	out := map[int64]model.Namespace{}
@@ -239,6 +247,15 @@ func (tx *Tx) GroupByFullPath(ctx context.Context, fullPath string) (model.Group
 	var g model.Group
 	err := tx.row(ctx, groupDest(&g), "SELECT "+groupColumns+" FROM namespaces n WHERE lower(n.full_path) = ? AND n.kind = 'group'", strings.ToLower(fullPath))
 	return g, err
+}
+
+// GroupByRef finds a group by id ("12") or full path ("parent/child"), as
+// the API's :id names groups.
+func (tx *Tx) GroupByRef(ctx context.Context, ref string) (model.Group, error) {
+	if id, ok := model.ParseID(ref); ok {
+		return tx.GroupByID(ctx, id)
+	}
+	return tx.GroupByFullPath(ctx, ref)
 }
 
 // SiblingPathTaken reports whether a namespace or project under parent

@@ -158,6 +158,15 @@ func (tx *Tx) ProjectByFullPath(ctx context.Context, fullPath string) (model.Pro
 	return p, err
 }
 
+// ProjectByRef finds a project by id ("12") or full path ("group/project"),
+// as the API's :id names projects.
+func (tx *Tx) ProjectByRef(ctx context.Context, ref string) (model.Project, error) {
+	if id, ok := model.ParseID(ref); ok {
+		return tx.ProjectByID(ctx, id)
+	}
+	return tx.ProjectByFullPath(ctx, ref)
+}
+
 // ProjectsByIDs loads several projects.
 func (tx *Tx) ProjectsByIDs(ctx context.Context, ids []int64) (map[int64]model.Project, error) {
 	out := map[int64]model.Project{}

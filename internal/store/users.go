@@ -147,6 +147,15 @@ func (tx *Tx) UserByUsername(ctx context.Context, username string) (model.User, 
 	return u, err
 }
 
+// UserByRef finds a user by id ("12") or username (any case), as the API's
+// :id and :user_id name users.
+func (tx *Tx) UserByRef(ctx context.Context, ref string) (model.User, error) {
+	if id, ok := model.ParseID(ref); ok {
+		return tx.UserByID(ctx, id)
+	}
+	return tx.UserByUsername(ctx, ref)
+}
+
 // UserByEmail finds a user by primary e-mail, ignoring case.
 func (tx *Tx) UserByEmail(ctx context.Context, email string) (model.User, error) {
 	var u model.User

@@ -5,7 +5,6 @@ package tokens
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -136,14 +135,8 @@ func (s *Service) Sudo(ctx context.Context, a auth.Actor, ref string) (auth.Acto
 		return a, &AuthError{Status: 403, Code: "insufficient_scope",
 			Description: "The request requires higher privileges than provided by the access token.", Scope: "sudo"}
 	}
-	var u model.User
-	var err error
 	ref = strings.TrimSpace(ref)
-	if id, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
-		u, err = s.db.UserByID(ctx, id)
-	} else {
-		u, err = s.db.UserByUsername(ctx, ref)
-	}
+	u, err := s.db.UserByRef(ctx, ref)
 	if errors.Is(err, model.ErrNotFound) {
 		return a, model.NotFound("User with ID or username '" + ref + "'")
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
@@ -74,10 +73,7 @@ func (s *Service) ByID(ctx context.Context, actor auth.Actor, id int64) (model.U
 
 // ByIDOrUsername resolves "12" or "alice" to a visible user.
 func (s *Service) ByIDOrUsername(ctx context.Context, actor auth.Actor, ref string) (model.User, error) {
-	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
-		return s.ByID(ctx, actor, id)
-	}
-	u, err := s.db.UserByUsername(ctx, ref)
+	u, err := s.db.UserByRef(ctx, ref)
 	if errors.Is(err, model.ErrNotFound) || (err == nil && !auth.Can(actor, auth.ReadUser, auth.Resource{User: &u})) {
 		return model.User{}, model.NotFound("User")
 	}

@@ -161,11 +161,3 @@ func (c *Call) ClientIP() string {
 	}
 	return host
 }
-
-// PageOf serves one page of a list computed whole.
-func PageOf[T any](c *Call, pg model.Page, all []T) error {
-	start := min(pg.Offset(), len(all))
-	end := min(start+pg.PerPage, len(all))
-	c.Paginate(pg, model.PageInfo{Total: len(all), TotalKnown: true, HasMore: end < len(all)})
-	return c.JSON(http.StatusOK, all[start:end])
-}

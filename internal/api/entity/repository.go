@@ -82,7 +82,8 @@ type Branch struct {
 	Commit             Commit `json:"commit"`
 }
 
-func (r *Renderer) Branch(b repofiles.Branch, projectPath string) Branch {
+func (r *Renderer) Branch(b repofiles.Branch) Branch {
+	projectPath := b.ProjectPath
 	return Branch{Name: b.Name, Merged: b.Merged, Protected: b.Protected, Default: b.Default, DevelopersCanPush: b.DevelopersCanPush,
 		DevelopersCanMerge: b.DevelopersCanMerge, CanPush: b.CanPush, WebURL: r.ExternalURL + "/" + projectPath + "/-/tree/" + b.Name,
 		Commit: r.Commit(b.Commit, "/"+projectPath+"/-/commit/"+string(b.Commit.ID))}
@@ -98,8 +99,8 @@ type Tag struct {
 	CreatedAt *Time     `json:"created_at"`
 }
 
-func (r *Renderer) Tag(t repofiles.Tag, path string) Tag {
-	j := Tag{Name: t.Name, Message: t.Message, Target: string(t.Target), Commit: r.Commit(t.Commit, "/"+path+"/-/commit/"+string(t.Commit.ID))}
+func (r *Renderer) Tag(t repofiles.Tag) Tag {
+	j := Tag{Name: t.Name, Message: t.Message, Target: string(t.Target), Commit: r.Commit(t.Commit, "/"+t.ProjectPath+"/-/commit/"+string(t.Commit.ID))}
 	if !t.Tagger.When.IsZero() {
 		ts := Time(t.Tagger.When)
 		j.CreatedAt = &ts

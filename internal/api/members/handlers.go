@@ -235,7 +235,7 @@ func (h *Handlers) pendingMembers(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	ms, err := h.members.Pending(c.Ctx(), c.Actor, c.Path("id"))
+	ms, info, err := h.members.Pending(c.Ctx(), c.Actor, c.Path("id"), pg)
 	if err != nil {
 		return err
 	}
@@ -243,7 +243,7 @@ func (h *Handlers) pendingMembers(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	return endpoint.PageOf(c, pg, out)
+	return c.List(pg, info, out)
 }
 
 func (h *Handlers) billableMembers(c *endpoint.Call) error {
@@ -253,7 +253,7 @@ func (h *Handlers) billableMembers(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.members.BillableMembers(c.Ctx(), c.Actor, c.Path("id"), search, sortBy)
+	list, info, err := h.members.BillableMembers(c.Ctx(), c.Actor, c.Path("id"), search, sortBy, pg)
 	if err != nil {
 		return err
 	}
@@ -263,7 +263,7 @@ func (h *Handlers) billableMembers(c *endpoint.Call) error {
 		out[i] = entity.BillableMember{UserBasic: h.r.UserBasic(&b.User), Email: entity.StrPtr(b.User.PublicEmail), LastActivityOn: entity.StrPtr(b.User.LastActivityOn),
 			MembershipType: b.MembershipType, Removable: true, CreatedAt: entity.Time(b.JoinedAt.CreatedAt)}
 	}
-	return endpoint.PageOf(c, pg, out)
+	return c.List(pg, info, out)
 }
 
 func (h *Handlers) billableMemberships(c *endpoint.Call) error {
@@ -275,7 +275,7 @@ func (h *Handlers) billableMemberships(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	ms, names, err := h.members.BillableMemberships(c.Ctx(), c.Actor, c.Path("id"), uid)
+	ms, info, names, err := h.members.BillableMemberships(c.Ctx(), c.Actor, c.Path("id"), uid, pg)
 	if err != nil {
 		return err
 	}
@@ -292,7 +292,7 @@ func (h *Handlers) billableMemberships(c *endpoint.Call) error {
 		j.AccessLevel.StringValue, j.AccessLevel.IntegerValue = model.RoleName(m.AccessLevel), int(m.AccessLevel)
 		out[i] = j
 	}
-	return endpoint.PageOf(c, pg, out)
+	return c.List(pg, info, out)
 }
 
 func (h *Handlers) removeBillable(c *endpoint.Call) error {

@@ -27,7 +27,7 @@ func (h *Handlers) listCommits(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	list, total, err := h.files.Commits(c.Ctx(), c.Actor, c.Path("id"), in, pg)
+	list, info, err := h.files.Commits(c.Ctx(), c.Actor, c.Path("id"), in, pg)
 	if err != nil {
 		return err
 	}
@@ -35,8 +35,7 @@ func (h *Handlers) listCommits(c *endpoint.Call) error {
 	for i := range list {
 		out[i] = h.r.CommitDetail(list[i])
 	}
-	c.Paginate(pg, model.PageInfo{Total: total, TotalKnown: true, HasMore: pg.Offset()+len(list) < total})
-	return c.JSON(http.StatusOK, out)
+	return c.List(pg, info, out)
 }
 
 func (h *Handlers) getCommit(c *endpoint.Call) error {
@@ -56,11 +55,11 @@ func (h *Handlers) commitDiff(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	files, err := h.files.CommitDiff(c.Ctx(), c.Actor, c.Path("id"), c.Path("sha"))
+	files, info, err := h.files.CommitDiff(c.Ctx(), c.Actor, c.Path("id"), c.Path("sha"), pg)
 	if err != nil {
 		return err
 	}
-	return endpoint.PageOf(c, pg, entity.Diffs(files))
+	return c.List(pg, info, entity.Diffs(files))
 }
 
 // commitRefs serves GET /repository/commits/:sha/refs.
@@ -73,7 +72,7 @@ func (h *Handlers) commitRefs(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	refs, err := h.files.CommitRefs(c.Ctx(), c.Actor, c.Path("id"), c.Path("sha"), kind)
+	refs, info, err := h.files.CommitRefs(c.Ctx(), c.Actor, c.Path("id"), c.Path("sha"), kind, pg)
 	if err != nil {
 		return err
 	}
@@ -81,7 +80,7 @@ func (h *Handlers) commitRefs(c *endpoint.Call) error {
 	for i, r := range refs {
 		out[i] = entity.CommitRef{Type: r.Type, Name: r.Name}
 	}
-	return endpoint.PageOf(c, pg, out)
+	return c.List(pg, info, out)
 }
 
 // createCommit serves POST /repository/commits with several actions.
@@ -160,12 +159,8 @@ func (h *Handlers) compare(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	path, err := h.projectPath(c)
-	if err != nil {
-		return err
-	}
 	out := entity.Compare{Commits: []entity.Commit{}, Diffs: entity.Diffs(cmp.Diffs), CompareTimeout: cmp.Timeout, CompareSameRef: cmp.SameRef,
-		WebURL: fmt.Sprintf("%s/%s/-/compare/%s...%s", h.r.ExternalURL, path, cmp.From, cmp.To)}
+		WebURL: fmt.Sprintf("%s/%s/-/compare/%s...%s", h.r.ExternalURL, cmp.ProjectPath, cmp.From, cmp.To)}
 	for _, v := range cmp.Commits {
 		out.Commits = append(out.Commits, h.r.Commit(v.Commit, v.WebURL))
 	}
@@ -206,7 +201,7 @@ func (h *Handlers) contributors(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.files.Contributors(c.Ctx(), c.Actor, c.Path("id"), ref, orderBy, desc)
+	list, info, err := h.files.Contributors(c.Ctx(), c.Actor, c.Path("id"), ref, orderBy, desc, pg)
 	if err != nil {
 		return err
 	}
@@ -214,5 +209,5 @@ func (h *Handlers) contributors(c *endpoint.Call) error {
 	for i, x := range list {
 		out[i] = entity.Contributor{Name: x.Name, Email: x.Email, Commits: x.Commits}
 	}
-	return endpoint.PageOf(c, pg, out)
+	return c.List(pg, info, out)
 }

@@ -47,7 +47,7 @@ func (h *Handlers) getFile(c *endpoint.Call) error {
 	}
 	ctx, project, fp := c.Ctx(), c.Path("id"), c.Path("file_path")
 	if c.R.Method == http.MethodHead {
-		f, _, err := h.files.Stat(ctx, c.Actor, project, fp, ref)
+		f, err := h.files.Stat(ctx, c.Actor, project, fp, ref)
 		if err != nil {
 			return err
 		}
@@ -94,78 +94,55 @@ func streamBytes(w http.ResponseWriter, r *http.Request, name string, size int64
 
 func (h *Handlers) getRawFile(c *endpoint.Call) error {
 	ref, _ := c.P.String("ref")
-	ctx := c.Ctx()
-	f, repo, err := h.files.Stat(ctx, c.Actor, c.Path("id"), c.Path("file_path"), ref)
-	if err != nil {
-		return err
-	}
-	fileHeaders(c.W.Header(), f)
 	if c.R.Method == http.MethodHead {
+		f, err := h.files.Stat(c.Ctx(), c.Actor, c.Path("id"), c.Path("file_path"), ref)
+		if err != nil {
+			return err
+		}
+		fileHeaders(c.W.Header(), f)
 		streamBytes(c.W, c.R, f.Name, f.Size, strings.NewReader(""))
 		return nil
 	}
-	rd, err := h.files.Open(ctx, repo, f)
+	f, rd, err := h.files.OpenRaw(c.Ctx(), c.Actor, c.Path("id"), c.Path("file_path"), ref)
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
+	fileHeaders(c.W.Header(), f)
 	streamBytes(c.W, c.R, f.Name, f.Size, rd)
 	return nil
 }
 
 func (h *Handlers) getTree(c *endpoint.Call) error {
 	p := c.P
-	dir, _ := p.String("path")
-	ref, _ := p.String("ref")
-	recursive := p.Flag("recursive")
+	in := repofiles.TreeInput{Dir: p.Value("path"), Ref: p.Value("ref"), Recursive: p.Flag("recursive"), PageToken: p.Value("page_token")}
 	mode, _ := p.Enum("pagination", "legacy", "keyset", "none")
-	token, _ := p.String("page_token")
 	pg, err := c.Page()
 	if err != nil {
 		return err
 	}
-	if mode == "none" && !recursive {
+	if mode == "none" && !in.Recursive {
 		return model.Param(`pagination cannot be "none" unless "recursive" is true`)
 	}
-	entries, err := h.files.Tree(c.Ctx(), c.Actor, c.Path("id"), dir, ref, recursive)
+	in.All = mode == "none"
+	entries, info, err := h.files.Tree(c.Ctx(), c.Actor, c.Path("id"), in, pg)
 	if err != nil {
 		return err
 	}
-	conv := func(list []repofiles.TreeEntry) []entity.TreeEntry {
-		out := make([]entity.TreeEntry, len(list))
-		for i, e := range list {
-			out[i] = entity.TreeEntry{ID: e.ID, Name: e.Name, Type: e.Type, Path: e.Path, Mode: e.Mode}
-		}
-		return out
+	out := make([]entity.TreeEntry, len(entries))
+	for i, e := range entries {
+		out[i] = entity.TreeEntry{ID: e.ID, Name: e.Name, Type: e.Type, Path: e.Path, Mode: e.Mode}
 	}
-	switch mode {
-	case "none":
-		return c.JSON(http.StatusOK, conv(entries))
-	case "keyset":
-		start := 0
-		if token != "" {
-			start = -1
-			for i, e := range entries {
-				if e.Path == token || e.ID == token {
-					start = i + 1
-					break
-				}
-			}
-			if start < 0 {
-				return model.Param("page_token is invalid")
-			}
+	switch {
+	case in.All:
+	case pg.Keyset:
+		if info.NextCursor != "" {
+			c.NextLink(map[string]string{"page_token": info.NextCursor, "pagination": "keyset"})
 		}
-		end := min(start+pg.PerPage, len(entries))
-		page := entries[start:end]
-		if end < len(entries) {
-			c.W.Header().Set("Link", `<`+c.LinkURL(map[string]string{"page_token": page[len(page)-1].ID, "pagination": "keyset"})+`>; rel="next"`)
-		}
-		return c.JSON(http.StatusOK, conv(page))
+	default:
+		c.Paginate(pg, info)
 	}
-	start := min(pg.Offset(), len(entries))
-	end := min(start+pg.PerPage, len(entries))
-	c.Paginate(pg, model.PageInfo{Total: len(entries), TotalKnown: true, HasMore: end < len(entries)})
-	return c.JSON(http.StatusOK, conv(entries[start:end]))
+	return c.JSON(http.StatusOK, out)
 }
 
 func (h *Handlers) getBlob(c *endpoint.Call, raw bool) error {

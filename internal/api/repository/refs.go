@@ -11,12 +11,6 @@ import (
 	"quarry/internal/projects"
 )
 
-// projectPath is the full path of the request's project, for web links.
-func (h *Handlers) projectPath(c *endpoint.Call) (string, error) {
-	p, _, err := h.projects.Resolve(c.Ctx(), c.Actor, c.Path("id"))
-	return p.FullPath(), err
-}
-
 func (h *Handlers) listBranches(c *endpoint.Call) error {
 	search, _ := c.P.String("search")
 	regex, _ := c.P.String("regex")
@@ -24,19 +18,15 @@ func (h *Handlers) listBranches(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.files.Branches(c.Ctx(), c.Actor, c.Path("id"), search, regex)
-	if err != nil {
-		return err
-	}
-	path, err := h.projectPath(c)
+	list, info, err := h.files.Branches(c.Ctx(), c.Actor, c.Path("id"), search, regex, pg)
 	if err != nil {
 		return err
 	}
 	out := make([]entity.Branch, len(list))
 	for i := range list {
-		out[i] = h.r.Branch(list[i], path)
+		out[i] = h.r.Branch(list[i])
 	}
-	return endpoint.PageOf(c, pg, out)
+	return c.List(pg, info, out)
 }
 
 func (h *Handlers) getBranch(c *endpoint.Call) error {
@@ -48,11 +38,7 @@ func (h *Handlers) getBranch(c *endpoint.Call) error {
 		c.W.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	path, err := h.projectPath(c)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, h.r.Branch(b, path))
+	return c.JSON(http.StatusOK, h.r.Branch(b))
 }
 
 func (h *Handlers) createBranch(c *endpoint.Call) error {
@@ -66,11 +52,7 @@ func (h *Handlers) createBranch(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	path, err := h.projectPath(c)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, h.r.Branch(b, path))
+	return c.JSON(http.StatusCreated, h.r.Branch(b))
 }
 
 func (h *Handlers) deleteBranch(c *endpoint.Call) error {
@@ -101,19 +83,15 @@ func (h *Handlers) listTags(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.files.Tags(c.Ctx(), c.Actor, c.Path("id"), search, orderBy, desc)
-	if err != nil {
-		return err
-	}
-	path, err := h.projectPath(c)
+	list, info, err := h.files.Tags(c.Ctx(), c.Actor, c.Path("id"), search, orderBy, desc, pg)
 	if err != nil {
 		return err
 	}
 	out := make([]entity.Tag, len(list))
 	for i := range list {
-		out[i] = h.r.Tag(list[i], path)
+		out[i] = h.r.Tag(list[i])
 	}
-	return endpoint.PageOf(c, pg, out)
+	return c.List(pg, info, out)
 }
 
 func (h *Handlers) getTag(c *endpoint.Call) error {
@@ -121,11 +99,7 @@ func (h *Handlers) getTag(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	path, err := h.projectPath(c)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, h.r.Tag(t, path))
+	return c.JSON(http.StatusOK, h.r.Tag(t))
 }
 
 func (h *Handlers) createTag(c *endpoint.Call) error {
@@ -140,11 +114,7 @@ func (h *Handlers) createTag(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	path, err := h.projectPath(c)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusCreated, h.r.Tag(t, path))
+	return c.JSON(http.StatusCreated, h.r.Tag(t))
 }
 
 func (h *Handlers) deleteTag(c *endpoint.Call) error {
@@ -160,7 +130,7 @@ func (h *Handlers) listProtectedBranches(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.projects.ProtectedBranches(c.Ctx(), c.Actor, c.Path("id"), search)
+	list, info, err := h.projects.ProtectedBranches(c.Ctx(), c.Actor, c.Path("id"), search, pg)
 	if err != nil {
 		return err
 	}
@@ -168,7 +138,7 @@ func (h *Handlers) listProtectedBranches(c *endpoint.Call) error {
 	for i := range list {
 		out[i] = h.r.ProtectedBranch(list[i])
 	}
-	return endpoint.PageOf(c, pg, out)
+	return c.List(pg, info, out)
 }
 
 func (h *Handlers) getProtectedBranch(c *endpoint.Call) error {
