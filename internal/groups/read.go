@@ -2,7 +2,6 @@ package groups
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -131,8 +130,8 @@ func (s *Service) PathExists(ctx context.Context, a auth.Actor, path string, par
 	return true, []string{}, nil
 }
 
-// TaskDeleteGroup is the background removal of a group.
-const TaskDeleteGroup = "delete_group"
+// deleteTask is the background removal of a group.
+var deleteTask = tasks.Define("delete_group", tasks.KindOptions[deletePayload]{MaxAttempts: 5})
 
 type deletePayload struct {
 	GroupID int64 `json:"group_id"`
@@ -167,7 +166,7 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, ref string, permanen
 	} else if g.MarkedForDeletionOn != "" {
 		return model.BadRequestRaw("Group has been already marked for deletion")
 	}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		if s.DeletionDelay > 0 && !permanently {
 			g.MarkedForDeletionOn = s.today()
 			g.UpdatedAt = s.now().UTC()
@@ -175,14 +174,9 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, ref string, permanen
 				return err
 			}
 		}
-		b, _ := json.Marshal(deletePayload{GroupID: g.ID})
-		t := model.Task{Kind: TaskDeleteGroup, Payload: string(b), RunAt: runAt, MaxAttempts: 5}
-		return tx.EnqueueTask(ctx, &t)
+		_, err := deleteTask.Enqueue(ctx, tx, deletePayload{GroupID: g.ID}, tasks.At(runAt))
+		return err
 	})
-	if err == nil {
-		s.queue.Wake()
-	}
-	return err
 }
 
 // Restore unmarks a group marked for deletion.
@@ -209,11 +203,7 @@ func (s *Service) SetProjectRemover(r ProjectRemover) { s.remover = r }
 
 // runDelete removes a group once it is due: still marked (or deleted at
 // once), its projects first, then the namespaces.
-func (s *Service) runDelete(ctx context.Context, payload []byte) error {
-	var p deletePayload
-	if err := json.Unmarshal(payload, &p); err != nil {
-		return tasks.Permanent{Err: err}
-	}
+func (s *Service) runDelete(ctx context.Context, p deletePayload) error {
 	g, err := s.db.GroupByID(ctx, p.GroupID)
 	if errors.Is(err, model.ErrNotFound) {
 		return nil

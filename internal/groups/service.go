@@ -36,7 +36,7 @@ type Service struct {
 // New returns the groups service.
 func New(db *store.DB, up *uploads.Store, queue *tasks.Queue, log *slog.Logger, deletionDelay time.Duration) *Service {
 	s := &Service{db: db, uploads: up, queue: queue, log: log, now: time.Now, DeletionDelay: deletionDelay}
-	queue.Register(TaskDeleteGroup, tasks.Handler{Run: s.runDelete})
+	tasks.Handle(queue, deleteTask, s.runDelete, nil)
 	return s
 }
 

@@ -2,7 +2,6 @@ package projects
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -94,8 +93,8 @@ func (s *Service) Transfer(ctx context.Context, a auth.Actor, ref, target string
 	return s.db.ProjectByID(ctx, p.ID)
 }
 
-// TaskDelete is the background removal of a project.
-const TaskDelete = "delete_project"
+// deleteTask is the background removal of a project.
+var deleteTask = tasks.Define("delete_project", tasks.KindOptions[projectPayload]{MaxAttempts: 5})
 
 type projectPayload struct {
 	ProjectID int64 `json:"project_id"`
@@ -126,7 +125,7 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, ref string, permanen
 	} else if p.MarkedForDeletionOn != "" {
 		return model.BadRequestRaw("Project has been already marked for deletion")
 	}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		if immediate {
 			p.PendingDelete = true
 		} else {
@@ -136,14 +135,9 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, ref string, permanen
 		if err := tx.UpdateProject(ctx, &p); err != nil {
 			return err
 		}
-		b, _ := json.Marshal(projectPayload{ProjectID: p.ID})
-		t := model.Task{Kind: TaskDelete, Payload: string(b), RunAt: runAt, MaxAttempts: 5}
-		return tx.EnqueueTask(ctx, &t)
+		_, err := deleteTask.Enqueue(ctx, tx, projectPayload{ProjectID: p.ID}, tasks.At(runAt))
+		return err
 	})
-	if err == nil {
-		s.queue.Wake()
-	}
-	return err
 }
 
 // Restore unmarks a project marked for deletion (owners).
@@ -168,11 +162,7 @@ func (s *Service) Restore(ctx context.Context, a auth.Actor, ref string) (model.
 
 // runDelete removes a project whose deletion is due (unless it was
 // restored meanwhile).
-func (s *Service) runDelete(ctx context.Context, payload []byte) error {
-	var pl projectPayload
-	if err := json.Unmarshal(payload, &pl); err != nil {
-		return tasks.Permanent{Err: err}
-	}
+func (s *Service) runDelete(ctx context.Context, pl projectPayload) error {
 	p, err := s.db.ProjectByID(ctx, pl.ProjectID)
 	if errors.Is(err, model.ErrNotFound) {
 		return nil

@@ -5,7 +5,6 @@ package projects
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,9 +49,9 @@ func New(db *store.DB, storages *gitrepo.Storages, up *uploads.Store, queue *tas
 		cfg.DefaultVisibility = model.Private
 	}
 	s := &Service{db: db, storages: storages, uploads: up, queue: queue, log: log, cfg: cfg, now: time.Now}
-	queue.Register(TaskFork, tasks.Handler{Run: s.runFork, Failed: s.forkFailed})
-	queue.Register(TaskDelete, tasks.Handler{Run: s.runDelete})
-	queue.Register(TaskRefresh, tasks.Handler{Run: s.runRefresh})
+	tasks.Handle(queue, forkTask, s.runFork, s.forkFailed)
+	tasks.Handle(queue, deleteTask, s.runDelete, nil)
+	tasks.Handle(queue, refreshTask, s.runRefresh, nil)
 	return s
 }
 
@@ -273,28 +272,22 @@ func (s *Service) createRepository(ctx context.Context, p *model.Project, creato
 	return s.RepositoryChanged(ctx, p.ID)
 }
 
-// TaskRefresh recomputes a project's repository facts in the background.
-const TaskRefresh = "refresh_repository"
+// refreshTask recomputes a project's repository facts in the background, a
+// second after it was asked for; requests for one project fold into one
+// pending task.
+var refreshTask = tasks.Define("refresh_repository", tasks.KindOptions[projectPayload]{MaxAttempts: 3, Delay: time.Second,
+	Dedupe: func(p projectPayload) string { return strconv.FormatInt(p.ProjectID, 10) }})
 
 // ScheduleRefresh asks for RepositoryChanged soon; requests for the same
 // project fold into one pending task.
 func (s *Service) ScheduleRefresh(ctx context.Context, id int64) error {
-	b, _ := json.Marshal(projectPayload{ProjectID: id})
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		t := model.Task{Kind: TaskRefresh, Payload: string(b), DedupeKey: strconv.FormatInt(id, 10), RunAt: s.now().Add(time.Second), MaxAttempts: 3}
-		return tx.EnqueueTask(ctx, &t)
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := refreshTask.Enqueue(ctx, tx, projectPayload{ProjectID: id})
+		return err
 	})
-	if err == nil {
-		s.queue.Wake()
-	}
-	return err
 }
 
-func (s *Service) runRefresh(ctx context.Context, payload []byte) error {
-	var pl projectPayload
-	if err := json.Unmarshal(payload, &pl); err != nil {
-		return tasks.Permanent{Err: err}
-	}
+func (s *Service) runRefresh(ctx context.Context, pl projectPayload) error {
 	err := s.RepositoryChanged(ctx, pl.ProjectID)
 	if errors.Is(err, model.ErrNotFound) {
 		return nil

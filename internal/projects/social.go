@@ -2,7 +2,6 @@ package projects
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -63,8 +62,8 @@ type ForkInput struct {
 	Namespace string
 }
 
-// TaskFork copies a source repository into a fork.
-const TaskFork = "fork_project"
+// forkTask copies a source repository into a fork.
+var forkTask = tasks.Define("fork_project", tasks.KindOptions[projectPayload]{MaxAttempts: 3})
 
 // Fork creates a fork at once (import_status "scheduled") and copies the
 // repository in the background.
@@ -149,9 +148,8 @@ func (s *Service) Fork(ctx context.Context, a auth.Actor, ref string, in ForkInp
 				}
 			}
 		}
-		b, _ := json.Marshal(projectPayload{ProjectID: fork.ID, SourceID: src.ID})
-		t := model.Task{Kind: TaskFork, Payload: string(b), MaxAttempts: 3}
-		return tx.EnqueueTask(ctx, &t)
+		_, err := forkTask.Enqueue(ctx, tx, projectPayload{ProjectID: fork.ID, SourceID: src.ID})
+		return err
 	})
 	if err != nil {
 		if e := mapWriteErr(err); e != err {
@@ -159,7 +157,6 @@ func (s *Service) Fork(ctx context.Context, a auth.Actor, ref string, in ForkInp
 		}
 		return fork, err
 	}
-	s.queue.Wake()
 	return s.db.ProjectByID(ctx, fork.ID)
 }
 
@@ -202,11 +199,7 @@ func (s *Service) forkNamespace(ctx context.Context, a auth.Actor, ref string) (
 
 // runFork copies the source repository into the fork; it may run again
 // after a crash, and the copy is idempotent.
-func (s *Service) runFork(ctx context.Context, payload []byte) error {
-	var pl projectPayload
-	if err := json.Unmarshal(payload, &pl); err != nil {
-		return tasks.Permanent{Err: err}
-	}
+func (s *Service) runFork(ctx context.Context, pl projectPayload) error {
 	fork, err := s.db.ProjectByID(ctx, pl.ProjectID)
 	if errors.Is(err, model.ErrNotFound) {
 		return nil // deleted meanwhile
@@ -251,11 +244,7 @@ func (s *Service) runFork(ctx context.Context, payload []byte) error {
 }
 
 // forkFailed records a fork that could not be copied.
-func (s *Service) forkFailed(ctx context.Context, payload []byte, cause error) {
-	var pl projectPayload
-	if json.Unmarshal(payload, &pl) != nil {
-		return
-	}
+func (s *Service) forkFailed(ctx context.Context, pl projectPayload, cause error) {
 	err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.SetImportStatus(ctx, pl.ProjectID, "failed", cause.Error()) })
 	if err != nil {
 		s.log.Error("record failed fork", "project_id", pl.ProjectID, "err", err)

@@ -46,7 +46,18 @@ type Tx struct {
 	// lookup. (Transactions hold the only writer connection, so they
 	// prepare as they go.)
 	stmts *stmtCache
+	// notes delivers notifications (Notify); one per DB.
+	notes *notifier
+	// inTx marks a Tx made by InTx; after holds what runs once it commits,
+	// notified the SQLite notifications already queued.
+	inTx     bool
+	after    []func()
+	notified map[[2]string]bool
 }
+
+// afterCommit runs fn once the transaction has committed, before InTx
+// returns; never if it rolls back. Hooks run in the order they were added.
+func (tx *Tx) afterCommit(fn func()) { tx.after = append(tx.after, fn) }
 
 // DB is an open, migrated database.
 type DB struct {
@@ -69,8 +80,15 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 			pool.Close()
 			return nil, fmt.Errorf("connect postgres: %w", err)
 		}
+		// Notification channels are scoped to the schema the connections use.
+		var schema sql.NullString
+		if err := pool.QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("postgres schema: %w", err)
+		}
+		notes := newPostgresNotifier(databaseURL, schema.String)
 		// pgx caches prepared statements per connection by itself.
-		return &DB{Tx: &Tx{q: pool, dialect: Postgres}, Dialect: Postgres, w: pool, r: pool}, nil
+		return &DB{Tx: &Tx{q: pool, dialect: Postgres, notes: notes}, Dialect: Postgres, w: pool, r: pool}, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(sqlitePath), 0o750); err != nil {
 		return nil, fmt.Errorf("create database folder: %w", err)
@@ -103,11 +121,14 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r)}, Dialect: SQLite, w: w, r: r}, nil
+	notes := newNotifier()
+	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes}, Dialect: SQLite, w: w, r: r}, nil
 }
 
-// Close closes every connection.
+// Close closes every connection, ends every subscription and stops the
+// notification listener.
 func (db *DB) Close() error {
+	db.notes.close()
 	db.Tx.stmts.close()
 	err := db.w.Close()
 	if db.r != db.w {
@@ -123,7 +144,8 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // InTx runs fn in one transaction on the writer, committing when fn returns
-// nil and rolling back otherwise.
+// nil and rolling back otherwise. Once the commit succeeds, what the
+// transaction queued to happen after it (Notify) runs, before InTx returns.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	sqlTx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -138,11 +160,15 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			_ = sqlTx.Rollback()
 		}
 	}()
-	if err = fn(&Tx{q: sqlTx, dialect: db.Dialect}); err != nil {
+	tx := &Tx{q: sqlTx, dialect: db.Dialect, notes: db.notes, inTx: true}
+	if err = fn(tx); err != nil {
 		return err
 	}
 	if err = sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", mapErr(err))
+	}
+	for _, f := range tx.after {
+		f()
 	}
 	return nil
 }

@@ -2,10 +2,12 @@ package tasks_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,12 +21,42 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func enqueue(t *testing.T, db *store.DB, kind string, payload any) model.Task {
+// logger shows the queue's log when QUARRY_TEST_LOG is set.
+func logger() *slog.Logger {
+	if os.Getenv("QUARRY_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return quiet
+}
+
+// Kinds are defined once per process, like the services' kinds.
+type echoPayload struct {
+	N    int      `json:"n"`
+	Tags []string `json:"tags"`
+}
+
+var (
+	echoTask   = tasks.Define("test_echo", tasks.KindOptions[echoPayload]{})
+	keyedTask  = tasks.Define("test_keyed", tasks.KindOptions[echoPayload]{Dedupe: func(p echoPayload) string { return fmt.Sprint(p.N) }})
+	flakyTask  = tasks.Define("test_flaky", tasks.KindOptions[echoPayload]{MaxAttempts: 3, Backoff: func(n int) time.Duration { return time.Duration(n) * 100 * time.Millisecond }})
+	fatalTask  = tasks.Define("test_fatal", tasks.KindOptions[echoPayload]{MaxAttempts: 5})
+	crashTask  = tasks.Define("test_crash", tasks.KindOptions[echoPayload]{MaxAttempts: 3})
+	countTask  = tasks.Define("test_count", tasks.KindOptions[echoPayload]{})
+	laterTask  = tasks.Define("test_later", tasks.KindOptions[echoPayload]{Delay: time.Hour})
+	otherTask  = tasks.Define("test_other", tasks.KindOptions[echoPayload]{})
+	clockTask  = tasks.Define("test_clock", tasks.KindOptions[echoPayload]{})
+	stolenTask = tasks.Define("test_stolen", tasks.KindOptions[echoPayload]{})
+)
+
+// slowPoll makes sure that only notifications and due times wake workers.
+const slowPoll = time.Hour
+
+func enqueue[P any](t *testing.T, db *store.DB, k *tasks.Kind[P], p P, opts ...tasks.EnqueueOption) model.Task {
 	t.Helper()
 	var task model.Task
 	err := db.InTx(context.Background(), func(tx *store.Tx) error {
 		var err error
-		task, err = tasks.Enqueue(context.Background(), tx, kind, payload)
+		task, err = k.Enqueue(context.Background(), tx, p, opts...)
 		return err
 	})
 	if err != nil {
@@ -33,7 +65,8 @@ func enqueue(t *testing.T, db *store.DB, kind string, payload any) model.Task {
 	return task
 }
 
-func waitState(t *testing.T, db *store.DB, id int64, want model.TaskState) model.Task {
+// waitFor polls the task until ok says yes, for at most 20 seconds.
+func waitFor(t *testing.T, db *store.DB, id int64, what string, ok func(model.Task) bool) model.Task {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -41,95 +74,377 @@ func waitState(t *testing.T, db *store.DB, id int64, want model.TaskState) model
 		if err != nil {
 			t.Fatal(err)
 		}
-		if task.State == want {
+		if ok(task) {
 			return task
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("task %d is %s (%s); want %s", id, task.State, task.LastError, want)
+			t.Fatalf("task %d never %s: %+v", id, what, task)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-func TestQueue_runsRetriesAndFails(t *testing.T) {
+func waitState(t *testing.T, db *store.DB, id int64, want model.TaskState) model.Task {
+	t.Helper()
+	return waitFor(t, db, id, string(want), func(task model.Task) bool { return task.State == want })
+}
+
+// receive waits, bounded, for a value on c.
+func receive[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no %s after 20s", what)
+	}
+	var zero T
+	return zero
+}
+
+// start runs q until the test ends, and waits for its notification
+// subscription.
+func start(t *testing.T, q *tasks.Queue) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	q.Start(ctx)
+	t.Cleanup(func() { cancel(); q.Wait() })
+	receive(t, q.Listening(), "subscription")
+}
+
+// A typed payload goes in with Enqueue and comes out in the handler; the
+// worker is woken by the commit, not by polling.
+func TestKind_enqueueAndHandle(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, target storetest.Target) {
 		db := storetest.Open(t, target, "")
-		q := tasks.New(db, quiet, tasks.Options{Workers: 2, Poll: 10 * time.Millisecond})
-		var got atomic.Value
-		q.Register("ok", tasks.Handler{Run: func(ctx context.Context, p []byte) error {
-			var v struct{ N int }
-			_ = json.Unmarshal(p, &v)
-			got.Store(v.N)
-			return nil
-		}})
-		var failedWith atomic.Value
-		var runs atomic.Int32
-		q.Register("flaky", tasks.Handler{
-			Run:    func(ctx context.Context, p []byte) error { runs.Add(1); return errors.New("boom") },
-			Failed: func(ctx context.Context, p []byte, err error) { failedWith.Store(err.Error()) },
-		})
-		q.Register("fatal", tasks.Handler{Run: func(ctx context.Context, p []byte) error {
-			return tasks.Permanent{Err: errors.New("no use retrying")}
-		}})
-		ctx, cancel := context.WithCancel(context.Background())
-		defer func() { cancel(); q.Wait() }()
-		q.Start(ctx)
+		q := tasks.New(db, logger(), tasks.Options{Workers: 2, Poll: slowPoll})
+		got := make(chan echoPayload, 1)
+		tasks.Handle(q, echoTask, func(ctx context.Context, p echoPayload) error { got <- p; return nil }, nil)
+		start(t, q)
 
-		ok := enqueue(t, db, "ok", map[string]int{"N": 42})
-		q.Wake()
-		waitState(t, db, ok.ID, model.TaskDone)
-		if got.Load() != 42 {
-			t.Errorf("payload %v", got.Load())
+		want := echoPayload{N: 42, Tags: []string{"a", "b"}}
+		task := enqueue(t, db, echoTask, want)
+		if task.ID == 0 || task.Kind != "test_echo" || task.State != model.TaskPending || task.MaxAttempts != 3 {
+			t.Errorf("enqueued %+v", task)
 		}
-		fatal := enqueue(t, db, "fatal", nil)
-		q.Wake()
-		task := waitState(t, db, fatal.ID, model.TaskFailed)
-		if task.Attempts != 1 || task.LastError != "no use retrying" {
-			t.Errorf("permanent failure: %+v", task)
+		p := receive(t, got, "payload")
+		if p.N != 42 || len(p.Tags) != 2 || p.Tags[1] != "b" {
+			t.Errorf("handler got %+v; want %+v", p, want)
 		}
-		// The flaky task fails its first attempt and is scheduled again later.
-		flaky := enqueue(t, db, "flaky", nil)
-		q.Wake()
-		// (Pending at first too, and "running" while claimed: wait for the
-		// failure to be recorded.)
-		deadline := time.Now().Add(10 * time.Second)
-		task, _ = db.TaskByID(context.Background(), flaky.ID)
-		for task.LastError == "" && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-			task, _ = db.TaskByID(context.Background(), flaky.ID)
+		if done := waitState(t, db, task.ID, model.TaskDone); done.Attempts != 1 || done.LockedBy != "" || done.LeaseUntil != nil {
+			t.Errorf("done task: %+v", done)
 		}
-		if task.State != model.TaskPending || task.Attempts != 1 || !task.RunAt.After(time.Now()) || task.LastError != "boom" {
-			t.Errorf("after one failure: %+v", task)
+	})
+}
+
+// Nothing is enqueued when the transaction rolls back.
+func TestKind_enqueueRollsBack(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		var id int64
+		boom := errors.New("boom")
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			task, err := echoTask.Enqueue(ctx, tx, echoPayload{N: 1})
+			if err != nil {
+				return err
+			}
+			id = task.ID
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatal(err)
+		}
+		if _, err := db.TaskByID(ctx, id); !errors.Is(err, model.ErrNotFound) {
+			t.Errorf("rolled-back task: %v", err)
+		}
+	})
+}
+
+// A kind with a dedupe key keeps one pending task per key; once that task
+// runs, a new request is stored again.
+func TestKind_dedupe(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		first := enqueue(t, db, keyedTask, echoPayload{N: 7}, tasks.After(time.Hour))
+		if first.ID == 0 || first.RunAt.Before(time.Now().Add(59*time.Minute)) {
+			t.Fatalf("first: %+v", first)
+		}
+		if again := enqueue(t, db, keyedTask, echoPayload{N: 7}); again.ID != 0 {
+			t.Errorf("second task for key 7 stored: %+v", again)
+		}
+		// The first one runs (claimed): a new request needs a new task.
+		claimed, ok, err := db.ClaimTask(ctx, "w", time.Now().Add(2*time.Hour), time.Now().Add(3*time.Hour), keyedTask.Name())
+		if err != nil || !ok || claimed.ID != first.ID {
+			t.Fatalf("claim: %+v %v %v", claimed, ok, err)
+		}
+		if next := enqueue(t, db, keyedTask, echoPayload{N: 7}); next.ID == 0 {
+			t.Error("request while the task runs was dropped")
+		}
+		if other := enqueue(t, db, keyedTask, echoPayload{N: 8}); other.ID == 0 {
+			t.Error("task for key 8 folded into key 7")
+		}
+		if again := enqueue(t, db, keyedTask, echoPayload{N: 8}); again.ID != 0 {
+			t.Errorf("second task for key 8 stored: %+v", again)
+		}
+	})
+}
+
+// A failing task is retried after the kind's backoff until its attempts run
+// out; then the failure hook runs once, with the last error.
+func TestKind_retriesWithBackoffThenFails(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		q := tasks.New(db, logger(), tasks.Options{Workers: 2, Poll: slowPoll})
+		var mu sync.Mutex
+		var runs []time.Time
+		tasks.Handle(q, flakyTask, func(ctx context.Context, p echoPayload) error {
+			mu.Lock()
+			defer mu.Unlock()
+			runs = append(runs, time.Now())
+			return fmt.Errorf("boom %d", len(runs))
+		}, nil)
+		type failure struct {
+			p   echoPayload
+			err error
+		}
+		failed := make(chan failure, 10)
+		tasks.Handle(q, fatalTask, func(ctx context.Context, p echoPayload) error {
+			return tasks.Permanent{Err: errors.New("no use retrying")}
+		}, func(ctx context.Context, p echoPayload, err error) { failed <- failure{p, err} })
+		start(t, q)
+
+		task := enqueue(t, db, flakyTask, echoPayload{N: 1})
+		got := waitState(t, db, task.ID, model.TaskFailed)
+		if got.Attempts != 3 || got.LastError != "boom 3" {
+			t.Errorf("failed task: %+v", got)
+		}
+		mu.Lock()
+		if len(runs) != 3 {
+			t.Fatalf("%d runs; want 3", len(runs))
+		}
+		for i := 1; i < len(runs); i++ {
+			// Backoff after attempt i is i × 100ms (times are stored
+			// with microsecond precision).
+			if gap, min := runs[i].Sub(runs[i-1]), time.Duration(i)*100*time.Millisecond-time.Millisecond; gap < min {
+				t.Errorf("attempt %d came %v after the previous; want ≥ %v", i+1, gap, min)
+			}
+		}
+		mu.Unlock()
+
+		// A permanent error fails at once; the hook gets the payload.
+		fatal := enqueue(t, db, fatalTask, echoPayload{N: 9})
+		f := receive(t, failed, "failure hook")
+		if f.p.N != 9 || f.err == nil || f.err.Error() != "no use retrying" {
+			t.Errorf("hook got %+v", f)
+		}
+		if got := waitState(t, db, fatal.ID, model.TaskFailed); got.Attempts != 1 || got.LastError != "no use retrying" {
+			t.Errorf("permanent failure: %+v", got)
+		}
+		select {
+		case f := <-failed:
+			t.Errorf("failure hook ran twice: %+v", f)
+		case <-time.After(50 * time.Millisecond):
+		}
+	})
+}
+
+// A payload that does not decode fails the task at once, without calling
+// the handler or the failure hook.
+func TestKind_undecodablePayloadFails(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		q := tasks.New(db, logger(), tasks.Options{Workers: 1, Poll: slowPoll})
+		var calls atomic.Int32
+		tasks.Handle(q, echoTask, func(ctx context.Context, p echoPayload) error { calls.Add(1); return nil },
+			func(ctx context.Context, p echoPayload, err error) { calls.Add(1) })
+		bad := model.Task{Kind: echoTask.Name(), Payload: `{"n": "not a number"}`, MaxAttempts: 3}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { _, err := tx.EnqueueTask(ctx, &bad, time.Now()); return err }); err != nil {
+			t.Fatal(err)
+		}
+		start(t, q)
+		got := waitState(t, db, bad.ID, model.TaskFailed)
+		if got.Attempts != 1 || got.LastError == "" {
+			t.Errorf("task: %+v", got)
+		}
+		if calls.Load() != 0 {
+			t.Errorf("handler or hook called %d times", calls.Load())
 		}
 	})
 }
 
 // A worker that died mid-task leaves a running task with a lease; once the
-// lease runs out another worker takes it, and after the last attempt the
-// failure hook runs: nothing stays "running" for ever.
-func TestQueue_recoversFromCrashedWorker(t *testing.T) {
+// lease runs out another worker takes it over. The dead worker cannot
+// record an outcome afterwards: its compare-and-set finds the task moved.
+func TestQueue_takesOverAfterCrash(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, target storetest.Target) {
 		db := storetest.Open(t, target, "")
 		ctx := context.Background()
-		task := enqueue(t, db, "work", nil)
+		task := enqueue(t, db, crashTask, echoPayload{N: 1})
 		// The crashed process claimed it, and its lease is already over.
 		if _, ok, err := db.ClaimTask(ctx, "dead-worker", time.Now(), time.Now().Add(-time.Second)); err != nil || !ok {
 			t.Fatalf("claim: %v %v", ok, err)
 		}
-		q := tasks.New(db, quiet, tasks.Options{Workers: 1, Poll: 10 * time.Millisecond})
-		done := make(chan struct{})
-		q.Register("work", tasks.Handler{Run: func(ctx context.Context, p []byte) error { close(done); return nil }})
-		qctx, cancel := context.WithCancel(ctx)
-		defer func() { cancel(); q.Wait() }()
-		q.Start(qctx)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Fatal("task not recovered")
-		}
+		q := tasks.New(db, logger(), tasks.Options{Workers: 1, Poll: slowPoll})
+		tasks.Handle(q, crashTask, func(ctx context.Context, p echoPayload) error { return nil }, nil)
+		start(t, q)
 		got := waitState(t, db, task.ID, model.TaskDone)
 		if got.Attempts != 2 {
-			t.Errorf("attempts %d; want 2 (the crashed one and the recovery)", got.Attempts)
+			t.Errorf("attempts %d; want 2 (the crashed one and the takeover)", got.Attempts)
+		}
+		// The dead worker comes back and tries to record a failure.
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			moved, err := tx.FinishTask(ctx, task.ID, "dead-worker", model.TaskFailed, time.Now(), "late", time.Now())
+			if moved {
+				t.Error("a worker that lost its task moved it")
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := db.TaskByID(ctx, task.ID); got.State != model.TaskDone || got.LastError != "" {
+			t.Errorf("task after the late finish: %+v", got)
+		}
+	})
+}
+
+// When another worker takes a task over while its first worker still runs
+// it, the first worker's outcome is dropped, not written over the new one.
+func TestQueue_lostTaskIsNotOverwritten(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		logged := make(chan string, 10)
+		q := tasks.New(db, slog.New(messages{logged}), tasks.Options{Workers: 1, Poll: slowPoll, Lease: time.Minute})
+		running, release := make(chan struct{}), make(chan struct{})
+		tasks.Handle(q, stolenTask, func(ctx context.Context, p echoPayload) error {
+			close(running)
+			<-release
+			return errors.New("too late")
+		}, nil)
+		start(t, q)
+		task := enqueue(t, db, stolenTask, echoPayload{N: 1})
+		receive(t, running, "run")
+		// Two minutes on, the lease is over: a thief takes the task.
+		later := time.Now().Add(2 * time.Minute)
+		stolen, ok, err := db.ClaimTask(ctx, "thief", later, later.Add(time.Minute), stolenTask.Name())
+		if err != nil || !ok || stolen.ID != task.ID || stolen.LockedBy != "thief" || stolen.Attempts != 2 {
+			t.Fatalf("takeover: %+v %v %v", stolen, ok, err)
+		}
+		close(release)
+		// The first worker's finish finds the task held by the thief, and
+		// says so.
+		for msg := ""; !strings.Contains(msg, "taken over"); {
+			msg = receive(t, logged, "log of the lost task")
+		}
+		got, err := db.TaskByID(ctx, task.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State != model.TaskRunning || got.LockedBy != "thief" || got.LastError != "" {
+			t.Fatalf("task overwritten by the worker that lost it: %+v", got)
+		}
+	})
+}
+
+// messages is a slog handler that sends each record's message to a
+// channel (dropping it when the channel is full).
+type messages struct{ c chan<- string }
+
+func (m messages) Enabled(context.Context, slog.Level) bool { return true }
+func (m messages) WithAttrs([]slog.Attr) slog.Handler       { return m }
+func (m messages) WithGroup(string) slog.Handler            { return m }
+func (m messages) Handle(_ context.Context, r slog.Record) error {
+	select {
+	case m.c <- r.Message:
+	default:
+	}
+	return nil
+}
+
+// The store refuses, before any SQL, a move the transition table does not
+// allow.
+func TestStore_refusesIllegalTaskMove(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		task := enqueue(t, db, echoTask, echoPayload{N: 1})
+		claimed, ok, err := db.ClaimTask(ctx, "w", time.Now(), time.Now().Add(time.Minute), echoTask.Name())
+		if err != nil || !ok || claimed.ID != task.ID {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		for _, next := range []model.TaskState{model.TaskRunning, "bogus"} {
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				_, err := tx.FinishTask(ctx, task.ID, "w", next, time.Now(), "", time.Now())
+				return err
+			})
+			if !errors.Is(err, model.ErrTransition) {
+				t.Errorf("finish as %q: %v; want ErrTransition", next, err)
+			}
+		}
+		// A legal move by the holder works once; the second finds the task
+		// moved.
+		for i, want := range []bool{true, false} {
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				moved, err := tx.FinishTask(ctx, task.ID, "w", model.TaskDone, time.Now(), "", time.Now())
+				if moved != want {
+					t.Errorf("finish %d: moved %v; want %v", i+1, moved, want)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// A queue claims only the kinds it handles, and a delayed task runs when it
+// falls due, without polling.
+func TestQueue_claimsOwnKindsAtTheirTime(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		q := tasks.New(db, logger(), tasks.Options{Workers: 1, Poll: slowPoll})
+		ran := make(chan time.Time, 1)
+		tasks.Handle(q, echoTask, func(ctx context.Context, p echoPayload) error { ran <- time.Now(); return nil }, nil)
+		start(t, q)
+		other := enqueue(t, db, otherTask, echoPayload{})
+		later := enqueue(t, db, laterTask, echoPayload{})
+		if d := time.Until(later.RunAt); d < 59*time.Minute {
+			t.Errorf("kind delay: due in %v; want 1h", d)
+		}
+		before := time.Now()
+		delayed := enqueue(t, db, echoTask, echoPayload{}, tasks.After(300*time.Millisecond))
+		at := receive(t, ran, "delayed run")
+		if at.Sub(before) < 299*time.Millisecond {
+			t.Errorf("delayed task ran after %v; want ≥ 300ms", at.Sub(before))
+		}
+		waitState(t, db, delayed.ID, model.TaskDone)
+		for _, id := range []int64{other.ID, later.ID} {
+			if got, _ := db.TaskByID(context.Background(), id); got.State != model.TaskPending || got.Attempts != 0 {
+				t.Errorf("task of a kind without handler was touched: %+v", got)
+			}
+		}
+	})
+}
+
+// The queue takes its time from its clock: due-ness and the times it
+// stores.
+func TestQueue_usesItsClock(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		future := time.Now().Add(24 * time.Hour).Truncate(time.Microsecond).UTC()
+		q := tasks.New(db, logger(), tasks.Options{Workers: 1, Poll: slowPoll, Now: func() time.Time { return future }})
+		tasks.Handle(q, clockTask, func(ctx context.Context, p echoPayload) error { return nil }, nil)
+		// Due in 12 hours of wall time: already due by the queue's clock.
+		task := enqueue(t, db, clockTask, echoPayload{}, tasks.After(12*time.Hour))
+		start(t, q)
+		got := waitState(t, db, task.ID, model.TaskDone)
+		if !got.UpdatedAt.Equal(future) {
+			t.Errorf("finished at %v; want the queue's %v", got.UpdatedAt, future)
 		}
 	})
 }
@@ -146,43 +461,86 @@ func TestQueue_twoProcessesShareWork(t *testing.T) {
 			if db2, err = store.Open(context.Background(), target.DatabaseURL, ""); err != nil {
 				t.Fatal(err)
 			}
-			defer db2.Close()
+			t.Cleanup(func() { db2.Close() })
 		}
 		var mu sync.Mutex
 		runs := map[int]int{}
-		handler := tasks.Handler{Run: func(ctx context.Context, p []byte) error {
-			var v struct{ N int }
-			_ = json.Unmarshal(p, &v)
+		handler := func(ctx context.Context, p echoPayload) error {
 			time.Sleep(time.Millisecond)
 			mu.Lock()
-			runs[v.N]++
+			runs[p.N]++
 			mu.Unlock()
 			return nil
-		}}
+		}
+		for _, db := range []*store.DB{db1, db2} {
+			q := tasks.New(db, logger(), tasks.Options{Workers: 3, Poll: slowPoll})
+			tasks.Handle(q, countTask, handler, nil)
+			start(t, q)
+		}
 		const n = 60
 		var ids []int64
 		for i := 0; i < n; i++ {
-			ids = append(ids, enqueue(t, db1, "count", map[string]int{"N": i}).ID)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		var queues []*tasks.Queue
-		for _, db := range []*store.DB{db1, db2} {
-			q := tasks.New(db, quiet, tasks.Options{Workers: 3, Poll: 5 * time.Millisecond})
-			q.Register("count", handler)
-			q.Start(ctx)
-			queues = append(queues, q)
+			ids = append(ids, enqueue(t, db1, countTask, echoPayload{N: i}).ID)
 		}
 		for _, id := range ids {
 			waitState(t, db1, id, model.TaskDone)
 		}
-		cancel()
-		for _, q := range queues {
-			q.Wait()
-		}
+		mu.Lock()
+		defer mu.Unlock()
 		for i := 0; i < n; i++ {
 			if runs[i] != 1 {
 				t.Errorf("task %d ran %d times", i, runs[i])
 			}
 		}
 	})
+}
+
+func TestDefine_refusesBadAndDuplicateNames(t *testing.T) {
+	for _, name := range []string{"", "Fork", "fork-project", "test_echo"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Define(%q) did not panic", name)
+				}
+			}()
+			tasks.Define(name, tasks.KindOptions[echoPayload]{})
+		}()
+	}
+}
+
+func TestHandle_refusesLateAndDuplicateHandlers(t *testing.T) {
+	db := storetest.Open(t, storetest.Target{Name: "sqlite"}, "")
+	q := tasks.New(db, quiet, tasks.Options{Workers: 1, Poll: slowPoll})
+	run := func(ctx context.Context, p echoPayload) error { return nil }
+	tasks.Handle(q, echoTask, run, nil)
+	mustPanic := func(what string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s did not panic", what)
+			}
+		}()
+		f()
+	}
+	mustPanic("second handler", func() { tasks.Handle(q, echoTask, run, nil) })
+	start(t, q)
+	mustPanic("handler after Start", func() { tasks.Handle(q, otherTask, run, nil) })
+}
+
+func TestDefaultBackoff(t *testing.T) {
+	for _, c := range []struct {
+		attempt int
+		want    time.Duration
+	}{
+		{1, 5 * time.Second},
+		{2, 20 * time.Second},
+		{3, 80 * time.Second},
+		{4, 320 * time.Second},
+		{5, 10 * time.Minute},
+		{50, 10 * time.Minute},
+	} {
+		if got := tasks.DefaultBackoff(c.attempt); got != c.want {
+			t.Errorf("DefaultBackoff(%d) = %v; want %v", c.attempt, got, c.want)
+		}
+	}
 }
