@@ -81,7 +81,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		db.Close()
 		return nil, err
 	}
-	storages, err := gitrepo.NewStorages(runner, roots)
+	storages, err := gitrepo.NewStoragesWith(runner, roots, gitrepo.Options{MaxProcesses: cfg.GitMaxProcesses, IdleTimeout: cfg.GitIdleTimeout})
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -103,6 +103,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Projects.SetGroupResolver(a.Groups)
 	a.Groups.SetProjectRemover(a.Projects)
 	if err := a.bootstrap(ctx); err != nil {
+		storages.Close()
 		db.Close()
 		return nil, err
 	}

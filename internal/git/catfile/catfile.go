@@ -1,11 +1,20 @@
-// Package catfile keeps `git cat-file --batch-command` processes warm, one
-// per repository in use, so that reading an object is a write and a read on
-// a pipe instead of a new process.
+// Package catfile keeps `git cat-file --batch-command` processes warm, so
+// that reading an object is a write and a read on a pipe instead of a new
+// process.
 //
 // Contract: Get hands out a process for exclusive use; the caller must
 // Release it after reading every object it asked for in full. A process
 // whose stream was left mid-object (error, cancelled request) is closed
 // instead of going back to the pool.
+//
+// Bounds: a Pool runs at most max processes of one repository for short
+// reads (more callers wait for one); streams to slow clients may go past
+// that and end when released. Every warm process counts against a Budget
+// shared by all repositories (and by gitrepo's warm writers): past its
+// maximum the least recently used idle process anywhere is ended to make
+// room, a process started while all are busy ends when released, and
+// processes idle for longer than the budget's idle timeout are ended by a
+// timer, so an idle server runs no git process at all.
 package catfile
 
 import (
@@ -17,7 +26,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"quarry/internal/git"
 )
@@ -35,52 +43,83 @@ type ObjectInfo struct {
 // Pool caches processes by repository. At most max processes of one
 // repository serve short reads at once (more callers wait for one), so
 // that a burst of requests reuses warm processes instead of starting new
-// ones; streams to slow clients may go past the limit. Processes idle for
-// longer than idleTimeout are ended.
+// ones; streams to slow clients may go past the limit. Which idle
+// processes stay warm, and for how long, is up to the pool's Budget.
 type Pool struct {
 	runner    *git.Runner
-	mu        sync.Mutex
-	repos     map[string]*repoProcs
+	budget    *Budget
+	ownBudget bool // Close closes the budget
 	max       int
-	closed    bool
-	lastSweep time.Time
+
+	mu     sync.Mutex
+	repos  map[string]*repoProcs
+	closed bool
 }
 
-// repoProcs are the processes of one repository.
+// repoProcs are the processes of one repository. The entry lives while
+// it has idle processes or users, so that every user of a slot gives it
+// back to the same channel.
 type repoProcs struct {
-	idle  []*Process
+	idle  []*Process    // most recently released last
 	slots chan struct{} // one token per process handed out within max
+	users int           // callers waiting for a slot or holding one
 }
 
-const idleTimeout = time.Minute
-
-// NewPool returns a pool running at most max processes per repository
-// for short reads.
+// NewPool returns a pool running at most max processes per repository for
+// short reads, with a budget of its own (DefaultMaxProcesses,
+// DefaultIdleTimeout) that Close closes.
 func NewPool(runner *git.Runner, max int) *Pool {
+	p := NewPoolWithBudget(runner, max, NewBudget(0, 0))
+	p.ownBudget = true
+	return p
+}
+
+// NewPoolWithBudget returns a pool running at most max processes per
+// repository for short reads, whose warm processes count against budget.
+// The caller closes the budget after the pool.
+func NewPoolWithBudget(runner *git.Runner, max int, budget *Budget) *Pool {
 	if max < 1 {
 		max = 1
 	}
-	return &Pool{runner: runner, repos: map[string]*repoProcs{}, max: max}
+	return &Pool{runner: runner, budget: budget, repos: map[string]*repoProcs{}, max: max}
 }
+
+// Budget is the budget the pool's warm processes count against.
+func (p *Pool) Budget() *Budget { return p.budget }
 
 // Process is one running cat-file.
 type Process struct {
 	repo    string
+	rp      *repoProcs // nil for a stream past the limit
+	lease   *Lease     // nil for a stream past the limit
 	proc    *git.Process
 	r       *bufio.Reader
 	cancel  context.CancelFunc
 	broken  bool
 	slotted bool // holds one of its repository's slots
-	lastUse time.Time
 }
 
-func (p *Pool) procs(repo string) *repoProcs {
+// enterLocked returns the entry of repo for one more user.
+func (p *Pool) enterLocked(repo string) *repoProcs {
 	rp := p.repos[repo]
 	if rp == nil {
 		rp = &repoProcs{slots: make(chan struct{}, p.max)}
 		p.repos[repo] = rp
 	}
+	rp.users++
 	return rp
+}
+
+// leaveLocked drops a user of rp and forgets the entry once unused.
+func (p *Pool) leaveLocked(repo string, rp *repoProcs) {
+	rp.users--
+	p.tidyLocked(repo, rp)
+}
+
+func (p *Pool) tidyLocked(repo string, rp *repoProcs) {
+	if rp.users == 0 && len(rp.idle) == 0 && p.repos[repo] == rp {
+		delete(p.repos, repo)
+	}
 }
 
 // Get returns a process for repo, waiting while max of them are in use.
@@ -96,134 +135,149 @@ func (p *Pool) GetStream(ctx context.Context, repo string) (*Process, error) {
 
 func (p *Pool) get(ctx context.Context, repo string, wait bool) (*Process, error) {
 	p.mu.Lock()
-	slots := p.procs(repo).slots
+	rp := p.enterLocked(repo)
 	p.mu.Unlock()
+	leave := func() {
+		p.mu.Lock()
+		p.leaveLocked(repo, rp)
+		p.mu.Unlock()
+	}
 	if wait {
 		select {
-		case slots <- struct{}{}:
+		case rp.slots <- struct{}{}:
 		case <-ctx.Done():
+			leave()
 			return nil, ctx.Err()
 		}
 	} else {
 		select {
-		case slots <- struct{}{}:
+		case rp.slots <- struct{}{}:
 		default:
-			return p.start(repo)
+			// Past the limit: a process of its own, never kept.
+			leave()
+			return p.start(repo, nil)
 		}
 	}
-	proc, err := p.take(repo)
+	proc, err := p.take(repo, rp)
 	if err != nil {
-		<-slots
+		<-rp.slots
+		leave()
 		return nil, err
 	}
 	proc.slotted = true
 	return proc, nil
 }
 
-// take hands out an idle process or starts one.
-func (p *Pool) take(repo string) (*Process, error) {
+// take hands out an idle process of rp or starts one.
+func (p *Pool) take(repo string, rp *repoProcs) (*Process, error) {
 	p.mu.Lock()
-	rp := p.procs(repo)
-	if n := len(rp.idle); n > 0 {
+	for n := len(rp.idle); n > 0; n = len(rp.idle) {
 		proc := rp.idle[n-1]
 		rp.idle = rp.idle[:n-1]
-		p.mu.Unlock()
-		return proc, nil
+		if proc.lease.Reuse() {
+			p.mu.Unlock()
+			return proc, nil
+		}
+		// The budget is ending it.
 	}
 	p.mu.Unlock()
-	return p.start(repo)
+	return p.start(repo, rp)
 }
 
-func (p *Pool) start(repo string) (*Process, error) {
+// start starts a process; within the limit (rp set) it joins the budget.
+func (p *Pool) start(repo string, rp *repoProcs) (*Process, error) {
+	proc := &Process{repo: repo, rp: rp}
+	if rp != nil {
+		proc.lease = p.budget.Admit(repo, func() { p.ended(proc) })
+	}
 	// The process outlives the request that started it: it has its own
-	// context, ended by Close.
+	// context, ended by Close or the budget.
 	pctx, cancel := context.WithCancel(context.Background())
-	proc, err := p.runner.Start(pctx, repo, git.Command{Name: "cat-file", Flags: []git.Flag{{Name: "--batch-command"}}})
+	gp, err := p.runner.Start(pctx, repo, git.Command{Name: "cat-file", Flags: []git.Flag{{Name: "--batch-command"}}})
 	if err != nil {
 		cancel()
+		if proc.lease != nil {
+			proc.lease.Done()
+		}
 		return nil, err
 	}
-	return &Process{repo: repo, proc: proc, r: bufio.NewReaderSize(proc.Stdout, 64<<10), cancel: cancel}, nil
+	proc.proc, proc.r, proc.cancel = gp, bufio.NewReaderSize(gp.Stdout, 64<<10), cancel
+	return proc, nil
 }
 
-// Release returns a process to the pool, or ends it when it is broken or
-// went past the limit.
+// ended is how the budget ends an idle process.
+func (p *Pool) ended(proc *Process) {
+	p.mu.Lock()
+	rp := proc.rp
+	for i, q := range rp.idle {
+		if q == proc {
+			rp.idle = append(rp.idle[:i], rp.idle[i+1:]...)
+			break
+		}
+	}
+	p.tidyLocked(proc.repo, rp)
+	p.mu.Unlock()
+	proc.close()
+}
+
+// Release returns a process to the pool, or ends it when it is broken,
+// went past the limit or the budget does not keep it.
 func (p *Pool) Release(proc *Process) {
 	if proc == nil {
 		return
 	}
-	now := time.Now()
-	proc.lastUse = now
 	p.mu.Lock()
-	rp := p.procs(proc.repo)
-	keep := !proc.broken && proc.slotted && !p.closed
-	if keep {
-		rp.idle = append(rp.idle, proc)
-	}
+	keep := false
 	if proc.slotted {
+		rp := proc.rp
+		// Idle makes the process the budget's to end; ended waits for
+		// p.mu, so it finds the process in rp.idle.
+		keep = !proc.broken && !p.closed && proc.lease.Idle()
+		if keep {
+			rp.idle = append(rp.idle, proc)
+		}
 		proc.slotted = false
 		<-rp.slots
-	}
-	var stale []*Process
-	if now.Sub(p.lastSweep) > idleTimeout/4 {
-		p.lastSweep = now
-		stale = p.sweepLocked(now)
+		p.leaveLocked(proc.repo, rp)
 	}
 	p.mu.Unlock()
 	if !keep {
 		proc.close()
-	}
-	for _, s := range stale {
-		s.close()
-	}
-}
-
-// sweepLocked removes processes idle for longer than idleTimeout.
-func (p *Pool) sweepLocked(now time.Time) []*Process {
-	var stale []*Process
-	for repo, rp := range p.repos {
-		kept := rp.idle[:0]
-		for _, proc := range rp.idle {
-			if now.Sub(proc.lastUse) > idleTimeout {
-				stale = append(stale, proc)
-			} else {
-				kept = append(kept, proc)
-			}
-		}
-		rp.idle = kept
-		if len(kept) == 0 && len(rp.slots) == 0 {
-			delete(p.repos, repo)
+		if proc.lease != nil {
+			proc.lease.Done()
 		}
 	}
-	return stale
 }
 
 // Evict ends the idle processes of a repository (before it is removed or
-// moved).
+// moved) — every one the budget holds for it, the warm writers of the
+// same budget included — and ends its busy ones when released.
 func (p *Pool) Evict(repo string) {
-	p.mu.Lock()
-	var list []*Process
-	if rp := p.repos[repo]; rp != nil {
-		list, rp.idle = rp.idle, nil
-	}
-	p.mu.Unlock()
-	for _, proc := range list {
-		proc.close()
-	}
+	p.budget.Evict(repo)
 }
 
-// Close ends every idle process.
+// Close ends every idle process of the pool; busy ones end when released.
+// A pool made by NewPool closes its budget too.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
 	var all []*Process
-	for _, rp := range p.repos {
-		all = append(all, rp.idle...)
+	for repo, rp := range p.repos {
+		for _, proc := range rp.idle {
+			if proc.lease.Reuse() {
+				all = append(all, proc)
+			}
+		}
 		rp.idle = nil
+		p.tidyLocked(repo, rp)
 	}
 	p.mu.Unlock()
 	for _, proc := range all {
 		proc.close()
+		proc.lease.Done()
+	}
+	if p.ownBudget {
+		p.budget.Close()
 	}
 }
 

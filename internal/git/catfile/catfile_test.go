@@ -26,6 +26,7 @@ func setup(t *testing.T) (*catfile.Pool, *gitrepo.Repo, git.ObjectID) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(st.Close)
 	repo, _ := st.Open("default", "r.git")
 	ctx := context.Background()
 	if err := repo.Create(ctx, "main"); err != nil {

@@ -1,6 +1,18 @@
 // Package gitrepo offers typed operations on bare repositories kept on
 // named storages: create, commit without a work tree (compare-and-swap on
 // the ref), copy for forks, size and emptiness, removal.
+//
+// Warm processes: reads go through warm `cat-file --batch-command`
+// processes (at most 4 per repository for short reads) and writes through
+// warm plumbing writers (warm.go). Both count against one budget of the
+// Storages (Options.MaxProcesses, default 128) across every repository:
+// past it the least recently used idle process anywhere is ended to make
+// room, and a process started while all of them are busy ends as soon as
+// it is released, so that the processes alive while the server is idle
+// never exceed the maximum. A goroutine of the Storages ends processes
+// idle for longer than Options.IdleTimeout (default one minute), checking
+// every quarter of it, so a server without traffic runs no git process.
+// Close ends them all and stops that goroutine.
 package gitrepo
 
 import (
@@ -25,12 +37,35 @@ import (
 type Storages struct {
 	runner  *git.Runner
 	roots   map[string]string
+	budget  *catfile.Budget
 	pool    *catfile.Pool
 	writers *writerSet
 }
 
-// NewStorages returns the storages; "default" must be among them.
+// Options tune the warm git processes of the storages; zero values select
+// the defaults.
+type Options struct {
+	// MaxProcesses bounds the warm git processes (cat-file readers and
+	// plumbing writers) kept across every repository; default 128.
+	MaxProcesses int
+	// IdleTimeout ends a warm process unused for longer; default one
+	// minute.
+	IdleTimeout time.Duration
+}
+
+// catfilePerRepo is how many cat-file processes of one repository serve
+// short reads at once.
+const catfilePerRepo = 4
+
+// NewStorages returns the storages with the default Options; "default"
+// must be among them. Close must be called.
 func NewStorages(runner *git.Runner, roots map[string]string) (*Storages, error) {
+	return NewStoragesWith(runner, roots, Options{})
+}
+
+// NewStoragesWith returns the storages; "default" must be among them. It
+// starts the goroutine that ends idle git processes: Close must be called.
+func NewStoragesWith(runner *git.Runner, roots map[string]string, opts Options) (*Storages, error) {
 	if _, ok := roots["default"]; !ok {
 		return nil, errors.New("no default repository storage")
 	}
@@ -39,14 +74,22 @@ func NewStorages(runner *git.Runner, roots map[string]string) (*Storages, error)
 			return nil, fmt.Errorf("storage %s: %w", name, err)
 		}
 	}
-	return &Storages{runner: runner, roots: roots, pool: catfile.NewPool(runner, 4), writers: &writerSet{}}, nil
+	budget := catfile.NewBudget(opts.MaxProcesses, opts.IdleTimeout)
+	return &Storages{runner: runner, roots: roots, budget: budget,
+		pool: catfile.NewPoolWithBudget(runner, catfilePerRepo, budget), writers: newWriterSet(budget)}, nil
 }
 
-// Close ends the warm git processes.
+// Close ends the warm git processes, waiting for busy writers, and stops
+// the goroutine that ends idle ones; a cat-file process in use ends when
+// released. Storages stay usable afterwards, without warm processes.
 func (s *Storages) Close() {
 	s.pool.Close()
 	s.writers.closeAll()
+	s.budget.Close()
 }
+
+// WarmProcesses reports the budget of warm git processes.
+func (s *Storages) WarmProcesses() catfile.BudgetStats { return s.budget.Stats() }
 
 // Names lists the storages.
 func (s *Storages) Names() []string {

@@ -24,6 +24,7 @@ func storages(t *testing.T) *Storages {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close)
 	return s
 }
 

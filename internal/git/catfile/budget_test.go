@@ -1,0 +1,410 @@
+package catfile_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"quarry/internal/git"
+	"quarry/internal/git/catfile"
+	"quarry/internal/git/gitrepo"
+)
+
+// gitProcesses lists the git processes descending from this test process
+// that work under root, read from /proc (not from the budget's counters).
+// A zombie git child counts wherever it worked: it was ended and never
+// waited for.
+func gitProcesses(t testing.TB, root string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatalf("read /proc: %v", err)
+	}
+	type procInfo struct {
+		ppid  int
+		comm  string
+		state string
+	}
+	procs := map[int]procInfo{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		s := string(b)
+		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		f := strings.Fields(s[closing+1:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		procs[pid] = procInfo{ppid: ppid, comm: s[open+1 : closing], state: f[0]}
+	}
+	self := os.Getpid()
+	descends := func(pid int) bool {
+		for i := 0; i < 64 && pid > 1; i++ {
+			pid = procs[pid].ppid
+			if pid == self {
+				return true
+			}
+		}
+		return false
+	}
+	var out []int
+	for pid, p := range procs {
+		if p.comm != "git" || !descends(pid) {
+			continue
+		}
+		if p.state == "Z" {
+			out = append(out, pid)
+			continue
+		}
+		cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
+		if err == nil && (cwd == root || strings.HasPrefix(cwd, root+string(filepath.Separator))) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// budgetRepos creates n empty repositories (with no warm process left
+// behind) and returns a runner and their paths.
+func budgetRepos(t *testing.T, n int) (*git.Runner, []string) {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := git.NewRunner("", filepath.Join(dir, "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := gitrepo.NewStorages(runner, map[string]string{"default": filepath.Join(dir, "repos")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var paths []string
+	for i := 0; i < n; i++ {
+		r, _ := st.Open("default", gitrepo.HashedPath("", int64(i+1)))
+		if err := r.Create(context.Background(), "main"); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, r.Path())
+	}
+	return runner, paths
+}
+
+// counts is how many git processes run in each repository.
+func counts(t *testing.T, repos []string) []int {
+	t.Helper()
+	out := make([]int, len(repos))
+	for i, r := range repos {
+		out[i] = len(gitProcesses(t, r))
+	}
+	return out
+}
+
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// use gets a process of repo, asks it something and releases it.
+func use(t *testing.T, pool *catfile.Pool, repo string) *catfile.Process {
+	t.Helper()
+	p, err := pool.Get(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Info("HEAD"); !errors.Is(err, catfile.ErrMissing) { // empty repository
+		t.Fatalf("info HEAD: %v", err)
+	}
+	pool.Release(p)
+	return p
+}
+
+// TestBudget_evictsLeastRecentlyUsed: with the budget full, a repository
+// that needs a process ends the least recently used idle one, whichever
+// repository it serves; recently used ones stay warm.
+func TestBudget_evictsLeastRecentlyUsed(t *testing.T) {
+	runner, repos := budgetRepos(t, 4)
+	a, b, c, d := repos[0], repos[1], repos[2], repos[3]
+	budget := catfile.NewBudget(3, time.Hour)
+	defer budget.Close()
+	pool := catfile.NewPoolWithBudget(runner, 2, budget)
+	defer pool.Close()
+
+	pa := use(t, pool, a)
+	use(t, pool, b)
+	use(t, pool, c)
+	if got := counts(t, repos); !sameInts(got, []int{1, 1, 1, 0}) {
+		t.Fatalf("processes per repository %v; want [1 1 1 0]", got)
+	}
+	if use(t, pool, a) != pa {
+		t.Fatal("a's warm process was not reused")
+	}
+	// Least recently used now: b, then c, then a.
+	use(t, pool, d)
+	if got := counts(t, repos); !sameInts(got, []int{1, 0, 1, 1}) {
+		t.Fatalf("after d: processes per repository %v; want [1 0 1 1] (b evicted)", got)
+	}
+	use(t, pool, b)
+	if got := counts(t, repos); !sameInts(got, []int{1, 1, 0, 1}) {
+		t.Fatalf("after b again: processes per repository %v; want [1 1 0 1] (c evicted)", got)
+	}
+	if use(t, pool, a) != pa {
+		t.Error("a's process was evicted; c's was the least recently used")
+	}
+	if st := budget.Stats(); st.Warm != 3 || st.Idle != 3 || st.Evicted != 2 {
+		t.Errorf("stats %+v; want 3 warm, 3 idle, 2 evicted", st)
+	}
+}
+
+// TestBudget_busyPastMax: when every warm process is busy a new one still
+// starts (nobody waits on the budget) and ends when released.
+func TestBudget_busyPastMax(t *testing.T) {
+	runner, repos := budgetRepos(t, 2)
+	a, b := repos[0], repos[1]
+	budget := catfile.NewBudget(1, time.Hour)
+	defer budget.Close()
+	pool := catfile.NewPoolWithBudget(runner, 2, budget)
+	defer pool.Close()
+	ctx := context.Background()
+
+	pa, err := pool.Get(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *catfile.Process)
+	go func() {
+		pb, err := pool.Get(ctx, b)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- pb
+	}()
+	var pb *catfile.Process
+	select {
+	case pb = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Get waited for the budget")
+	}
+	if got := counts(t, repos); !sameInts(got, []int{1, 1}) {
+		t.Fatalf("processes per repository %v; want [1 1]", got)
+	}
+	if st := budget.Stats(); st.Warm != 1 || st.Busy != 2 {
+		t.Errorf("stats %+v; want 1 warm, 2 busy", st)
+	}
+	pool.Release(pb)
+	if got := counts(t, repos); !sameInts(got, []int{1, 0}) {
+		t.Fatalf("after releasing b: processes per repository %v; want [1 0]", got)
+	}
+	pool.Release(pa)
+	if got := counts(t, repos); !sameInts(got, []int{1, 0}) {
+		t.Fatalf("after releasing a: processes per repository %v; want [1 0] (a kept)", got)
+	}
+	// A process past the maximum is kept when a place has freed by its
+	// release.
+	pa = use(t, pool, a)
+	pb, _ = pool.Get(ctx, b) // evicts a
+	if got := counts(t, repos); !sameInts(got, []int{0, 1}) {
+		t.Fatalf("b with a idle: processes per repository %v; want [0 1]", got)
+	}
+	pool.Release(pb)
+	if st := budget.Stats(); st.Warm != 1 || st.Idle != 1 || st.Evicted != 1 {
+		t.Errorf("stats %+v; want 1 warm and idle, 1 evicted", st)
+	}
+}
+
+// TestBudget_idleTimeout: the reaper ends processes left idle for longer
+// than the timeout, with no further use of the pool.
+func TestBudget_idleTimeout(t *testing.T) {
+	runner, repos := budgetRepos(t, 3)
+	budget := catfile.NewBudget(8, 100*time.Millisecond)
+	defer budget.Close()
+	pool := catfile.NewPoolWithBudget(runner, 2, budget)
+	defer pool.Close()
+	for _, r := range repos {
+		use(t, pool, r)
+	}
+	if got := counts(t, repos); !sameInts(got, []int{1, 1, 1}) {
+		t.Fatalf("processes per repository %v; want [1 1 1]", got)
+	}
+	// The places are freed just after the processes end.
+	deadline := time.Now().Add(5 * time.Second)
+	for !sameInts(counts(t, repos), []int{0, 0, 0}) || budget.Stats().Warm != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes per repository %v, stats %+v 5s after their last use; want none", counts(t, repos), budget.Stats())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := budget.Stats(); st.Reaped != 3 {
+		t.Errorf("stats %+v; want 3 reaped", st)
+	}
+	// The pool starts afresh.
+	use(t, pool, repos[0])
+	if got := counts(t, repos); !sameInts(got, []int{1, 0, 0}) {
+		t.Errorf("processes per repository %v; want [1 0 0]", got)
+	}
+}
+
+// TestPool_evictBusy: Evict ends the idle processes of a repository at
+// once and its busy ones when released.
+func TestPool_evictBusy(t *testing.T) {
+	runner, repos := budgetRepos(t, 2)
+	a, b := repos[0], repos[1]
+	budget := catfile.NewBudget(8, time.Hour)
+	defer budget.Close()
+	pool := catfile.NewPoolWithBudget(runner, 2, budget)
+	defer pool.Close()
+	ctx := context.Background()
+	use(t, pool, a)
+	use(t, pool, b)
+	busy, err := pool.Get(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	use(t, pool, a) // a second process of a, idle
+	if got := counts(t, repos); !sameInts(got, []int{2, 1}) {
+		t.Fatalf("processes per repository %v; want [2 1]", got)
+	}
+	pool.Evict(a)
+	if got := counts(t, repos); !sameInts(got, []int{1, 1}) {
+		t.Fatalf("after Evict: processes per repository %v; want [1 1] (a's busy one left)", got)
+	}
+	if _, err := busy.Info("HEAD"); !errors.Is(err, catfile.ErrMissing) {
+		t.Errorf("busy process after Evict: %v", err)
+	}
+	pool.Release(busy)
+	if got := counts(t, repos); !sameInts(got, []int{0, 1}) {
+		t.Fatalf("after release: processes per repository %v; want [0 1]", got)
+	}
+}
+
+// TestBudget_close: Close ends the idle processes and the reaper; busy ones
+// end when released, and nothing is kept afterwards.
+func TestBudget_close(t *testing.T) {
+	runner, repos := budgetRepos(t, 2)
+	before := reapers()
+	budget := catfile.NewBudget(8, time.Hour)
+	if got := reapers(); got != before+1 {
+		t.Fatalf("%d reapers after NewBudget; want %d", got, before+1)
+	}
+	pool := catfile.NewPoolWithBudget(runner, 2, budget)
+	use(t, pool, repos[0])
+	busy, err := pool.Get(context.Background(), repos[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget.Close()
+	if got := reapers(); got != before {
+		t.Errorf("%d reapers after Close; want %d", got, before)
+	}
+	if got := counts(t, repos); !sameInts(got, []int{0, 1}) {
+		t.Fatalf("after Close: processes per repository %v; want [0 1]", got)
+	}
+	pool.Release(busy)
+	use(t, pool, repos[0])
+	if got := counts(t, repos); !sameInts(got, []int{0, 0}) {
+		t.Fatalf("after release: processes per repository %v; want [0 0]", got)
+	}
+	pool.Close()
+	budget.Close()
+}
+
+// reapers counts the goroutines a NewBudget started (by their creator: one
+// not yet scheduled shows no frame of its own).
+func reapers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "created by quarry/internal/git/catfile.NewBudget")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// TestBudget_churn: many goroutines over a few repositories with a budget
+// smaller than the per-repository limit, short reads, streams, abandoned
+// processes, evictions and a reaper that fires every few milliseconds;
+// afterwards nothing is busy and at most the maximum runs.
+func TestBudget_churn(t *testing.T) {
+	runner, repos := budgetRepos(t, 4)
+	budget := catfile.NewBudget(3, 20*time.Millisecond)
+	defer budget.Close()
+	pool := catfile.NewPoolWithBudget(runner, 2, budget)
+	defer pool.Close()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 40; i++ {
+				repo := repos[(g+i)%len(repos)]
+				get := pool.Get
+				if i%5 == 0 {
+					get = pool.GetStream
+				}
+				p, err := get(ctx, repo)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err := p.Info("HEAD"); !errors.Is(err, catfile.ErrMissing) {
+					errs <- fmt.Errorf("info HEAD in %s: %v", repo, err)
+				}
+				if i%7 == 0 {
+					p.Abandon()
+				}
+				if i%11 == 0 {
+					pool.Evict(repo)
+				}
+				if i%13 == 0 {
+					time.Sleep(25 * time.Millisecond) // let the reaper run
+				}
+				pool.Release(p)
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, n := range counts(t, repos) {
+		total += n
+	}
+	st := budget.Stats()
+	if total > 3 || st.Busy != 0 || st.Warm != st.Idle+st.Ending || st.Warm > 3 {
+		t.Fatalf("%d git processes, stats %+v; want at most 3, none busy", total, st)
+	}
+	t.Logf("after churn: %d git processes, stats %+v", total, st)
+}
