@@ -32,60 +32,20 @@ func (s *Service) owner(ctx context.Context, a auth.Actor, kind string, ref stri
 	}
 	switch kind {
 	case Users:
-		id, err := parseID(ref, "User")
-		if err != nil {
-			return 0, err
+		// Users are named by id alone here.
+		id, ok := model.ParseID(ref)
+		if !ok {
+			return 0, model.NotFound("User")
 		}
-		if _, err := s.db.UserByID(ctx, id); err != nil {
-			return 0, notFound(err, "User")
-		}
-		return id, nil
+		u, err := s.db.UserByID(ctx, id)
+		return u.ID, model.NotFoundAs(err, "User")
 	case Projects:
-		var p model.Project
-		var err error
-		if id, perr := parseID(ref, "Project"); perr == nil {
-			p, err = s.db.ProjectByID(ctx, id)
-		} else {
-			p, err = s.db.ProjectByFullPath(ctx, ref)
-		}
-		if err != nil {
-			return 0, notFound(err, "Project")
-		}
-		return p.ID, nil
+		p, err := s.db.ProjectByRef(ctx, ref)
+		return p.ID, model.NotFoundAs(err, "Project")
 	default:
-		var g model.Group
-		var err error
-		if id, perr := parseID(ref, "Group"); perr == nil {
-			g, err = s.db.GroupByID(ctx, id)
-		} else {
-			g, err = s.db.GroupByFullPath(ctx, ref)
-		}
-		if err != nil {
-			return 0, notFound(err, "Group")
-		}
-		return g.ID, nil
+		g, err := s.db.GroupByRef(ctx, ref)
+		return g.ID, model.NotFoundAs(err, "Group")
 	}
-}
-
-func notFound(err error, resource string) error {
-	if errors.Is(err, model.ErrNotFound) {
-		return model.NotFound(resource)
-	}
-	return err
-}
-
-func parseID(ref, resource string) (int64, error) {
-	var n int64
-	for _, c := range ref {
-		if c < '0' || c > '9' {
-			return 0, model.NotFound(resource)
-		}
-		n = n*10 + int64(c-'0')
-	}
-	if ref == "" {
-		return 0, model.NotFound(resource)
-	}
-	return n, nil
 }
 
 // List returns a resource's custom attributes.

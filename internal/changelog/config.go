@@ -3,9 +3,6 @@ package changelog
 import (
 	"fmt"
 	"regexp"
-	"strconv"
-	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -35,17 +32,35 @@ type ConfigError struct{ Msg string }
 
 func (e *ConfigError) Error() string { return e.Msg }
 
+// MaxConfigSize bounds a changelog configuration file, in bytes.
+const MaxConfigSize = 1 << 20
+
+var configTooLarge = &ConfigError{fmt.Sprintf("The changelog configuration is too large (more than %d bytes)", MaxConfigSize)}
+
 // ParseConfig reads a changelog_config.yml: date_format, template,
 // categories (a map, in order), tag_regex and include_groups; other keys
 // are ignored.
+//
+// Hostile input costs time and memory in proportion to its size, which
+// is at most MaxConfigSize: the YAML is parsed into nodes, never into
+// values, so aliases are not expanded while parsing; and a document with
+// any alias is refused (as Ruby's YAML.safe_load does), so nothing read
+// from it is expanded either — no alias bomb, and no cycle (an anchor
+// may enclose an alias to itself) to walk into.
 func ParseConfig(data []byte) (Config, error) {
 	cfg := DefaultConfig()
+	if len(data) > MaxConfigSize {
+		return cfg, configTooLarge
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return cfg, &ConfigError{"The changelog configuration is not valid YAML: " + err.Error()}
 	}
 	if len(doc.Content) == 0 {
 		return cfg, nil
+	}
+	if hasAlias(&doc) {
+		return cfg, &ConfigError{"The changelog configuration is not valid YAML: aliases are not allowed"}
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
@@ -92,108 +107,17 @@ func ParseConfig(data []byte) (Config, error) {
 	return cfg, nil
 }
 
-// Strftime formats t with strftime directives: %Y %C %y %m %B %b %h %d %e
-// %j %H %I %M %S %L %p %P %A %a %u %w %Z %z %s %F %T %D %R %n %t %%, with
-// Ruby's "-" (no padding) flag.
-func Strftime(t time.Time, format string) string {
-	var b strings.Builder
-	for i := 0; i < len(format); i++ {
-		c := format[i]
-		if c != '%' || i+1 >= len(format) {
-			b.WriteByte(c)
-			continue
+// hasAlias reports whether the tree under n holds an alias node. It walks
+// Content only (never Alias), so it visits each parsed node once.
+func hasAlias(n *yaml.Node) bool {
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		n = stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Kind == yaml.AliasNode {
+			return true
 		}
-		i++
-		pad := true
-		if format[i] == '-' && i+1 < len(format) {
-			pad = false
-			i++
-		}
-		num := func(n, width int) {
-			s := strconv.Itoa(n)
-			if pad {
-				for len(s) < width {
-					s = "0" + s
-				}
-			}
-			b.WriteString(s)
-		}
-		switch format[i] {
-		case 'Y':
-			b.WriteString(strconv.Itoa(t.Year()))
-		case 'C':
-			num(t.Year()/100, 2)
-		case 'y':
-			num(t.Year()%100, 2)
-		case 'm':
-			num(int(t.Month()), 2)
-		case 'B':
-			b.WriteString(t.Month().String())
-		case 'b', 'h':
-			b.WriteString(t.Month().String()[:3])
-		case 'd':
-			num(t.Day(), 2)
-		case 'e':
-			if s := strconv.Itoa(t.Day()); pad && len(s) == 1 {
-				b.WriteString(" " + s)
-			} else {
-				b.WriteString(s)
-			}
-		case 'j':
-			num(t.YearDay(), 3)
-		case 'H':
-			num(t.Hour(), 2)
-		case 'I':
-			h := t.Hour() % 12
-			if h == 0 {
-				h = 12
-			}
-			num(h, 2)
-		case 'M':
-			num(t.Minute(), 2)
-		case 'S':
-			num(t.Second(), 2)
-		case 'L':
-			num(t.Nanosecond()/1e6, 3)
-		case 'p':
-			b.WriteString(t.Format("PM"))
-		case 'P':
-			b.WriteString(strings.ToLower(t.Format("PM")))
-		case 'A':
-			b.WriteString(t.Weekday().String())
-		case 'a':
-			b.WriteString(t.Weekday().String()[:3])
-		case 'u':
-			wd := int(t.Weekday())
-			if wd == 0 {
-				wd = 7
-			}
-			b.WriteString(strconv.Itoa(wd))
-		case 'w':
-			b.WriteString(strconv.Itoa(int(t.Weekday())))
-		case 'Z':
-			b.WriteString(t.Format("MST"))
-		case 'z':
-			b.WriteString(t.Format("-0700"))
-		case 's':
-			b.WriteString(strconv.FormatInt(t.Unix(), 10))
-		case 'F':
-			b.WriteString(t.Format("2006-01-02"))
-		case 'T':
-			b.WriteString(t.Format("15:04:05"))
-		case 'D':
-			b.WriteString(t.Format("01/02/06"))
-		case 'R':
-			b.WriteString(t.Format("15:04"))
-		case 'n':
-			b.WriteByte('\n')
-		case 't':
-			b.WriteByte('\t')
-		case '%':
-			b.WriteByte('%')
-		default:
-			fmt.Fprintf(&b, "%%%c", format[i])
-		}
+		stack = append(stack, n.Content...)
 	}
-	return b.String()
+	return false
 }

@@ -233,18 +233,26 @@ func (s *Service) config(ctx context.Context, repo *gitrepo.Repo, p model.Projec
 		names = []string{name}
 	}
 	for _, n := range names {
-		data, found, err := readFile(ctx, repo, head, n)
+		info, err := repo.ObjectAt(ctx, head, n)
+		if errors.Is(err, gitrepo.ErrPathNotFound) || (err == nil && info.Type != "blob") {
+			continue
+		}
 		if err != nil {
 			return Config{}, err
 		}
-		if found != "" {
-			cfg, err := ParseConfig(data)
-			var ce *ConfigError
-			if errors.As(err, &ce) {
-				return Config{}, failed(ce.Msg)
-			}
-			return cfg, err
+		if info.Size > MaxConfigSize { // refused unread
+			return Config{}, failed(configTooLarge.Msg)
 		}
+		_, data, err := repo.ReadObject(ctx, string(info.OID))
+		if err != nil {
+			return Config{}, err
+		}
+		cfg, err := ParseConfig(data)
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			return Config{}, failed(ce.Msg)
+		}
+		return cfg, err
 	}
 	return DefaultConfig(), nil
 }

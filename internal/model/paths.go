@@ -3,6 +3,8 @@ package model
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Messages GitLab gives for a namespace path (a username is one) that breaks
@@ -57,8 +59,12 @@ func ValidateNamespacePath(p string, topLevel bool) []string {
 	return msgs
 }
 
-// ValidEmail reports whether s looks like an e-mail address.
-func ValidEmail(s string) bool { return len(s) <= 255 && emailFormat.MatchString(s) }
+// ValidEmail reports whether s looks like an e-mail address: one '@'
+// between two non-empty parts, no spaces, no control characters, valid
+// UTF-8, at most 255 bytes.
+func ValidEmail(s string) bool {
+	return len(s) <= 255 && utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl) && emailFormat.MatchString(s)
+}
 
 var (
 	groupNameFormat   = regexp.MustCompile(`^[\p{L}\p{N}_\p{So}\p{Sk}][\p{L}\p{N}\p{Pd}_.\p{So}\p{Sk} ()]*$`)
@@ -84,10 +90,13 @@ func init() {
 }
 
 // ValidGroupName reports whether a group name has the allowed characters.
-func ValidGroupName(s string) bool { return groupNameFormat.MatchString(s) }
+// Invalid UTF-8 is refused: the regexp would read each bad byte as
+// U+FFFD, a symbol (\p{So}) names may hold.
+func ValidGroupName(s string) bool { return utf8.ValidString(s) && groupNameFormat.MatchString(s) }
 
-// ValidProjectName reports whether a project name has the allowed characters.
-func ValidProjectName(s string) bool { return projectNameFormat.MatchString(s) }
+// ValidProjectName reports whether a project name has the allowed
+// characters (and is valid UTF-8, as ValidGroupName).
+func ValidProjectName(s string) bool { return utf8.ValidString(s) && projectNameFormat.MatchString(s) }
 
 // ValidateProjectPath returns the messages for every rule a project path breaks.
 func ValidateProjectPath(p string) []string {

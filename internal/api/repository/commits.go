@@ -117,7 +117,7 @@ func (h *Handlers) createCommit(c *endpoint.Call) error {
 		}
 		content := []byte{}
 		if act.Content != nil {
-			d, err := decodeContent(*act.Content, act.Encoding)
+			d, err := repofiles.DecodeContent(*act.Content, act.Encoding)
 			if err != nil {
 				return err
 			}

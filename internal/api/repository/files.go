@@ -181,7 +181,7 @@ func (h *Handlers) writeFile(c *endpoint.Call, kind string) error {
 	if err := p.Err(); err != nil {
 		return err
 	}
-	data, err := decodeContent(content, encoding)
+	data, err := repofiles.DecodeContent(content, encoding)
 	if err != nil {
 		return err
 	}
@@ -196,19 +196,6 @@ func (h *Handlers) writeFile(c *endpoint.Call, kind string) error {
 		return c.JSON(http.StatusOK, map[string]string{"file_path": in.Actions[0].Path, "branch": in.Branch})
 	}
 	return c.NoContent()
-}
-
-// decodeContent turns a file's content parameter into bytes per its
-// encoding ("text" or "base64").
-func decodeContent(content, encoding string) ([]byte, error) {
-	if encoding != "base64" {
-		return []byte(content), nil
-	}
-	data, err := base64.StdEncoding.DecodeString(content)
-	if err != nil {
-		return nil, model.BadRequest("content is not valid Base64")
-	}
-	return data, nil
 }
 
 // commitInput reads the parameters every commit-making endpoint shares.

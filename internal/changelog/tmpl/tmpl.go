@@ -223,10 +223,10 @@ func parseSelector(s string) (selector, error) {
 		case part == "":
 			return nil, fmt.Errorf("invalid value %q", s)
 		case isDigits(part):
-			if len(part) > 10 {
+			n, err := strconv.Atoi(part)
+			if err != nil || len(part) > 10 { // past int (or 10 digits): invalid, never index 0
 				return nil, fmt.Errorf("invalid index %q", part)
 			}
-			n, _ := strconv.Atoi(part)
 			sel = append(sel, step{index: n, isIdx: true})
 		case isName(part):
 			sel = append(sel, step{name: part})

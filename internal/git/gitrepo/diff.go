@@ -63,6 +63,8 @@ func (r *Repo) Diff(ctx context.Context, from, to git.ObjectID, lim DiffLimits) 
 // StatsOnly are limits that keep no diff text (for counting lines).
 var StatsOnly = DiffLimits{}
 
+// unquote reads a path git wrote in C quotes ("a/na\303\257ve"); others
+// are as they stand.
 func unquote(p string) string {
 	if strings.HasPrefix(p, `"`) {
 		if u, err := strconv.Unquote(p); err == nil {
@@ -70,6 +72,48 @@ func unquote(p string) string {
 		}
 	}
 	return p
+}
+
+// filePath reads the name of a "--- " or "+++ " line. git ends the line
+// with a tab when the name holds a space (as GNU diff does); a name that
+// really ends in a tab is quoted, so the tab is never part of the name.
+func filePath(p string) string { return unquote(strings.TrimSuffix(p, "\t")) }
+
+// headerPaths reads the names of a "diff --git a/<old> b/<new>" line,
+// either of them C-quoted. Unquoted names with spaces are ambiguous: the
+// same name twice (no rename) is split in the middle, otherwise at the
+// first " b/". The "---", "+++" and "rename" lines, when present, name
+// the paths exactly and override these.
+func headerPaths(rest string) (oldPath, newPath string) {
+	if strings.HasPrefix(rest, `"`) {
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return "", ""
+		}
+		a, _ := strconv.Unquote(q)
+		b := unquote(strings.TrimPrefix(rest[len(q):], " "))
+		if !strings.HasPrefix(a, "a/") || !strings.HasPrefix(b, "b/") {
+			return "", ""
+		}
+		return a[2:], b[2:]
+	}
+	if !strings.HasPrefix(rest, "a/") {
+		return "", ""
+	}
+	if i := strings.Index(rest, ` "b/`); i >= 0 && strings.HasSuffix(rest, `"`) {
+		if b, err := strconv.Unquote(rest[i+1:]); err == nil {
+			return rest[2:i], b[2:]
+		}
+	}
+	if n := len(rest) - 5; n >= 0 && n%2 == 0 {
+		if k := n / 2; rest[2+k:5+k] == " b/" && rest[2:2+k] == rest[5+k:] {
+			return rest[2 : 2+k], rest[5+k:]
+		}
+	}
+	if i := strings.Index(rest, " b/"); i >= 0 {
+		return rest[2:i], rest[i+3:]
+	}
+	return "", ""
 }
 
 // parseDiff reads `diff-tree -p` output. Each file's text is kept while
@@ -95,6 +139,20 @@ func parseDiff(out io.Reader, lim DiffLimits) ([]FileDiff, bool, error) {
 		body.Reset()
 		inHunks, fileLines = false, 0
 	}
+	// text keeps a line of the file's hunks while the file stays within
+	// the limits; past them its text is dropped for good.
+	text := func(line string) {
+		if !keep {
+			return
+		}
+		body.WriteString(line)
+		body.WriteByte('\n')
+		fileLines++
+		if body.Len() > lim.MaxFileBytes || lines+fileLines > lim.MaxLines {
+			keep = false
+			body.Reset()
+		}
+	}
 	rd := bufio.NewReaderSize(out, 64<<10)
 	for {
 		chunk, err := rd.ReadSlice('\n')
@@ -118,22 +176,12 @@ func parseDiff(out io.Reader, lim DiffLimits) ([]FileDiff, bool, error) {
 			flush()
 			cur = &FileDiff{}
 			keep = lim != StatsOnly && len(files) < lim.MaxFiles && lines < lim.MaxLines
-			rest := strings.TrimPrefix(line, "diff --git ")
-			if i := strings.Index(rest, " b/"); i >= 0 && strings.HasPrefix(rest, "a/") {
-				cur.OldPath, cur.NewPath = rest[2:i], rest[i+3:]
-			}
+			cur.OldPath, cur.NewPath = headerPaths(strings.TrimPrefix(line, "diff --git "))
 			continue
 		case cur == nil:
 			continue
 		case inHunks:
-			if keep {
-				body.WriteString(line + "\n")
-				fileLines++
-				if body.Len() > lim.MaxFileBytes || lines+fileLines > lim.MaxLines {
-					keep = false
-					body.Reset()
-				}
-			}
+			text(line)
 			if strings.HasPrefix(line, "+") {
 				cur.Additions++
 			} else if strings.HasPrefix(line, "-") {
@@ -144,10 +192,7 @@ func parseDiff(out io.Reader, lim DiffLimits) ([]FileDiff, bool, error) {
 		switch {
 		case strings.HasPrefix(line, "@@"):
 			inHunks = true
-			if keep {
-				body.WriteString(line + "\n")
-				fileLines++
-			}
+			text(line)
 		case strings.HasPrefix(line, "new file mode "):
 			cur.NewFile, cur.BMode = true, strings.TrimPrefix(line, "new file mode ")
 			cur.AMode = "0"
@@ -168,12 +213,12 @@ func parseDiff(out io.Reader, lim DiffLimits) ([]FileDiff, bool, error) {
 				cur.AMode, cur.BMode = f[2], f[2]
 			}
 		case strings.HasPrefix(line, "--- "):
-			if p := strings.TrimPrefix(line, "--- "); p != "/dev/null" {
-				cur.OldPath = strings.TrimPrefix(unquote(p), "a/")
+			if p := filePath(strings.TrimPrefix(line, "--- ")); p != "/dev/null" {
+				cur.OldPath = strings.TrimPrefix(p, "a/")
 			}
 		case strings.HasPrefix(line, "+++ "):
-			if p := strings.TrimPrefix(line, "+++ "); p != "/dev/null" {
-				cur.NewPath = strings.TrimPrefix(unquote(p), "b/")
+			if p := filePath(strings.TrimPrefix(line, "+++ ")); p != "/dev/null" {
+				cur.NewPath = strings.TrimPrefix(p, "b/")
 			}
 		case strings.HasPrefix(line, "Binary files "):
 			cur.Binary = true

@@ -1,7 +1,6 @@
 package gitrepo
 
 import (
-	"bufio"
 	"bytes"
 	"container/list"
 	"context"
@@ -299,7 +298,9 @@ func listTree(p *catfile.Process, tree git.ObjectID, prefix string, recursive bo
 	return nil
 }
 
-// Signature parts of a commit as git stores them.
+// Person is a signature of a commit or tag as git stores it. When is
+// zero when the line has no date this package can represent (see
+// parsePerson).
 type Person struct {
 	Name, Email string
 	When        time.Time
@@ -333,31 +334,44 @@ func (r *Repo) ReadCommit(ctx context.Context, rev string) (Commit, error) {
 	return ParseCommit(info.OID, data)
 }
 
-// ParseCommit parses a raw commit object.
+// ParseCommit parses a raw commit object: header lines up to the first
+// empty line ("tree", "parent", "author", "committer"; others, and the
+// continuation lines of multi-line headers such as gpgsig, are skipped),
+// then the message. Header lines of any length are read; the error is
+// always nil (commit objects come from git, and a strange one still
+// shows what it has).
 func ParseCommit(id git.ObjectID, data []byte) (Commit, error) {
 	c := Commit{ID: id, ParentIDs: []string{}}
 	head, msg, _ := bytes.Cut(data, []byte("\n\n"))
 	c.Message = string(msg)
-	sc := bufio.NewScanner(bytes.NewReader(head))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		key, val, _ := strings.Cut(line, " ")
-		switch key {
+	for len(head) > 0 {
+		var line []byte
+		line, head, _ = bytes.Cut(head, []byte("\n"))
+		key, val, _ := bytes.Cut(line, []byte(" "))
+		switch string(key) {
 		case "tree":
 			c.Tree = git.ObjectID(val)
 		case "parent":
-			c.ParentIDs = append(c.ParentIDs, val)
+			c.ParentIDs = append(c.ParentIDs, string(val))
 		case "author":
-			c.Author = parsePerson(val)
+			c.Author = parsePerson(string(val))
 		case "committer":
-			c.Committer = parsePerson(val)
+			c.Committer = parsePerson(string(val))
 		}
 	}
-	return c, sc.Err()
+	return c, nil
 }
 
-// parsePerson parses "Name <email> 1700000000 +0100".
+// maxPersonTime is the last second whose date has four year digits: the
+// dates of the API (ISO 8601) and of time.Time's JSON end there.
+var maxPersonTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix()
+
+// parsePerson parses "Name <email> 1700000000 +0100". The date must be
+// ASCII digits (seconds since the epoch, up to the end of year 9999 both
+// in UTC and in its zone) and the zone "+hhmm" or "-hhmm" with hh < 24
+// and mm < 60. A date outside those bounds leaves When zero (as for a
+// line without a date); a bad zone alone reads the date in UTC. Nothing
+// wraps around.
 func parsePerson(s string) Person {
 	var p Person
 	lt, gt := strings.Index(s, "<"), strings.LastIndex(s, ">")
@@ -368,21 +382,41 @@ func parsePerson(s string) Person {
 	p.Name = strings.TrimSpace(s[:lt])
 	p.Email = s[lt+1 : gt]
 	f := strings.Fields(s[gt+1:])
-	if len(f) >= 1 {
-		if sec, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-			p.When = time.Unix(sec, 0).UTC()
-			if len(f) == 2 && len(f[1]) == 5 {
-				h, _ := strconv.Atoi(f[1][1:3])
-				m, _ := strconv.Atoi(f[1][3:5])
-				off := h*3600 + m*60
-				if f[1][0] == '-' {
-					off = -off
-				}
-				p.When = p.When.In(time.FixedZone("", off))
-			}
+	if len(f) == 0 || strings.Trim(f[0], "0123456789") != "" {
+		return p
+	}
+	sec, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || sec > maxPersonTime {
+		return p
+	}
+	when := time.Unix(sec, 0).UTC()
+	if len(f) == 2 {
+		if off, ok := zoneOffset(f[1]); ok {
+			when = when.In(time.FixedZone("", off))
 		}
 	}
+	if when.Year() > 9999 {
+		return p
+	}
+	p.When = when
 	return p
+}
+
+// zoneOffset reads git's "+hhmm"/"-hhmm" as seconds east of UTC.
+func zoneOffset(z string) (int, bool) {
+	if len(z) != 5 || z[0] != '+' && z[0] != '-' || strings.Trim(z[1:], "0123456789") != "" {
+		return 0, false
+	}
+	h := int(z[1]-'0')*10 + int(z[2]-'0')
+	m := int(z[3]-'0')*10 + int(z[4]-'0')
+	if h > 23 || m > 59 {
+		return 0, false
+	}
+	off := h*3600 + m*60
+	if z[0] == '-' {
+		off = -off
+	}
+	return off, true
 }
 
 // lru is a small thread-safe least-recently-used cache of strings.
