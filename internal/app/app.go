@@ -64,6 +64,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Clock != nil {
+		// One clock for everything: services and background work read it
+		// through the database, which stamps its writes with it.
+		db.SetClock(cfg.Clock)
+	}
 	if n, err := db.Migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -86,7 +91,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		db.Close()
 		return nil, err
 	}
-	queue := tasks.New(db, log, tasks.Options{Workers: cfg.TaskWorkers, Lease: cfg.TaskLease})
+	queue := tasks.New(db, log, tasks.Options{Workers: cfg.TaskWorkers, Lease: cfg.TaskLease, Now: db.Now})
 	a := &App{
 		Config: cfg,
 		DB:     db,
@@ -116,7 +121,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	files := repofiles.New(a.Projects, storages, repofiles.Options{ArchivesPerMinute: cfg.ArchiveRateLimit,
+	files := repofiles.New(a.Projects, storages, repofiles.Options{Now: db.Now, ArchivesPerMinute: cfg.ArchiveRateLimit,
 		ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes})
 	srv, err := api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
@@ -127,7 +132,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			Access: gitaccess.New(a.Tokens, a.Users, a.Projects)},
 		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
-		MaxBody: cfg.MaxBodyBytes, Registry: reg,
+		MaxBody: cfg.MaxBodyBytes, Registry: reg, Now: db.Now,
 	})
 	if err != nil {
 		a.Close()

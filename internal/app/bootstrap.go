@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"time"
 
 	"quarry/internal/auth"
 	"quarry/internal/model"
@@ -44,7 +43,7 @@ func (a *App) bootstrap(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now().UTC()
+	now := a.DB.Now().UTC()
 	root := model.User{Username: RootUsername, Email: RootEmail, Name: RootName, State: model.UserActive,
 		Type: model.UserHuman, Admin: true, CanCreateGroup: true, ProjectsLimit: 100000, PasswordHash: hash,
 		ThemeID: 1, ColorSchemeID: 1, ConfirmedAt: &now, CreatedAt: now, UpdatedAt: now}

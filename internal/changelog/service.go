@@ -45,7 +45,7 @@ type Service struct {
 // New returns the changelog service; externalURL starts commit links.
 func New(db *store.DB, projects Projects, groups Groups, files Files, storages *gitrepo.Storages, externalURL string) *Service {
 	return &Service{db: db, projects: projects, groups: groups, files: files, storages: storages,
-		externalURL: strings.TrimSuffix(externalURL, "/"), now: time.Now}
+		externalURL: strings.TrimSuffix(externalURL, "/"), now: db.Now}
 }
 
 // Params are the request's parameters (empty for defaults).

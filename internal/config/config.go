@@ -75,6 +75,11 @@ type Config struct {
 	ShutdownTimeout time.Duration `toml:"shutdown_timeout"`
 	// MaxBodyBytes bounds request bodies that are read into memory.
 	MaxBodyBytes int64 `toml:"max_body_bytes"`
+
+	// Clock, when set, is the time of the whole process: services, store
+	// writes, background work and rendered entities (tests set it; nil is
+	// the wall clock). It has no flag.
+	Clock func() time.Time `toml:"-"`
 }
 
 // Default returns the settings of a server started with no configuration.

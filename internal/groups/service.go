@@ -25,7 +25,6 @@ import (
 type Service struct {
 	db      *store.DB
 	uploads *uploads.Store
-	queue   *tasks.Queue
 	log     *slog.Logger
 	now     func() time.Time
 	// DeletionDelay is how long a deleted group stays marked before it goes.
@@ -35,7 +34,7 @@ type Service struct {
 
 // New returns the groups service.
 func New(db *store.DB, up *uploads.Store, queue *tasks.Queue, log *slog.Logger, deletionDelay time.Duration) *Service {
-	s := &Service{db: db, uploads: up, queue: queue, log: log, now: time.Now, DeletionDelay: deletionDelay}
+	s := &Service{db: db, uploads: up, log: log, now: db.Now, DeletionDelay: deletionDelay}
 	tasks.Handle(queue, deleteTask, s.runDelete, nil)
 	return s
 }

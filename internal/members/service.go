@@ -41,7 +41,7 @@ type Service struct {
 
 // New returns the members service.
 func New(db *store.DB, projects ProjectResolver, groups GroupResolver, userCap int) *Service {
-	return &Service{db: db, projects: projects, groups: groups, userCap: userCap, now: time.Now}
+	return &Service{db: db, projects: projects, groups: groups, userCap: userCap, now: db.Now}
 }
 
 func (s *Service) today() string { return s.now().UTC().Format(model.DateLayout) }

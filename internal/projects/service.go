@@ -33,7 +33,6 @@ type Service struct {
 	db       *store.DB
 	storages *gitrepo.Storages
 	uploads  *uploads.Store
-	queue    *tasks.Queue
 	log      *slog.Logger
 	cfg      Config
 	now      func() time.Time
@@ -48,7 +47,7 @@ func New(db *store.DB, storages *gitrepo.Storages, up *uploads.Store, queue *tas
 	if cfg.DefaultVisibility == "" {
 		cfg.DefaultVisibility = model.Private
 	}
-	s := &Service{db: db, storages: storages, uploads: up, queue: queue, log: log, cfg: cfg, now: time.Now}
+	s := &Service{db: db, storages: storages, uploads: up, log: log, cfg: cfg, now: db.Now}
 	tasks.Handle(queue, forkTask, s.runFork, s.forkFailed)
 	tasks.Handle(queue, deleteTask, s.runDelete, nil)
 	tasks.Handle(queue, refreshTask, s.runRefresh, nil)

@@ -55,6 +55,8 @@ const maxSums = 200000
 
 // Options tune the files service.
 type Options struct {
+	// Now is the clock (commit dates); nil is the wall clock.
+	Now func() time.Time
 	// ArchivesPerMinute bounds the archives one user may download per
 	// minute (0: no limit).
 	ArchivesPerMinute int
@@ -66,7 +68,10 @@ type Options struct {
 
 // New returns the files service.
 func New(projects ProjectService, storages *gitrepo.Storages, o Options) *Service {
-	return &Service{projects: projects, refresher: projects, protection: projects, storages: storages, now: time.Now,
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{projects: projects, refresher: projects, protection: projects, storages: storages, now: o.Now,
 		archives: ratelimit.New(o.ArchivesPerMinute, time.Minute), archiveCache: newArchiveCache(o.ArchiveCacheDir, o.ArchiveCacheBytes),
 		branchLocks: newStripedLocks()}
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" driver
@@ -48,6 +49,8 @@ type Tx struct {
 	stmts *stmtCache
 	// notes delivers notifications (Notify); one per DB.
 	notes *notifier
+	// clock stamps writes; one per DB (SetClock).
+	clock *clock
 	// inTx marks a Tx made by InTx; after holds what runs once it commits,
 	// notified the SQLite notifications already queued.
 	inTx     bool
@@ -88,7 +91,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 		}
 		notes := newPostgresNotifier(databaseURL, schema.String)
 		// pgx caches prepared statements per connection by itself.
-		return &DB{Tx: &Tx{q: pool, dialect: Postgres, notes: notes}, Dialect: Postgres, w: pool, r: pool}, nil
+		return &DB{Tx: &Tx{q: pool, dialect: Postgres, notes: notes, clock: &clock{now: time.Now}}, Dialect: Postgres, w: pool, r: pool}, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(sqlitePath), 0o750); err != nil {
 		return nil, fmt.Errorf("create database folder: %w", err)
@@ -122,7 +125,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
 	notes := newNotifier()
-	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes}, Dialect: SQLite, w: w, r: r}, nil
+	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}}, Dialect: SQLite, w: w, r: r}, nil
 }
 
 // Close closes every connection, ends every subscription and stops the
@@ -160,7 +163,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			_ = sqlTx.Rollback()
 		}
 	}()
-	tx := &Tx{q: sqlTx, dialect: db.Dialect, notes: db.notes, inTx: true}
+	tx := &Tx{q: sqlTx, dialect: db.Dialect, notes: db.notes, clock: db.clock, inTx: true}
 	if err = fn(tx); err != nil {
 		return err
 	}
@@ -172,6 +175,16 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	}
 	return nil
 }
+
+// clock is the one clock of a DB: the time writes stamp, and services
+// read (DB.Now), so a test can set the time of everything at once.
+type clock struct{ now func() time.Time }
+
+// SetClock replaces the clock (tests); call it before the DB is used.
+func (db *DB) SetClock(now func() time.Time) { db.clock.now = now }
+
+// Now is the time by the DB's clock.
+func (tx *Tx) Now() time.Time { return tx.clock.now() }
 
 // Dialect is the engine the Tx speaks to.
 func (tx *Tx) Dialect() Dialect { return tx.dialect }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"strings"
-	"time"
 
 	"quarry/internal/model"
 )
@@ -40,7 +39,7 @@ func (tx *Tx) CreateMember(ctx context.Context, m *model.Member) error {
 // UpdateMember writes a membership's level, expiry, override and state.
 func (tx *Tx) UpdateMember(ctx context.Context, m *model.Member) error {
 	_, err := tx.exec(ctx, "UPDATE members SET access_level = ?, expires_at = ?, override = ?, pending = ?, updated_at = ? WHERE id = ?",
-		int(m.AccessLevel), emptyNull(m.ExpiresAt), m.Override, m.Pending, micros(time.Now()), m.ID)
+		int(m.AccessLevel), emptyNull(m.ExpiresAt), m.Override, m.Pending, micros(tx.Now()), m.ID)
 	return err
 }
 

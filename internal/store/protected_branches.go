@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"time"
 
 	"quarry/internal/model"
 )
@@ -17,7 +16,7 @@ func init() {
 
 // CreateProtectedBranch stores a rule with its access grants.
 func (tx *Tx) CreateProtectedBranch(ctx context.Context, b *model.ProtectedBranch) error {
-	now := time.Now()
+	now := tx.Now()
 	id, err := tx.insert(ctx, `INSERT INTO protected_branches (project_id, name, allow_force_push, code_owner_approval_required, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?)`, b.ProjectID, b.Name, b.AllowForcePush, b.CodeOwnerApprovalRequired, micros(now), micros(now))
 	if err != nil {
@@ -30,7 +29,7 @@ func (tx *Tx) CreateProtectedBranch(ctx context.Context, b *model.ProtectedBranc
 // UpdateProtectedBranch rewrites a rule's flags and grants.
 func (tx *Tx) UpdateProtectedBranch(ctx context.Context, b *model.ProtectedBranch) error {
 	if _, err := tx.exec(ctx, "UPDATE protected_branches SET allow_force_push = ?, code_owner_approval_required = ?, updated_at = ? WHERE id = ?",
-		b.AllowForcePush, b.CodeOwnerApprovalRequired, micros(time.Now()), b.ID); err != nil {
+		b.AllowForcePush, b.CodeOwnerApprovalRequired, micros(tx.Now()), b.ID); err != nil {
 		return err
 	}
 	if _, err := tx.exec(ctx, "DELETE FROM protected_branch_access_levels WHERE protected_branch_id = ?", b.ID); err != nil {

@@ -26,7 +26,7 @@ const UniqueTopicName = "topics_name_key"
 
 // CreateTopic inserts a topic and sets t.ID.
 func (tx *Tx) CreateTopic(ctx context.Context, t *model.Topic) error {
-	now := time.Now()
+	now := tx.Now()
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = now
 	}
@@ -39,7 +39,7 @@ func (tx *Tx) CreateTopic(ctx context.Context, t *model.Topic) error {
 // UpdateTopic writes a topic's name, title, description and avatar.
 func (tx *Tx) UpdateTopic(ctx context.Context, t *model.Topic) error {
 	_, err := tx.exec(ctx, "UPDATE topics SET name = ?, title = ?, description = ?, avatar = ?, updated_at = ? WHERE id = ?",
-		t.Name, t.Title, emptyNull(t.Description), emptyNull(t.Avatar), micros(time.Now()), t.ID)
+		t.Name, t.Title, emptyNull(t.Description), emptyNull(t.Avatar), micros(tx.Now()), t.ID)
 	return err
 }
 
@@ -191,7 +191,7 @@ const UniqueGroupLink = "project_group_links_key"
 // ShareProject shares a project with a group.
 func (tx *Tx) ShareProject(ctx context.Context, l model.GroupLink) error {
 	_, err := tx.exec(ctx, "INSERT INTO project_group_links (project_id, group_id, group_access, expires_at, created_at) VALUES (?, ?, ?, ?, ?)",
-		l.ProjectID, l.GroupID, int(l.GroupAccess), emptyNull(l.ExpiresAt), micros(time.Now()))
+		l.ProjectID, l.GroupID, int(l.GroupAccess), emptyNull(l.ExpiresAt), micros(tx.Now()))
 	return err
 }
 

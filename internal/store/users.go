@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"time"
 
 	"quarry/internal/model"
 )
@@ -313,7 +312,7 @@ func (tx *Tx) SetIdentity(ctx context.Context, i model.Identity) error {
 		return err
 	}
 	_, err := tx.exec(ctx, "INSERT INTO identities (user_id, provider, extern_uid, saml_provider_id, created_at) VALUES (?, ?, ?, ?, ?)",
-		i.UserID, i.Provider, i.ExternUID, i.SAMLProviderID, micros(time.Now()))
+		i.UserID, i.Provider, i.ExternUID, i.SAMLProviderID, micros(tx.Now()))
 	return err
 }
 

@@ -22,7 +22,7 @@ type Service struct {
 
 // New returns a token service issuing tokens that start with prefix.
 func New(db *store.DB, prefix string) *Service {
-	return &Service{db: db, prefix: prefix, now: time.Now}
+	return &Service{db: db, prefix: prefix, now: db.Now}
 }
 
 // DefaultLifetime applies when a token is created without an expiry date.

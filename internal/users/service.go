@@ -28,7 +28,7 @@ type Service struct {
 
 // New returns a users service.
 func New(db *store.DB, up *uploads.Store, log *slog.Logger, passwordCost int) *Service {
-	return &Service{db: db, uploads: up, log: log, passwordCost: passwordCost, now: time.Now}
+	return &Service{db: db, uploads: up, log: log, passwordCost: passwordCost, now: db.Now}
 }
 
 // Nullable is an optional attribute that may also be set to null.
