@@ -86,6 +86,13 @@ func TestForks_copyRepositoryInBackground(t *testing.T) {
 		if p["empty_repo"] != false || p["path_with_namespace"] != "forker/my-lib" {
 			t.Errorf("fork %v %v", p["empty_repo"], p["path_with_namespace"])
 		}
+		// A fork starts without the source's topics, as GitLab's do.
+		if topics, _ := p["topics"].([]any); len(topics) != 0 {
+			t.Errorf("fork topics %v; want none", p["topics"])
+		}
+		if got := s.Get(t, "/projects/"+itoa(src.ID), owner.Token).Object(t); len(got["topics"].([]any)) != 1 {
+			t.Errorf("source topics %v", got["topics"])
+		}
 		// The fork is a real repository with the source's history.
 		clone := filepath.Join(t.TempDir(), "c")
 		git(t, filepath.Dir(clone), "clone", "-q", repoDir(t, s, forkID), clone)

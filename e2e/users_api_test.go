@@ -330,6 +330,7 @@ func TestUserAPI_deleteAndIdentities(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "DELETE", Path: "/users/" + itoa(owner.ID), Token: s.RootToken}).Want(t, 409).
 			WantBody(t, `{"message":"User cannot be removed while is the sole-owner of a group"}`)
 		s.Do(t, apitest.Request{Method: "DELETE", Path: "/users/" + itoa(owner.ID) + "?hard_delete=true", Token: s.RootToken}).Want(t, 204)
+		s.Get(t, "/groups/solo", s.RootToken).Want(t, 404) // removed with its only owner
 		if _, err := root.Users.DeleteUser(u.ID); err != nil {
 			t.Fatal(err)
 		}

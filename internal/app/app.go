@@ -107,6 +107,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a.Projects.SetGroupResolver(a.Groups)
 	a.Groups.SetProjectRemover(a.Projects)
+	a.Users.SetRemovers(a.Projects, a.Groups)
 	if err := a.bootstrap(ctx); err != nil {
 		storages.Close()
 		db.Close()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"quarry/internal/auth"
 	"quarry/internal/model"
@@ -71,18 +70,9 @@ func (s *Service) Subgroups(ctx context.Context, a auth.Actor, ref string, all b
 
 // Namespace resolves /namespaces/:id (an id or a full path) for the actor.
 func (s *Service) Namespace(ctx context.Context, a auth.Actor, ref string) (model.Namespace, error) {
-	var n model.Namespace
-	var err error
-	if id, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
-		n, err = s.db.NamespaceByID(ctx, id)
-	} else {
-		n, err = s.db.NamespaceByFullPath(ctx, ref)
-	}
-	if errors.Is(err, model.ErrNotFound) {
-		return n, model.NotFound("Namespace")
-	}
+	n, err := s.db.NamespaceByRef(ctx, ref)
 	if err != nil {
-		return n, err
+		return n, model.NotFoundAs(err, "Namespace")
 	}
 	if a.Admin() {
 		return n, nil
@@ -214,6 +204,13 @@ func (s *Service) runDelete(ctx context.Context, p deletePayload) error {
 	if s.DeletionDelay > 0 && g.MarkedForDeletionOn == "" {
 		return nil // restored meanwhile
 	}
+	return s.RemoveGroup(ctx, g)
+}
+
+// RemoveGroup removes a group now: the projects in it and its subgroups
+// (repositories included), then the namespaces, and the access their
+// members had through them.
+func (s *Service) RemoveGroup(ctx context.Context, g model.Group) error {
 	projects, err := s.db.ProjectsInTree(ctx, g.Traversal)
 	if err != nil {
 		return err

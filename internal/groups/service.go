@@ -61,13 +61,7 @@ func (s *Service) Access(ctx context.Context, a auth.Actor, nsID int64) (model.A
 // Resolve finds a group by id or full path that the actor may read, and the
 // actor's access to it; anything else is 404 Group Not Found.
 func (s *Service) Resolve(ctx context.Context, a auth.Actor, ref string) (model.Group, model.AccessLevel, error) {
-	var g model.Group
-	var err error
-	if id, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
-		g, err = s.db.GroupByID(ctx, id)
-	} else {
-		g, err = s.db.GroupByFullPath(ctx, ref)
-	}
+	g, err := s.db.GroupByRef(ctx, ref)
 	if errors.Is(err, model.ErrNotFound) {
 		return g, -1, model.NotFound("Group")
 	}

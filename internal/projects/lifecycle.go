@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"quarry/internal/auth"
 	"quarry/internal/model"
@@ -42,17 +41,9 @@ func (s *Service) Transfer(ctx context.Context, a auth.Actor, ref, target string
 	if !can(a, auth.OwnProject, &p, acc) {
 		return p, model.Forbidden("")
 	}
-	var ns model.Namespace
-	if id, perr := strconv.ParseInt(target, 10, 64); perr == nil {
-		ns, err = s.db.NamespaceByID(ctx, id)
-	} else {
-		ns, err = s.db.NamespaceByFullPath(ctx, target)
-	}
-	if errors.Is(err, model.ErrNotFound) {
-		return p, model.NotFound("Namespace")
-	}
+	ns, err := s.db.NamespaceByRef(ctx, target)
 	if err != nil {
-		return p, err
+		return p, model.NotFoundAs(err, "Namespace")
 	}
 	if ns.ID == p.NamespaceID {
 		return p, model.BadRequestRaw("Failed to transfer project {:namespace=>[\"Project is already in this namespace.\"]}")

@@ -2,8 +2,6 @@ package projects
 
 import (
 	"context"
-	"errors"
-	"strconv"
 
 	"quarry/internal/auth"
 	"quarry/internal/model"
@@ -165,17 +163,8 @@ func (s *Service) List(ctx context.Context, a auth.Actor, in ListInput, page mod
 }
 
 func (s *Service) userByRef(ctx context.Context, ref string) (model.User, error) {
-	var u model.User
-	var err error
-	if id, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
-		u, err = s.db.UserByID(ctx, id)
-	} else {
-		u, err = s.db.UserByUsername(ctx, ref)
-	}
-	if errors.Is(err, model.ErrNotFound) {
-		return u, model.NotFound("User")
-	}
-	return u, err
+	u, err := s.db.UserByRef(ctx, ref)
+	return u, model.NotFoundAs(err, "User")
 }
 
 // Forks lists the forks of a project that the actor may see.

@@ -67,15 +67,7 @@ func (s *Service) Access(ctx context.Context, a auth.Actor, projectID int64) (mo
 // Resolve finds a project by id or full path that the actor may read, with
 // the actor's access; anything else is 404 Project Not Found.
 func (s *Service) Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error) {
-	var p model.Project
-	var err error
-	if id, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
-		p, err = s.db.ProjectByID(ctx, id)
-	} else if strings.Contains(ref, "/") {
-		p, err = s.db.ProjectByFullPath(ctx, ref)
-	} else {
-		err = model.ErrNotFound
-	}
+	p, err := s.db.ProjectByRef(ctx, ref)
 	if errors.Is(err, model.ErrNotFound) || (err == nil && p.PendingDelete) {
 		return p, 0, model.NotFound("Project")
 	}

@@ -112,10 +112,7 @@ func (s *Service) Fork(ctx context.Context, a auth.Actor, ref string, in ForkInp
 		}
 		return fork, f.Err()
 	}
-	topics, err := s.db.TopicsOf(ctx, []int64{src.ID})
-	if err != nil {
-		return fork, err
-	}
+	// A fork starts with no topics, as GitLab's do.
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.CreateProject(ctx, &fork); err != nil {
 			return err
@@ -123,11 +120,6 @@ func (s *Service) Fork(ctx context.Context, a auth.Actor, ref string, in ForkInp
 		fork.DiskPath = gitrepo.HashedPath("", fork.ID)
 		if err := tx.UpdateProject(ctx, &fork); err != nil {
 			return err
-		}
-		if len(topics[src.ID]) > 0 {
-			if err := tx.SetProjectTopics(ctx, fork.ID, topics[src.ID]); err != nil {
-				return err
-			}
 		}
 		if ns.Kind == model.NamespaceUser {
 			if err := tx.AddMember(ctx, model.SourceProject, fork.ID, ns.OwnerID, model.Owner, a.UserID(), now.UnixMicro()); err != nil {
@@ -174,18 +166,9 @@ func (s *Service) forkNamespace(ctx context.Context, a auth.Actor, ref string) (
 	if ref == "" {
 		return s.db.NamespaceByID(ctx, a.User.NamespaceID)
 	}
-	var ns model.Namespace
-	var err error
-	if id, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
-		ns, err = s.db.NamespaceByID(ctx, id)
-	} else {
-		ns, err = s.db.NamespaceByFullPath(ctx, ref)
-	}
+	ns, err := s.db.NamespaceByRef(ctx, ref)
 	if err != nil {
-		if errors.Is(err, model.ErrNotFound) {
-			return ns, model.NotFound("Target Namespace")
-		}
-		return ns, err
+		return ns, model.NotFoundAs(err, "Target Namespace")
 	}
 	id := ns.ID
 	if _, err := s.targetNamespace(ctx, a, a.User, &id); err != nil {

@@ -365,14 +365,20 @@ func (tx *Tx) UpdateUserPreferences(ctx context.Context, p model.UserPreferences
 	return err
 }
 
-// SoleOwnedGroups counts the groups where the user is the only owner.
-func (tx *Tx) SoleOwnedGroups(ctx context.Context, userID int64) (int, error) {
-	var n int
-	err := tx.row(ctx, []any{&n}, `SELECT COUNT(*) FROM members m
+// SoleOwnedGroups lists the groups where the user is the only owner.
+func (tx *Tx) SoleOwnedGroups(ctx context.Context, userID int64) ([]int64, error) {
+	var ids []int64
+	err := tx.each(ctx, `SELECT m.source_id FROM members m
 		WHERE m.user_id = ? AND m.source_type = 'Namespace' AND m.access_level = 50 AND m.pending = FALSE
 		AND NOT EXISTS (SELECT 1 FROM members o WHERE o.source_type = 'Namespace' AND o.source_id = m.source_id
-			AND o.access_level = 50 AND o.pending = FALSE AND o.user_id <> m.user_id)`, userID)
-	return n, err
+			AND o.access_level = 50 AND o.pending = FALSE AND o.user_id <> m.user_id)
+		ORDER BY m.source_id`, []any{userID}, func(r *sql.Rows) error {
+		var id int64
+		err := r.Scan(&id)
+		ids = append(ids, id)
+		return err
+	})
+	return ids, err
 }
 
 // SetLastActivity records the day a user was last active.

@@ -24,6 +24,8 @@ type Service struct {
 	log          *slog.Logger
 	passwordCost int
 	now          func() time.Time
+	projects     ProjectRemover
+	groups       GroupRemover
 }
 
 // New returns a users service.

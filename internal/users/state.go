@@ -3,6 +3,7 @@ package users
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"quarry/internal/auth"
@@ -22,8 +23,25 @@ func (s *Service) adminTarget(ctx context.Context, actor auth.Actor, id int64) (
 	return u, err
 }
 
-// Delete removes a user. Without hardDelete a user who is the only owner of
-// a group cannot be removed (409).
+// ProjectRemover removes a project with its repository (the projects
+// service).
+type ProjectRemover interface {
+	RemoveProject(ctx context.Context, p model.Project) error
+}
+
+// GroupRemover removes a group with its subgroups and projects (the groups
+// service).
+type GroupRemover interface {
+	RemoveGroup(ctx context.Context, g model.Group) error
+}
+
+// SetRemovers tells the service how to remove what a deleted user leaves
+// behind; the composition root sets them.
+func (s *Service) SetRemovers(p ProjectRemover, g GroupRemover) { s.projects, s.groups = p, g }
+
+// Delete removes a user, their personal projects (repositories included)
+// and memberships. A user who is the only owner of a group cannot be
+// removed (409) unless hardDelete, which removes those groups too.
 func (s *Service) Delete(ctx context.Context, actor auth.Actor, id int64, hardDelete bool) error {
 	u, err := s.adminTarget(ctx, actor, id)
 	if err != nil {
@@ -32,13 +50,41 @@ func (s *Service) Delete(ctx context.Context, actor auth.Actor, id int64, hardDe
 	if u.Type.IsInternal() {
 		return model.Forbidden("")
 	}
-	if !hardDelete {
-		n, err := s.db.SoleOwnedGroups(ctx, u.ID)
+	sole, err := s.db.SoleOwnedGroups(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	if len(sole) > 0 && !hardDelete {
+		return model.Conflict("User cannot be removed while is the sole-owner of a group")
+	}
+	// Nothing of the user's is left half there: groups first (a group
+	// inside another goes with it), then the projects of the user's own
+	// namespace, then the user.
+	for _, id := range sole {
+		g, err := s.db.GroupByID(ctx, id)
+		if errors.Is(err, model.ErrNotFound) {
+			continue // removed with its parent
+		}
 		if err != nil {
 			return err
 		}
-		if n > 0 {
-			return model.Conflict("User cannot be removed while is the sole-owner of a group")
+		if err := s.groups.RemoveGroup(ctx, g); err != nil {
+			return fmt.Errorf("remove group %d of deleted user %d: %w", g.ID, u.ID, err)
+		}
+	}
+	ns, err := s.db.NamespaceByID(ctx, u.NamespaceID)
+	if err != nil && !errors.Is(err, model.ErrNotFound) {
+		return err
+	}
+	if err == nil {
+		projects, err := s.db.ProjectsInTree(ctx, ns.Traversal)
+		if err != nil {
+			return err
+		}
+		for _, p := range projects {
+			if err := s.projects.RemoveProject(ctx, p); err != nil {
+				return fmt.Errorf("remove project %d of deleted user %d: %w", p.ID, u.ID, err)
+			}
 		}
 	}
 	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteUser(ctx, u.ID) }); err != nil {
