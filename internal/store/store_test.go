@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
+	"quarry/internal/model"
+	"quarry/internal/store"
 	"quarry/internal/storetest"
 )
 
@@ -60,4 +63,77 @@ func TestMigrations_sameNumbersOnBothDialects(t *testing.T) {
 			t.Errorf("migration %d: sqlite %q, postgres %q", i, s[i], p[i])
 		}
 	}
+}
+
+// Access flows down the group tree and from direct project memberships; a
+// member of a project alone sees the groups above it; expired and removed
+// memberships grant nothing.
+func TestAuthorizations_followGroupTreeAndMemberships(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		today := time.Now().UTC().Format(model.DateLayout)
+		owner := storetest.NewUser(t, db)
+		top := storetest.NewGroup(t, db, owner)
+		sub := storetest.NewGroup(t, db, owner, storetest.Parent(top))
+		p := storetest.NewProject(t, db, owner, storetest.InGroup(sub))
+		dev, rep, gone, stranger := storetest.NewUser(t, db), storetest.NewUser(t, db), storetest.NewUser(t, db), storetest.NewUser(t, db)
+		storetest.AddMember(t, db, top, dev, model.Developer)
+		storetest.AddMember(t, db, p, rep, model.Reporter)
+		storetest.AddMember(t, db, top, gone, model.Maintainer, storetest.ExpiresAt("2000-01-01"))
+
+		for _, c := range []struct {
+			name           string
+			user           model.User
+			project, subNS model.AccessLevel
+			topNS          model.AccessLevel
+		}{
+			{"owner", owner, model.Owner, model.Owner, model.Owner},
+			{"developer of the top group", dev, model.Developer, model.Developer, model.Developer},
+			{"reporter of the project", rep, model.Reporter, model.NoAccess, model.NoAccess}, // sees the groups above
+			{"expired maintainer", gone, 0, -1, -1},
+			{"stranger", stranger, 0, -1, -1},
+		} {
+			if got, err := db.ProjectAccess(ctx, c.user.ID, p.ID, today); err != nil || got != c.project {
+				t.Errorf("%s: project access %d, %v; want %d", c.name, got, err, c.project)
+			}
+			if got, err := db.NamespaceAccess(ctx, c.user.ID, sub.ID, today); err != nil || got != c.subNS {
+				t.Errorf("%s: subgroup access %d, %v; want %d", c.name, got, err, c.subNS)
+			}
+			if got, err := db.NamespaceAccess(ctx, c.user.ID, top.ID, today); err != nil || got != c.topNS {
+				t.Errorf("%s: top group access %d, %v; want %d", c.name, got, err, c.topNS)
+			}
+		}
+
+		list := func(u model.User) int {
+			t.Helper()
+			ps, _, err := db.ListProjects(ctx, store.ProjectFilter{Viewer: store.Viewer{UserID: u.ID, Today: today}, Membership: true},
+				model.Page{Number: 1, PerPage: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(ps)
+		}
+		if list(rep) != 1 || list(stranger) != 0 || list(gone) != 0 {
+			t.Errorf("member projects: reporter %d, stranger %d, expired %d", list(rep), list(stranger), list(gone))
+		}
+
+		// Removing the membership and recomputing takes the access away.
+		m, err := db.Member(ctx, model.SourceNamespace, top.ID, dev.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.DeleteMember(ctx, m.ID); err != nil {
+				return err
+			}
+			return tx.RefreshAuthorizations(ctx, dev.ID)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := db.ProjectAccess(ctx, dev.ID, p.ID, today); got != 0 {
+			t.Errorf("removed developer keeps access %d", got)
+		}
+	})
 }

@@ -77,10 +77,7 @@ func TestUsers_updateDetectsConcurrentWriter(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, target storetest.Target) {
 		db := storetest.Open(t, target, "")
 		ctx := context.Background()
-		u := newUser("carol", time.Now())
-		if err := create(t, db, &u); err != nil {
-			t.Fatal(err)
-		}
+		u := storetest.NewUser(t, db, storetest.Username("carol"))
 		a, _ := db.UserByID(ctx, u.ID)
 		b, _ := db.UserByID(ctx, u.ID)
 		a.Bio, b.Bio = "first", "second"
@@ -116,21 +113,20 @@ func TestUsers_listFiltersAndPaging(t *testing.T) {
 		base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		var ids []int64
 		for i := 0; i < 25; i++ {
-			u := newUser(fmt.Sprintf("user%02d", i), base.Add(time.Duration(i)*time.Hour))
-			u.Name = fmt.Sprintf("Name %02d", 24-i)
-			switch {
-			case i == 3:
-				u.State = model.UserBlocked
-			case i == 4:
-				u.External = true
-			case i == 5:
-				u.Admin = true
-			case i == 6:
-				u.Type = model.UserGhost
-			}
-			if err := create(t, db, &u); err != nil {
-				t.Fatal(err)
-			}
+			u := storetest.NewUser(t, db, storetest.Username(fmt.Sprintf("user%02d", i)), func(u *model.User) {
+				u.Name = fmt.Sprintf("Name %02d", 24-i)
+				u.CreatedAt = base.Add(time.Duration(i) * time.Hour)
+				switch i {
+				case 3:
+					u.State = model.UserBlocked
+				case 4:
+					u.External = true
+				case 5:
+					u.Admin = true
+				case 6:
+					u.Type = model.UserGhost
+				}
+			})
 			ids = append(ids, u.ID)
 		}
 		count := func(f model.UserFilter) int {
@@ -210,10 +206,7 @@ func TestTokens_storeLifecycle(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, target storetest.Target) {
 		db := storetest.Open(t, target, "")
 		ctx := context.Background()
-		u := newUser("dave", time.Now())
-		if err := create(t, db, &u); err != nil {
-			t.Fatal(err)
-		}
+		u := storetest.NewUser(t, db)
 		now := time.Now().UTC()
 		tok := model.PersonalAccessToken{UserID: u.ID, Name: "ci", Digest: "d1", Scopes: []model.Scope{model.ScopeAPI, model.ScopeSudo},
 			ExpiresAt: "2099-01-01", CreatedAt: now, UpdatedAt: now}

@@ -1,6 +1,23 @@
 // Package storetest opens migrated test databases: SQLite always, and a
 // fresh PostgreSQL schema when QUARRY_TEST_DATABASE_URL is set. A test that
 // was told to use PostgreSQL and cannot reach it fails; it never skips.
+//
+// Row builders insert the rows a domain service would create, through the
+// store's own methods, and return what the store reads back. Each call
+// takes a fresh number, so names never collide, even between parallel
+// tests on one database. Options run on the value before it is inserted and
+// may change any field; the builders do not validate, so a test can build
+// a state the services would refuse. Nothing is written outside the
+// database (no repository, no avatar). Errors fail the test (t.Fatal).
+//
+//	db := storetest.Open(t, target, "")
+//	owner := storetest.NewUser(t, db)
+//	admin := storetest.NewUser(t, db, storetest.Admin())
+//	g := storetest.NewGroup(t, db, owner)
+//	sub := storetest.NewGroup(t, db, owner, storetest.Parent(g))
+//	p := storetest.NewProject(t, db, owner, storetest.InGroup(sub),
+//		func(p *model.Project) { p.Visibility = model.Public })
+//	storetest.AddMember(t, db, g, dev, model.Developer)
 package storetest
 
 import (
