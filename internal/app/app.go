@@ -22,6 +22,7 @@ import (
 	"quarry/internal/buildinfo"
 	"quarry/internal/changelog"
 	"quarry/internal/config"
+	"quarry/internal/events"
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/git/smarthttp"
@@ -48,6 +49,7 @@ type App struct {
 	Groups   *groups.Service
 	Topics   *topics.Service
 	Queue    *tasks.Queue
+	Events   *events.Bus
 	storages *gitrepo.Storages
 	Handler  http.Handler
 	log      *slog.Logger
@@ -92,22 +94,27 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	queue := tasks.New(db, log, tasks.Options{Workers: cfg.TaskWorkers, Lease: cfg.TaskLease, Now: db.Now})
+	bus := events.New(db, queue, log)
 	a := &App{
 		Config: cfg,
 		DB:     db,
 		Users:  users.New(db, up, log, cfg.PasswordCost),
 		Tokens: tokens.New(db, cfg.TokenPrefix),
-		Projects: projects.New(db, storages, up, queue, log, projects.Config{DefaultBranch: cfg.DefaultBranch,
+		Projects: projects.New(db, storages, up, queue, bus, log, projects.Config{DefaultBranch: cfg.DefaultBranch,
 			DeletionDelay: cfg.DeletionDelay}),
 		Groups:   groups.New(db, up, queue, log, cfg.DeletionDelay),
 		Topics:   topics.New(db, up),
 		Queue:    queue,
+		Events:   bus,
 		storages: storages,
 		log:      log,
 	}
 	a.Projects.SetGroupResolver(a.Groups)
 	a.Groups.SetProjectRemover(a.Projects)
 	a.Users.SetRemovers(a.Projects, a.Groups)
+	// What follows a change of refs, in every process (a delivery runs
+	// wherever a worker takes it).
+	bus.OnRefsChanged("repository", a.Projects.OnRefsChanged)
 	if err := a.bootstrap(ctx); err != nil {
 		storages.Close()
 		db.Close()
@@ -122,15 +129,20 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	files := repofiles.New(a.Projects, storages, repofiles.Options{Now: db.Now, ArchivesPerMinute: cfg.ArchiveRateLimit,
+	pushes := filepath.Join(cfg.DataDir, "tmp", "pushes")
+	if err := os.MkdirAll(pushes, 0o750); err != nil {
+		a.Close()
+		return nil, err
+	}
+	files := repofiles.New(a.Projects, storages, bus, log, repofiles.Options{Now: db.Now, ArchivesPerMinute: cfg.ArchiveRateLimit,
 		ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes})
 	srv, err := api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
 		Members:   members.New(db, a.Projects, a.Groups, cfg.UserCap),
 		Files:     files,
 		Changelog: changelog.New(db, a.Projects, a.Groups, files, storages, cfg.ExternalURL),
-		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log,
-			Access: gitaccess.New(a.Tokens, a.Users, a.Projects)},
+		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
+			Access: gitaccess.New(a.Tokens, a.Users, a.Projects, bus)},
 		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
 		MaxBody: cfg.MaxBodyBytes, Registry: reg, Now: db.Now,

@@ -32,6 +32,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/projects":       {"store", "auth", "model", "uploads", "tasks", "git/gitrepo"},
 	"quarry/internal/topics":         {"store", "auth", "model", "uploads"},
 	"quarry/internal/tasks":          {"store", "model"},
+	"quarry/internal/events":         {"tasks", "store", "model"},
 	"quarry/internal/uploads":        {"model"},
 	"quarry/internal/users":          {"store", "auth", "model", "uploads"},
 	"quarry/internal/tokens":         {"store", "auth", "model"},

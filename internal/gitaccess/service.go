@@ -29,8 +29,12 @@ type Projects interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
 	ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error)
 	RepositoryLocation(p model.Project) (root, rel string, err error)
-	RepositoryChanged(ctx context.Context, id int64) error
-	ScheduleRefresh(ctx context.Context, id int64) error
+	FirstWrite(ctx context.Context, id int64) error
+}
+
+// RefsEvents learns of every ref a push moves (the events bus).
+type RefsEvents interface {
+	RefsChanged(ctx context.Context, e model.RefsChanged) error
 }
 
 // Service implements smarthttp.Access.
@@ -38,11 +42,12 @@ type Service struct {
 	tokens    Tokens
 	passwords Passwords
 	projects  Projects
+	events    RefsEvents
 }
 
 // New returns the git access service.
-func New(tokens Tokens, passwords Passwords, projects Projects) *Service {
-	return &Service{tokens: tokens, passwords: passwords, projects: projects}
+func New(tokens Tokens, passwords Passwords, projects Projects, events RefsEvents) *Service {
+	return &Service{tokens: tokens, passwords: passwords, projects: projects, events: events}
 }
 
 var _ smarthttp.Access = (*Service)(nil)
@@ -116,7 +121,7 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 	}
 	g := smarthttp.Grant{ProjectID: p.ID, Root: root, Rel: rel}
 	if a.User != nil {
-		g.User = a.User.Username
+		g.User, g.UserID = a.User.Username, a.User.ID
 	}
 	if !push {
 		return g, nil
@@ -147,12 +152,15 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 	return g, nil
 }
 
-// Pushed records what a push changed.
-func (s *Service) Pushed(ctx context.Context, projectID int64) error {
-	if err := s.projects.RepositoryChanged(ctx, projectID); err != nil {
-		return err
+// Pushed emits the refs-changed event of a finished push; what follows a
+// push (the project's repository facts, housekeeping, …) hangs on it. The
+// first push into an empty repository is recorded before that (its branch
+// becomes the protected default).
+func (s *Service) Pushed(ctx context.Context, g smarthttp.Grant, updates []smarthttp.RefUpdate) error {
+	first := s.projects.FirstWrite(ctx, g.ProjectID)
+	e := model.RefsChanged{ProjectID: g.ProjectID, ActorID: g.UserID, Source: model.RefsSourcePush}
+	for _, u := range updates {
+		e.Updates = append(e.Updates, model.RefUpdate{Ref: u.Ref, Old: u.Old, New: u.New})
 	}
-	// Housekeeping (packing what pushes left loose) follows in the
-	// background.
-	return s.projects.ScheduleRefresh(ctx, projectID)
+	return errors.Join(first, s.events.RefsChanged(ctx, e))
 }

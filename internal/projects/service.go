@@ -33,6 +33,7 @@ type Service struct {
 	db       *store.DB
 	storages *gitrepo.Storages
 	uploads  *uploads.Store
+	events   RefsEvents
 	log      *slog.Logger
 	cfg      Config
 	now      func() time.Time
@@ -40,14 +41,14 @@ type Service struct {
 }
 
 // New returns the projects service and registers its background tasks.
-func New(db *store.DB, storages *gitrepo.Storages, up *uploads.Store, queue *tasks.Queue, log *slog.Logger, cfg Config) *Service {
+func New(db *store.DB, storages *gitrepo.Storages, up *uploads.Store, queue *tasks.Queue, events RefsEvents, log *slog.Logger, cfg Config) *Service {
 	if cfg.DefaultBranch == "" {
 		cfg.DefaultBranch = "main"
 	}
 	if cfg.DefaultVisibility == "" {
 		cfg.DefaultVisibility = model.Private
 	}
-	s := &Service{db: db, storages: storages, uploads: up, log: log, cfg: cfg, now: db.Now}
+	s := &Service{db: db, storages: storages, uploads: up, events: events, log: log, cfg: cfg, now: db.Now}
 	tasks.Handle(queue, forkTask, s.runFork, s.forkFailed)
 	tasks.Handle(queue, deleteTask, s.runDelete, nil)
 	tasks.Handle(queue, refreshTask, s.runRefresh, nil)
@@ -256,11 +257,52 @@ func (s *Service) createRepository(ctx context.Context, p *model.Project, creato
 	}
 	sig := gitrepo.Signature{Name: creator.Name, Email: creator.Email, When: s.now()}
 	content := fmt.Sprintf("# %s\n\n%s\n", p.Name, p.Description)
-	if _, err := repo.Commit(ctx, gitrepo.CommitRequest{Branch: p.DefaultBranch, Author: sig, Committer: sig,
-		Message: "Initial commit", Files: []gitrepo.FileWrite{{Path: "README.md", Content: []byte(content)}}}); err != nil {
+	id, err := repo.Commit(ctx, gitrepo.CommitRequest{Branch: p.DefaultBranch, Author: sig, Committer: sig,
+		Message: "Initial commit", Files: []gitrepo.FileWrite{{Path: "README.md", Content: []byte(content)}}})
+	if err != nil {
 		return fmt.Errorf("initial commit: %w", err)
 	}
-	return s.RepositoryChanged(ctx, p.ID)
+	if err := s.RepositoryChanged(ctx, p.ID); err != nil {
+		return err
+	}
+	// The commit stands: an event that cannot be stored is logged, not
+	// made the request's failure.
+	if err := s.events.RefsChanged(ctx, model.RefsChanged{ProjectID: p.ID, ActorID: creator.ID, Source: model.RefsSourceAPI, At: sig.When,
+		Updates: []model.RefUpdate{{Ref: "refs/heads/" + p.DefaultBranch, Old: model.ZeroRef, New: string(id)}}}); err != nil {
+		s.log.Error("refs changed: emit", "project_id", p.ID, "err", err)
+	}
+	return nil
+}
+
+// RefsEvents learns of every ref a write moves (the events bus).
+type RefsEvents interface {
+	RefsChanged(ctx context.Context, e model.RefsChanged) error
+}
+
+// OnRefsChanged follows a change of a project's refs: what the project
+// records of its repository (at once when it was empty, so a first push
+// shows; soon otherwise, many changes folding into one refresh), its last
+// activity, and housekeeping.
+func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error {
+	if err := s.FirstWrite(ctx, e.ProjectID); err != nil {
+		if errors.Is(err, model.ErrNotFound) {
+			return nil // removed since
+		}
+		return err
+	}
+	return s.ScheduleRefresh(ctx, e.ProjectID)
+}
+
+// FirstWrite records the repository's facts at once when the project was
+// recorded empty: the first branch becomes the default one and is
+// protected before anyone else writes, rather than when the refs-changed
+// event is delivered.
+func (s *Service) FirstWrite(ctx context.Context, id int64) error {
+	p, err := s.db.ProjectByID(ctx, id)
+	if err != nil || !p.EmptyRepo {
+		return err
+	}
+	return s.RepositoryChanged(ctx, id)
 }
 
 // refreshTask recomputes a project's repository facts in the background, a

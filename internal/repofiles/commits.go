@@ -199,11 +199,11 @@ func (s *Service) CommitRefs(ctx context.Context, a auth.Actor, projectRef, sha,
 
 // CreateCommit commits several actions and returns the new commit.
 func (s *Service) CreateCommit(ctx context.Context, a auth.Actor, projectRef string, in CommitInput, withStats bool) (CommitView, error) {
-	commit, err := s.CommitActions(ctx, a, projectRef, in)
+	p, repo, commit, err := s.commitActions(ctx, a, projectRef, in)
 	if err != nil {
 		return CommitView{}, err
 	}
-	return s.Commit(ctx, a, projectRef, string(commit), withStats)
+	return s.commitView(ctx, p, repo, string(commit), withStats)
 }
 
 // Compare is the difference between two refs.

@@ -185,6 +185,7 @@ func (s *Service) CreateBranch(ctx context.Context, a auth.Actor, projectRef, na
 		}
 		return Branch{}, err
 	}
+	s.refsChanged(ctx, a, p, update("refs/heads/"+name, "", commit))
 	list, err := s.branches(ctx, a, p, acc, repo, []gitrepo.Ref{{Name: name, Commit: commit, Target: commit}})
 	if err != nil {
 		return Branch{}, err
@@ -217,7 +218,11 @@ func (s *Service) DeleteBranch(ctx context.Context, a auth.Actor, projectRef, na
 			return model.Forbidden("Protected branches cannot be deleted.")
 		}
 	}
-	return repo.DeleteRef(ctx, "refs/heads/"+name, tip)
+	if err := repo.DeleteRef(ctx, "refs/heads/"+name, tip); err != nil {
+		return err
+	}
+	s.refsChanged(ctx, a, p, update("refs/heads/"+name, tip, ""))
+	return nil
 }
 
 // DeleteMergedBranches removes branches merged into the default branch
@@ -247,6 +252,8 @@ func (s *Service) DeleteMergedBranches(ctx context.Context, a auth.Actor, projec
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	var deleted []model.RefUpdate
+	defer func() { s.refsChanged(ctx, a, p, deleted...) }()
 next:
 	for _, n := range names {
 		if n == p.DefaultBranch {
@@ -264,6 +271,7 @@ next:
 		if err := repo.DeleteRef(ctx, "refs/heads/"+n, t); err != nil {
 			return err
 		}
+		deleted = append(deleted, update("refs/heads/"+n, t, ""))
 	}
 	return nil
 }
@@ -381,8 +389,9 @@ func (s *Service) CreateTag(ctx context.Context, a auth.Actor, projectRef, name,
 	if err != nil {
 		return Tag{}, err
 	}
+	target := commit
 	if message != "" {
-		_, err = repo.CreateAnnotatedTag(ctx, name, commit, message, gitrepo.Signature{Name: a.User.Name, Email: a.User.Email, When: s.now()})
+		target, err = repo.CreateAnnotatedTag(ctx, name, commit, message, gitrepo.Signature{Name: a.User.Name, Email: a.User.Email, When: s.now()})
 	} else {
 		err = repo.CreateRef(ctx, "refs/tags/"+name, commit)
 	}
@@ -395,6 +404,7 @@ func (s *Service) CreateTag(ctx context.Context, a auth.Actor, projectRef, name,
 	if err != nil {
 		return Tag{}, err
 	}
+	s.refsChanged(ctx, a, p, update("refs/tags/"+name, "", target))
 	return tag(ctx, p, repo, name)
 }
 
@@ -413,7 +423,11 @@ func (s *Service) DeleteTag(ctx context.Context, a auth.Actor, projectRef, name 
 	}
 	for _, r := range refs {
 		if r.Name == name {
-			return repo.DeleteRef(ctx, "refs/tags/"+name, r.Target)
+			if err := repo.DeleteRef(ctx, "refs/tags/"+name, r.Target); err != nil {
+				return err
+			}
+			s.refsChanged(ctx, a, p, update("refs/tags/"+name, r.Target, ""))
+			return nil
 		}
 	}
 	return model.NotFound("Tag")

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"log/slog"
 	"path"
 	"sort"
 	"strings"
@@ -33,6 +34,8 @@ type ProjectResolver interface {
 type Service struct {
 	projects     ProjectResolver
 	refresher    Refresher
+	events       RefsEvents
+	log          *slog.Logger
 	protection   ProtectionSource
 	storages     *gitrepo.Storages
 	sums         sync.Map // blob id → sha256 hex: a blob's bytes never change
@@ -67,11 +70,11 @@ type Options struct {
 }
 
 // New returns the files service.
-func New(projects ProjectService, storages *gitrepo.Storages, o Options) *Service {
+func New(projects ProjectService, storages *gitrepo.Storages, events RefsEvents, log *slog.Logger, o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{projects: projects, refresher: projects, protection: projects, storages: storages, now: o.Now,
+	return &Service{projects: projects, refresher: projects, protection: projects, storages: storages, events: events, log: log, now: o.Now,
 		archives: ratelimit.New(o.ArchivesPerMinute, time.Minute), archiveCache: newArchiveCache(o.ArchiveCacheDir, o.ArchiveCacheBytes),
 		branchLocks: newStripedLocks()}
 }

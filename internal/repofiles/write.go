@@ -13,10 +13,40 @@ import (
 )
 
 // Refresher records what a repository holds after a write (the projects
-// service): at once for a repository that was empty, soon otherwise.
+// service). The first commit of an empty repository is recorded before
+// the write answers; later ones follow the refs-changed event.
 type Refresher interface {
 	RepositoryChanged(ctx context.Context, id int64) error
-	ScheduleRefresh(ctx context.Context, id int64) error
+}
+
+// RefsEvents learns of every ref a write moves (the events bus).
+type RefsEvents interface {
+	RefsChanged(ctx context.Context, e model.RefsChanged) error
+}
+
+// refsChanged emits the refs-changed event of a write that moved refs. The
+// write has happened and stands: a failure to emit is logged, not
+// returned (the caller must not retry a write that succeeded).
+func (s *Service) refsChanged(ctx context.Context, a auth.Actor, p model.Project, updates ...model.RefUpdate) {
+	if len(updates) == 0 {
+		return
+	}
+	e := model.RefsChanged{ProjectID: p.ID, ActorID: a.UserID(), Updates: updates, Source: model.RefsSourceAPI, At: s.now()}
+	if err := s.events.RefsChanged(context.WithoutCancel(ctx), e); err != nil {
+		s.log.Error("refs changed: emit", "project_id", p.ID, "err", err)
+	}
+}
+
+// update is a RefUpdate from object ids ("" for a missing side).
+func update(ref string, old, next git.ObjectID) model.RefUpdate {
+	u := model.RefUpdate{Ref: ref, Old: string(old), New: string(next)}
+	if u.Old == "" {
+		u.Old = model.ZeroRef
+	}
+	if u.New == "" {
+		u.New = model.ZeroRef
+	}
+	return u
 }
 
 // CommitInput is a commit of one or more file actions.
@@ -41,47 +71,54 @@ const maxReapply = 25
 // the commit is rebuilt on the new tip. Only a change to the same paths is
 // refused.
 func (s *Service) CommitActions(ctx context.Context, a auth.Actor, projectRef string, in CommitInput) (git.ObjectID, error) {
+	_, _, id, err := s.commitActions(ctx, a, projectRef, in)
+	return id, err
+}
+
+// commitActions is CommitActions, answering also the project and its
+// repository for the caller's next step.
+func (s *Service) commitActions(ctx context.Context, a auth.Actor, projectRef string, in CommitInput) (model.Project, *gitrepo.Repo, git.ObjectID, error) {
 	if !a.SignedIn() {
-		return "", model.Unauthorized("")
+		return model.Project{}, nil, "", model.Unauthorized("")
 	}
 	for i := range in.Actions {
 		var err error
 		if in.Actions[i].Path, err = CleanPath(in.Actions[i].Path); err != nil {
-			return "", err
+			return model.Project{}, nil, "", err
 		}
 		if in.Actions[i].Kind == "move" {
 			if in.Actions[i].PreviousPath, err = CleanPath(in.Actions[i].PreviousPath); err != nil {
-				return "", err
+				return model.Project{}, nil, "", err
 			}
 		}
 	}
 	p, acc, err := s.projects.Resolve(ctx, a, projectRef)
 	if err != nil {
-		return "", err
+		return model.Project{}, nil, "", err
 	}
 	if !auth.Can(a, auth.ReadCode, auth.Resource{Project: &p, Access: acc}) {
-		return "", model.Forbidden("")
+		return model.Project{}, nil, "", model.Forbidden("")
 	}
 	ok, err := s.projects.CanPush(ctx, a, &p, acc, in.Branch)
 	if err != nil {
-		return "", err
+		return model.Project{}, nil, "", err
 	}
 	if !ok {
-		return "", model.Forbidden("You are not allowed to push into this branch")
+		return model.Project{}, nil, "", model.Forbidden("You are not allowed to push into this branch")
 	}
 	if !git.ValidRefName(in.Branch) {
-		return "", model.BadRequestRaw(fmt.Sprintf("Something went wrong when we tried to create '%s' for you: Branch name is invalid", in.Branch))
+		return model.Project{}, nil, "", model.BadRequestRaw(fmt.Sprintf("Something went wrong when we tried to create '%s' for you: Branch name is invalid", in.Branch))
 	}
 	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
 	if err != nil {
-		return "", err
+		return model.Project{}, nil, "", err
 	}
 	// Writers of one branch in this process take turns, so that they do
 	// not keep rebuilding on each other's commits; the compare-and-swap
 	// below still guards against pushes and other processes.
 	unlock, err := s.branchLocks.lock(ctx, repo.Path()+"\x00"+in.Branch)
 	if err != nil {
-		return "", err
+		return model.Project{}, nil, "", err
 	}
 	defer unlock()
 	start := in.StartBranch
@@ -90,27 +127,27 @@ func (s *Service) CommitActions(ctx context.Context, a auth.Actor, projectRef st
 	}
 	base, err := repo.BranchTip(ctx, start)
 	if err != nil {
-		return "", err
+		return model.Project{}, nil, "", err
 	}
 	wasEmpty := false
 	if base == "" {
 		if wasEmpty, err = repo.Empty(ctx); err != nil {
-			return "", err
+			return model.Project{}, nil, "", err
 		}
 	}
 	if base == "" && !wasEmpty {
-		return "", model.BadRequestRaw("You can only create or edit files when you are on a branch")
+		return model.Project{}, nil, "", model.BadRequestRaw("You can only create or edit files when you are on a branch")
 	}
 	newBranch := start != in.Branch
 	if newBranch {
 		if tip, err := repo.BranchTip(ctx, in.Branch); err != nil {
-			return "", err
+			return model.Project{}, nil, "", err
 		} else if tip != "" {
-			return "", model.BadRequestRaw(fmt.Sprintf("A branch called '%s' already exists. Switch to that branch in order to make changes", in.Branch))
+			return model.Project{}, nil, "", model.BadRequestRaw(fmt.Sprintf("A branch called '%s' already exists. Switch to that branch in order to make changes", in.Branch))
 		}
 	}
 	if err := s.checkLastCommits(ctx, repo, base, in); err != nil {
-		return "", err
+		return model.Project{}, nil, "", err
 	}
 	now := s.now()
 	committer := gitrepo.Signature{Name: a.User.Name, Email: a.User.Email, When: now}
@@ -134,11 +171,11 @@ func (s *Service) CommitActions(ctx context.Context, a auth.Actor, projectRef st
 		var ae *gitrepo.ActionError
 		switch {
 		case errors.As(err, &ae):
-			return "", model.BadRequestRaw(ae.Message)
+			return model.Project{}, nil, "", model.BadRequestRaw(ae.Message)
 		case errors.Is(err, gitrepo.ErrNoChanges):
-			return "", model.BadRequestRaw("You are attempting to commit no changes: the content is identical to the current content")
+			return model.Project{}, nil, "", model.BadRequestRaw("You are attempting to commit no changes: the content is identical to the current content")
 		case err != nil:
-			return "", err
+			return model.Project{}, nil, "", err
 		}
 		old := base
 		if newBranch {
@@ -146,34 +183,33 @@ func (s *Service) CommitActions(ctx context.Context, a auth.Actor, projectRef st
 		}
 		err = repo.UpdateRef(ctx, ref, id, old)
 		if err == nil {
+			s.refsChanged(ctx, a, p, update(ref, old, id))
 			if wasEmpty {
 				err = s.refresher.RepositoryChanged(ctx, p.ID)
-			} else {
-				err = s.refresher.ScheduleRefresh(ctx, p.ID)
 			}
-			return id, err
+			return p, repo, id, err
 		}
 		if !errors.Is(err, gitrepo.ErrRefMoved) {
-			return "", err
+			return model.Project{}, nil, "", err
 		}
 		moved := fmt.Sprintf("Could not update branch '%s': it was changed by another push while this commit was being made", in.Branch)
 		if newBranch || attempt >= maxReapply {
-			return "", model.BadRequestRaw(moved)
+			return model.Project{}, nil, "", model.BadRequestRaw(moved)
 		}
 		tip, err := repo.BranchTip(ctx, in.Branch)
 		if err != nil {
-			return "", err
+			return model.Project{}, nil, "", err
 		}
 		if base == "" || tip == "" {
-			return "", model.BadRequestRaw(moved)
+			return model.Project{}, nil, "", model.BadRequestRaw(moved)
 		}
 		changed, err := repo.ChangedPaths(ctx, base, tip)
 		if err != nil {
-			return "", err
+			return model.Project{}, nil, "", err
 		}
 		for path := range touched {
 			if changed[path] {
-				return "", model.BadRequestRaw(moved)
+				return model.Project{}, nil, "", model.BadRequestRaw(moved)
 			}
 		}
 		base = tip

@@ -66,6 +66,9 @@ type Options struct {
 	User      string // REMOTE_USER
 	AllowPush bool
 	Rules     PushRules
+	// PushLog is the file the post-receive hook appends the updated refs
+	// to ("" records nothing).
+	PushLog string
 }
 
 // hookScript refuses ref updates the pusher may not make. The rules are
@@ -95,20 +98,56 @@ done
 exit 0
 `
 
-// EnsureHook installs the pre-receive hook in a repository.
+// postReceiveScript records the refs a push updated — git runs it after
+// the refs moved, with one "old new ref" line each — in the file the
+// request that runs the push names.
+const postReceiveScript = `#!/bin/sh
+# Installed by Quarry.
+if [ -n "$QUARRY_PUSH_LOG" ]; then cat >> "$QUARRY_PUSH_LOG"; else cat > /dev/null; fi
+exit 0
+`
+
+// EnsureHook installs the pre-receive and post-receive hooks in a
+// repository.
 func EnsureHook(repoDir string) error {
-	p := filepath.Join(repoDir, "hooks", "pre-receive")
-	if b, err := os.ReadFile(p); err == nil && string(b) == hookScript {
-		return nil
+	for name, script := range map[string]string{"pre-receive": hookScript, "post-receive": postReceiveScript} {
+		p := filepath.Join(repoDir, "hooks", name)
+		if b, err := os.ReadFile(p); err == nil && string(b) == script {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		tmp := p + ".tmp"
+		if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, p); err != nil {
+			return err
+		}
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
+	return nil
+}
+
+// RefUpdate is one ref a push moved; Old or New is forty zeros for a ref
+// created or deleted.
+type RefUpdate struct{ Ref, Old, New string }
+
+// readPushLog reads what the post-receive hook recorded.
+func readPushLog(path string) ([]RefUpdate, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(hookScript), 0o755); err != nil {
-		return err
+	var out []RefUpdate
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		out = append(out, RefUpdate{Old: f[0], New: f[1], Ref: f[2]})
 	}
-	return os.Rename(tmp, p)
+	return out, nil
 }
 
 // Serve answers one smart HTTP request for the repository.
@@ -132,6 +171,7 @@ func Serve(ctx context.Context, runner *git.Runner, w http.ResponseWriter, r *ht
 		"QUARRY_DENY_REFS=" + strings.Join(o.Rules.Deny, " "),
 		"QUARRY_NOFORCE_REFS=" + strings.Join(o.Rules.NoForce, " "),
 		"QUARRY_NODELETE_REFS=" + strings.Join(o.Rules.NoDelete, " "),
+		"QUARRY_PUSH_LOG=" + o.PushLog,
 		// Pushes are allowed here only when the caller was authorized to.
 		"GIT_CONFIG_COUNT=2",
 		"GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=" + strconv.FormatBool(o.AllowPush),
@@ -199,6 +239,7 @@ type Grant struct {
 	ProjectID int64
 	Root, Rel string
 	User      string
+	UserID    int64
 	Push      bool
 	Rules     PushRules
 }
@@ -213,10 +254,10 @@ type DeniedError struct {
 func (e *DeniedError) Error() string { return e.Message }
 
 // Access decides who may clone and push (a Quarry service) and learns of
-// finished pushes.
+// finished pushes: the refs each moved.
 type Access interface {
 	Authorize(ctx context.Context, username, password string, hasCredentials bool, fullPath string, push bool) (Grant, error)
-	Pushed(ctx context.Context, projectID int64) error
+	Pushed(ctx context.Context, g Grant, updates []RefUpdate) error
 }
 
 // Handler serves every smart HTTP request for Quarry's repositories:
@@ -224,6 +265,8 @@ type Access interface {
 type Handler struct {
 	Runner *git.Runner
 	Access Access
+	// TempDir holds each push's record of the refs it moved while it runs.
+	TempDir string
 	Log    interface {
 		Error(msg string, args ...any)
 	}
@@ -261,13 +304,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, d.Message, d.Status)
 		return
 	}
-	err = Serve(r.Context(), h.Runner, w, r, Options{Root: grant.Root, Rel: grant.Rel, Suffix: suffix, User: grant.User,
-		AllowPush: grant.Push, Rules: grant.Rules})
+	o := Options{Root: grant.Root, Rel: grant.Rel, Suffix: suffix, User: grant.User, AllowPush: grant.Push, Rules: grant.Rules}
+	push := svc == ReceivePack && suffix == "git-receive-pack"
+	if push {
+		f, err := os.CreateTemp(h.TempDir, "push-*.log")
+		if err != nil {
+			h.Log.Error("git push record", "path", fullPath, "err", err)
+			http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+			return
+		}
+		f.Close()
+		o.PushLog = f.Name()
+		defer os.Remove(o.PushLog)
+	}
+	err = Serve(r.Context(), h.Runner, w, r, o)
 	if err != nil && r.Context().Err() == nil {
 		h.Log.Error("git http-backend", "path", fullPath, "err", err)
 	}
-	if svc == ReceivePack && suffix == "git-receive-pack" {
-		if err := h.Access.Pushed(context.WithoutCancel(r.Context()), grant.ProjectID); err != nil {
+	if push {
+		// The refs moved even if the client went away meanwhile: what
+		// follows a push runs regardless.
+		ctx := context.WithoutCancel(r.Context())
+		updates, err := readPushLog(o.PushLog)
+		if err == nil && len(updates) > 0 {
+			err = h.Access.Pushed(ctx, grant, updates)
+		}
+		if err != nil {
 			h.Log.Error("after push", "project_id", grant.ProjectID, "err", err)
 		}
 	}
