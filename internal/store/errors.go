@@ -61,6 +61,10 @@ func mapErr(err error) error {
 			return &UniqueError{Constraint: pe.ConstraintName, err: err}
 		case "23503":
 			return &Error{msg: "foreign key violation", err: err, kind: model.ErrConflict}
+		case "22021", "22P05":
+			// Text PostgreSQL cannot store (a NUL byte, invalid UTF-8):
+			// the caller's input, a 400 on both engines' behalf.
+			return model.BadRequest("a parameter holds characters that cannot be stored")
 		}
 		return err
 	}

@@ -78,12 +78,18 @@ func decodeCursor(s string) (cursor, error) {
 	if err := d.Decode(&c); err != nil || c.ID == 0 {
 		return c, model.Param("cursor is invalid")
 	}
-	if n, ok := c.Key.(json.Number); ok {
-		v, err := n.Int64()
+	switch k := c.Key.(type) {
+	case json.Number:
+		v, err := k.Int64()
 		if err != nil {
 			return c, model.Param("cursor is invalid")
 		}
 		c.Key = v
+	case string, nil:
+	default:
+		// Sort keys are numbers and strings; anything else is no cursor
+		// Quarry made.
+		return c, model.Param("cursor is invalid")
 	}
 	return c, nil
 }

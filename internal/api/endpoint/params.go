@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"quarry/internal/model"
 	"quarry/internal/uploads"
@@ -106,6 +107,14 @@ func normKey(k string) string { return strings.TrimSuffix(k, "[]") }
 
 func (p *Params) addValues(v url.Values) {
 	for k, vs := range v {
+		for _, s := range vs {
+			if !utf8.ValidString(s) || !utf8.ValidString(k) {
+				// Rack refuses bytes that are not UTF-8 text; so do we,
+				// before they reach a service or the database.
+				p.Fail("%s is invalid", strings.ToValidUTF8(normKey(k), "?"))
+				break
+			}
+		}
 		k = normKey(k)
 		// A later source replaces an earlier one, as a body overrides the
 		// query string in GitLab.

@@ -106,3 +106,15 @@ func FuzzParseParams(f *testing.F) {
 		_ = p.Err()
 	})
 }
+
+func TestParseParams_invalidUTF8(t *testing.T) {
+	r := httptest.NewRequest("POST", "/x?ok=1", strings.NewReader("name=%ff%fe&good=yes"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	p, err := parseParams(r, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Err(); err == nil || err.Error() != "name is invalid" {
+		t.Errorf("err = %v; want name is invalid", err)
+	}
+}

@@ -104,6 +104,9 @@ func (r *Repo) Blame(ctx context.Context, commit git.ObjectID, path string, star
 func isHex(s string) bool { return strings.Trim(s, "0123456789abcdef") == "" }
 
 func unixTime(s string) time.Time {
-	n, _ := strconv.ParseInt(s, 10, 64)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > maxPersonTime || strings.Trim(s, "0123456789") != "" {
+		return time.Time{} // as parsePerson: a date this package cannot show is none
+	}
 	return time.Unix(n, 0).UTC()
 }
