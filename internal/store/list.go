@@ -33,7 +33,6 @@ func (w *where) sql() string {
 // tie-breaker, both in the same direction, as GitLab orders lists.
 type order struct {
 	column string // SQL expression of the sort key; "" to sort by id alone
-	key    string // name of the key in a keyset cursor
 	desc   bool
 	// rank, when set, orders before the column (best first): a relevance
 	// expression with its arguments, for offset pages only.

@@ -106,8 +106,6 @@ func (h *Handlers) getMember(c *endpoint.Call, kind string, all bool) error {
 	return h.member(c, http.StatusOK, m)
 }
 
-var memberLevels = []string{"10", "20", "30", "40", "50"}
-
 func (h *Handlers) addMember(c *endpoint.Call, kind string) error {
 	p := c.P
 	if !p.Has("user_id") && !p.Has("username") {

@@ -229,7 +229,7 @@ func TestBudget_busyPastMax(t *testing.T) {
 	}
 	// A process past the maximum is kept when a place has freed by its
 	// release.
-	pa = use(t, pool, a)
+	use(t, pool, a)
 	pb, _ = pool.Get(ctx, b) // evicts a
 	if got := counts(t, repos); !sameInts(got, []int{0, 1}) {
 		t.Fatalf("b with a idle: processes per repository %v; want [0 1]", got)

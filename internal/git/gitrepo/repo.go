@@ -332,14 +332,6 @@ func (s Signature) ident() string {
 		strconv.FormatInt(s.When.Unix(), 10) + " +0000"
 }
 
-func (s Signature) env(prefix string) []string {
-	return []string{
-		prefix + "_NAME=" + s.Name,
-		prefix + "_EMAIL=" + s.Email,
-		prefix + "_DATE=@" + strconv.FormatInt(s.When.Unix(), 10) + " +0000",
-	}
-}
-
 // FileWrite puts content at path (creating folders as needed).
 type FileWrite struct {
 	Path    string
