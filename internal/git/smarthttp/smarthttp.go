@@ -267,7 +267,7 @@ type Handler struct {
 	Access Access
 	// TempDir holds each push's record of the refs it moved while it runs.
 	TempDir string
-	Log    interface {
+	Log     interface {
 		Error(msg string, args ...any)
 	}
 }
