@@ -8,6 +8,7 @@ import (
 
 	"quarry/internal/apitest"
 	cfgpkg "quarry/internal/config"
+	"quarry/internal/storetest"
 )
 
 // testClock is a clock a test moves by hand.
@@ -32,9 +33,15 @@ func (c *testClock) Set(t time.Time) {
 // its time, and expiry follows it: a token valid today is expired once the
 // clock passes its date, with no waiting.
 func TestClock_oneClockEverywhere(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
-	var clock *testClock // the running server's (each database gets its own)
-	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+	// apitest.Each would share one option, and so one clock variable,
+	// between the databases' servers running in parallel: each server is
+	// started here with a clock of its own.
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		t.Parallel()
+		clock := &testClock{now: start}
+		s := apitest.Start(t, target, func(c *cfgpkg.Config) { c.Clock = clock.Now })
 		alice := s.NewUser(t, "alice")
 		u := s.Get(t, "/users/"+itoa(alice.ID), s.RootToken).Want(t, http.StatusOK).Object(t)
 		if u["created_at"] != "2031-05-06T07:08:09.000Z" {
@@ -60,8 +67,5 @@ func TestClock_oneClockEverywhere(t *testing.T) {
 		if got["active"] != false || got["expired"] != true {
 			t.Errorf("token after its date %v", got)
 		}
-	}, func(c *cfgpkg.Config) {
-		clock = &testClock{now: start}
-		c.Clock = clock.Now
 	})
 }

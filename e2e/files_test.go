@@ -94,16 +94,10 @@ func TestFiles_read(t *testing.T) {
 		s.Get(t, "/projects/"+itoa(id)+"/repository/tree?ref=nope", "").Want(t, 404).WantBody(t, `{"message":"404 Tree Not Found"}`)
 		s.Get(t, "/projects/"+itoa(id)+"/repository/tree?path=README.md", "").Want(t, 404)
 		// Keyset through the tree.
-		next := s.URL + "/api/v4/projects/" + itoa(id) + "/repository/tree?pagination=keyset&per_page=2&recursive=true"
 		seen := 0
-		for next != "" {
-			r := s.Get(t, next, "").Want(t, 200)
+		s.Walk(t, "/projects/"+itoa(id)+"/repository/tree?pagination=keyset&per_page=2&recursive=true", "", func(r *apitest.Response) {
 			seen += len(r.Array(t))
-			next = ""
-			if l := r.Header.Get("Link"); l != "" {
-				next = l[strings.Index(l, "<")+1 : strings.Index(l, ">")]
-			}
-		}
+		})
 		if seen != 8 {
 			t.Errorf("keyset tree saw %d entries", seen)
 		}

@@ -145,7 +145,8 @@ func TestForks_resumeAfterCrash(t *testing.T) {
 		forkID := int64(r["id"].(float64))
 		// A worker claimed the fork, marked it started and died.
 		ctx := context.Background()
-		if _, ok, err := a.App.DB.ClaimTask(ctx, "crashed-worker", time.Now(), time.Now().Add(-time.Second)); err != nil || !ok {
+		claimed, ok, err := a.App.DB.ClaimTask(ctx, "crashed-worker", time.Now(), time.Now().Add(-time.Second), "fork_project")
+		if err != nil || !ok {
 			t.Fatalf("claim: %v %v", ok, err)
 		}
 		if err := a.App.DB.InTx(ctx, func(tx *storeTx) error { return tx.SetImportStatus(ctx, forkID, "started", "") }); err != nil {
@@ -163,8 +164,8 @@ func TestForks_resumeAfterCrash(t *testing.T) {
 		if got := git(t, clone, "rev-parse", "HEAD"); got != tip {
 			t.Errorf("fork HEAD %s; want %s", got, tip)
 		}
-		task, err := b.App.DB.TaskByID(ctx, 1)
-		if err == nil && task.State != model.TaskDone && task.Kind == "fork_project" {
+		task, err := b.App.DB.TaskByID(ctx, claimed.ID)
+		if err == nil && task.State != model.TaskDone {
 			t.Errorf("fork task state %s", task.State)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 
 func TestGroups_createAndSubgroups(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		c := s.Client(t, alice.Token)
 		top, _, err := c.Groups.CreateGroup(&gitlab.CreateGroupOptions{Name: gitlab.Ptr("Acme Corp"), Path: gitlab.Ptr("acme"),
@@ -47,7 +48,7 @@ func TestGroups_createAndSubgroups(t *testing.T) {
 		post("", map[string]any{"name": "x", "path": "y"}).Want(t, 401)
 		bob := s.NewUser(t, "bob")
 		post(bob.Token, map[string]any{"name": "Sneaky", "path": "sneaky", "parent_id": top.ID}).Want(t, 403)
-		post(bob.Token, map[string]any{"name": "Hidden", "path": "hidden", "parent_id": 99999}).Want(t, 404).WantBody(t, `{"message":"404 Group Not Found"}`)
+		post(bob.Token, map[string]any{"name": "Hidden", "path": "hidden", "parent_id": unknownID}).Want(t, 404).WantBody(t, `{"message":"404 Group Not Found"}`)
 
 		// Subgroups and descendants.
 		if got := s.Get(t, "/groups/acme/subgroups", alice.Token).Want(t, 200).Array(t); len(got) != 1 || got[0]["path"] != "web" {
@@ -234,6 +235,7 @@ func TestNamespaces(t *testing.T) {
 
 func TestTopics(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		post := func(token string, body map[string]any) *apitest.Response {
 			return s.Do(t, apitest.Request{Method: "POST", Path: "/topics", Token: token, JSON: body})
@@ -252,7 +254,7 @@ func TestTopics(t *testing.T) {
 		}
 		id := itoa(int64(goT["id"].(float64)))
 		s.Get(t, "/topics/"+id, "").Want(t, 200)
-		s.Get(t, "/topics/99999", "").Want(t, 404).WantBody(t, `{"message":"404 Not found"}`)
+		s.Get(t, "/topics/"+itoa(unknownID), "").Want(t, 404).WantBody(t, `{"message":"404 Not found"}`)
 		// Avatar upload, served back.
 		png := []byte("\x89PNG\r\n\x1a\nfake")
 		r := s.Do(t, apitest.Request{Method: "PUT", Path: "/topics/" + id, Token: s.RootToken, Multipart: map[string]string{"title": "Go"},
@@ -281,6 +283,7 @@ func TestTopics(t *testing.T) {
 
 func TestCustomAttributes_projectsAndGroups(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		var g, p struct{ ID int64 }
 		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "G", "path": "g", "visibility": "public"}}).Want(t, 201).JSON(t, &g)
@@ -290,7 +293,7 @@ func TestCustomAttributes_projectsAndGroups(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "PUT", Path: "/groups/g/custom_attributes/tier", Token: alice.Token, JSON: map[string]any{"value": "gold"}}).Want(t, 403)
 		s.Do(t, apitest.Request{Method: "PUT", Path: "/groups/g/custom_attributes/tier", Token: s.RootToken, JSON: map[string]any{"value": "gold"}}).Want(t, 200)
 		s.Do(t, apitest.Request{Method: "PUT", Path: "/projects/" + itoa(p.ID) + "/custom_attributes/tier", Token: s.RootToken, JSON: map[string]any{"value": "gold"}}).Want(t, 200)
-		s.Do(t, apitest.Request{Method: "PUT", Path: "/projects/999999/custom_attributes/tier", Token: s.RootToken, JSON: map[string]any{"value": "x"}}).Want(t, 404).
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/projects/" + itoa(unknownID) + "/custom_attributes/tier", Token: s.RootToken, JSON: map[string]any{"value": "x"}}).Want(t, 404).
 			WantBody(t, `{"message":"404 Project Not Found"}`)
 		gs := s.Get(t, "/groups?custom_attributes[tier]=gold&with_custom_attributes=true", s.RootToken).Want(t, 200).Array(t)
 		if len(gs) != 1 || gs[0]["path"] != "g" || gs[0]["custom_attributes"] == nil {

@@ -32,6 +32,9 @@ func allocatedDuring(f func()) uint64 {
 // TestLargeFile_streams pushes a 50 MB file over HTTP, downloads it raw and
 // clones it: each step streams, so the server allocates a small fraction
 // of the file's size.
+//
+// Not parallel: allocatedDuring counts what the whole process allocates,
+// and other tests' servers running alongside would add to it.
 func TestLargeFile_streams(t *testing.T) {
 	const size = 50 << 20
 	const budget = size / 4

@@ -35,6 +35,7 @@ func (f memberFixture) add(t *testing.T, token, kind string, id int64, body map[
 
 func TestMembers_addListAndAccess(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		f := memberWorld(t, s)
 		proj := "/projects/" + itoa(f.project)
 		s.Get(t, proj, f.dev.Token).Want(t, 404)
@@ -46,7 +47,7 @@ func TestMembers_addListAndAccess(t *testing.T) {
 		}
 		s.Get(t, proj, f.dev.Token).Want(t, 200)
 		f.add(t, f.owner.Token, "projects", f.project, map[string]any{"user_id": f.dev.ID, "access_level": 30}).Want(t, 409).WantBody(t, `{"message":"Member already exists"}`)
-		f.add(t, f.owner.Token, "projects", f.project, map[string]any{"user_id": 99999, "access_level": 30}).Want(t, 404).WantBody(t, `{"message":"404 User Not Found"}`)
+		f.add(t, f.owner.Token, "projects", f.project, map[string]any{"user_id": unknownID, "access_level": 30}).Want(t, 404).WantBody(t, `{"message":"404 User Not Found"}`)
 		f.add(t, f.owner.Token, "projects", f.project, map[string]any{"user_id": f.outsider.ID, "access_level": 50}).Want(t, 400).
 			WantBody(t, `{"message":{"access_level":["is not included in the list"]}}`)
 		f.add(t, f.owner.Token, "projects", f.project, map[string]any{"user_id": f.outsider.ID, "access_level": 31}).Want(t, 400)

@@ -78,6 +78,7 @@ func TestProjects_createAndGet(t *testing.T) {
 
 func TestProjects_createBadInput(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		bob := s.NewUser(t, "bob")
 		post := func(token string, body map[string]any) *apitest.Response {
@@ -100,7 +101,7 @@ func TestProjects_createBadInput(t *testing.T) {
 		s.Get(t, "/users/"+itoa(bob.ID), s.RootToken).JSON(t, &bobUser)
 		post(alice.Token, map[string]any{"name": "intruder", "namespace_id": bobUser.NamespaceID}).Want(t, 400).
 			WantBody(t, `{"message":{"namespace":["is not valid"]}}`)
-		post(alice.Token, map[string]any{"name": "x", "namespace_id": 999999}).Want(t, 404).WantBody(t, `{"message":"404 Namespace Not Found"}`)
+		post(alice.Token, map[string]any{"name": "x", "namespace_id": unknownID}).Want(t, 404).WantBody(t, `{"message":"404 Namespace Not Found"}`)
 		// A private group caps the project's visibility.
 		var g struct{ ID int64 }
 		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "Priv", "path": "priv"}}).Want(t, 201).JSON(t, &g)
@@ -295,20 +296,13 @@ func TestProjects_listFiltersAndPaging(t *testing.T) {
 			t.Errorf("page 2: %v total %s", names, r.Header.Get("X-Total"))
 		}
 		// Keyset: follow id_before links to the end.
-		next := s.URL + "/api/v4/projects?pagination=keyset&order_by=id&sort=desc&per_page=2"
 		seen := 0
-		for next != "" {
-			r := s.Get(t, next, "").Want(t, 200)
+		s.Walk(t, "/projects?pagination=keyset&order_by=id&sort=desc&per_page=2", "", func(r *apitest.Response) {
 			seen += len(r.Array(t))
-			link := r.Header.Get("Link")
-			next = ""
-			if i := strings.Index(link, "<"); i >= 0 {
-				next = link[i+1 : strings.Index(link, ">")]
-				if !strings.Contains(next, "id_before=") {
-					t.Fatalf("keyset link %s", link)
-				}
+			if next := apitest.Links(t, r.Header)["next"]; next != "" && !strings.Contains(next, "id_before=") {
+				t.Fatalf("keyset link %s", r.Header.Get("Link"))
 			}
-		}
+		})
 		if seen != 7 {
 			t.Errorf("keyset visited %d projects", seen)
 		}
@@ -438,18 +432,12 @@ func TestGroups_keysetForAnonymous(t *testing.T) {
 		for _, n := range []string{"delta", "alpha", "charlie", "bravo", "echo"} {
 			s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": n, "path": n, "visibility": "public"}}).Want(t, 201)
 		}
-		next := s.URL + "/api/v4/groups?pagination=keyset&order_by=name&sort=asc&per_page=2"
 		var seen []string
-		for next != "" {
-			r := s.Get(t, next, "").Want(t, 200)
+		s.Walk(t, "/groups?pagination=keyset&order_by=name&sort=asc&per_page=2", "", func(r *apitest.Response) {
 			for _, g := range r.Array(t) {
 				seen = append(seen, g["name"].(string))
 			}
-			next = ""
-			if l := r.Header.Get("Link"); l != "" {
-				next = l[strings.Index(l, "<")+1 : strings.Index(l, ">")]
-			}
-		}
+		})
 		if strings.Join(seen, ",") != "alpha,bravo,charlie,delta,echo" {
 			t.Errorf("keyset groups %v", seen)
 		}

@@ -79,9 +79,11 @@ func TestRouting_unknownPathsAndMethods(t *testing.T) {
 			t.Errorf("only %d prefixes checked", checked)
 		}
 		// The catch-all of old: nothing answers GET /projects/:id/<unknown>
-		// but a 404.
-		s.Get(t, "/projects/1/frobnicate", s.RootToken).Want(t, http.StatusNotFound).WantBody(t, `{"error":"404 Not Found"}`)
-		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/1/frobnicate", Token: s.RootToken}).Want(t, http.StatusNotFound)
+		// but a 404, even for a project that exists.
+		var p struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: s.RootToken, JSON: map[string]any{"name": "real"}}).Want(t, http.StatusCreated).JSON(t, &p)
+		s.Get(t, "/projects/"+itoa(p.ID)+"/frobnicate", s.RootToken).Want(t, http.StatusNotFound).WantBody(t, `{"error":"404 Not Found"}`)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(p.ID) + "/frobnicate", Token: s.RootToken}).Want(t, http.StatusNotFound)
 
 		// Every row's path asked with a method no row serves there is a 405
 		// naming the methods that are.

@@ -15,6 +15,7 @@ import (
 
 func TestTokenAPI_create(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		u := s.NewUser(t, "holder")
 		path := "/users/" + itoa(u.ID) + "/personal_access_tokens"
 		r := s.Do(t, apitest.Request{Method: "POST", Path: path, Token: s.RootToken, JSON: map[string]any{
@@ -54,7 +55,7 @@ func TestTokenAPI_create(t *testing.T) {
 				r.WantBody(t, c.want)
 			}
 		}
-		s.Do(t, apitest.Request{Method: "POST", Path: "/users/999999/personal_access_tokens", Token: s.RootToken,
+		s.Do(t, apitest.Request{Method: "POST", Path: "/users/" + itoa(unknownID) + "/personal_access_tokens", Token: s.RootToken,
 			JSON: map[string]any{"name": "x", "scopes": []string{"api"}}}).Want(t, 404).WantBody(t, `{"message":"404 User Not Found"}`)
 	})
 }
@@ -69,6 +70,7 @@ func toStrings(v any) []string {
 
 func TestTokenAPI_listGetRevokeRotate(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		bob := s.NewUser(t, "bob")
 		c := s.Client(t, alice.Token)
@@ -96,7 +98,7 @@ func TestTokenAPI_listGetRevokeRotate(t *testing.T) {
 		bobTokens := s.Get(t, "/personal_access_tokens", bob.Token).Array(t)
 		bobID := itoa(int64(bobTokens[0]["id"].(float64)))
 		s.Get(t, "/personal_access_tokens/"+bobID, alice.Token).Want(t, 401)
-		s.Get(t, "/personal_access_tokens/999999", s.RootToken).Want(t, 404)
+		s.Get(t, "/personal_access_tokens/"+itoa(unknownID), s.RootToken).Want(t, 404)
 		s.Do(t, apitest.Request{Method: "DELETE", Path: "/personal_access_tokens/" + bobID, Token: alice.Token}).Want(t, 400)
 
 		// Rotate: the new token works, the old one is revoked.

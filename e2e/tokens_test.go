@@ -187,6 +187,7 @@ func TestTokens_Create_tokenShownOnce(t *testing.T) {
 
 func TestTokens_Create_badInput(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		u := s.NewUser(t, "holder")
 		path := tokPath(u.ID)
 		cases := []struct {
@@ -206,7 +207,7 @@ func TestTokens_Create_badInput(t *testing.T) {
 			{"bad expires_at", path, map[string]any{"name": "x", "scopes": []string{"api"}, "expires_at": "soon"}, 400, `{"error":"expires_at is invalid"}`},
 			{"past expires_at", path, map[string]any{"name": "x", "scopes": []string{"api"}, "expires_at": "2001-01-01"}, 400, ""},
 			{"yesterday", path, map[string]any{"name": "x", "scopes": []string{"api"}, "expires_at": time.Now().UTC().AddDate(0, 0, -1).Format("2006-01-02")}, 400, ""},
-			{"unknown user", "/users/999999/personal_access_tokens", map[string]any{"name": "x", "scopes": []string{"api"}}, 404, bodyUserNotFound},
+			{"unknown user", tokPath(unknownID), map[string]any{"name": "x", "scopes": []string{"api"}}, 404, bodyUserNotFound},
 			{"non-numeric user", "/users/holder/personal_access_tokens", map[string]any{"name": "x", "scopes": []string{"api"}}, 404, bodyNoRoute},
 		}
 		for _, c := range cases {
@@ -251,7 +252,7 @@ func TestTokens_Create_forbidden(t *testing.T) {
 			// GitLab checks authenticated_as_admin! in a before block, ahead
 			// of parameter validation.
 			{"non-admin, bad params", other.Token, map[string]any{}, 403, bodyForbidden},
-			{"admin read_api token", s.NewToken(t, 1, "read_api"), good, 403, scopeBody("api")},
+			{"admin read_api token", s.NewToken(t, s.RootID(t), "read_api"), good, 403, scopeBody("api")},
 		}
 		for _, c := range cases {
 			r := s.Do(t, apitest.Request{Method: "POST", Path: path, Token: c.token, JSON: c.body})
@@ -315,7 +316,7 @@ func TestTokens_List_ownOnly(t *testing.T) {
 			t.Errorf("bob with own user_id lists %d; want 1", len(got))
 		}
 		s.Get(t, "/personal_access_tokens?user_id="+itoa(w.bob.ID), w.alice.Token).Want(t, http.StatusUnauthorized).WantBody(t, bodyUnauthorized)
-		s.Get(t, "/personal_access_tokens?user_id=1", w.alice.Token).Want(t, http.StatusUnauthorized).WantBody(t, bodyUnauthorized)
+		s.Get(t, "/personal_access_tokens?user_id="+itoa(s.RootID(t)), w.alice.Token).Want(t, http.StatusUnauthorized).WantBody(t, bodyUnauthorized)
 		_, resp, err = s.Client(t, w.alice.Token).PersonalAccessTokens.ListPersonalAccessTokens(&gitlab.ListPersonalAccessTokensOptions{UserID: gitlab.Ptr(w.bob.ID)})
 		if err == nil || resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("client list of bob's tokens as alice got err %v; want 401", err)
@@ -326,13 +327,14 @@ func TestTokens_List_ownOnly(t *testing.T) {
 
 func TestTokens_List_admin(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		w := buildTokWorld(t, s)
 		all := s.Get(t, "/personal_access_tokens?per_page=100", s.RootToken).Want(t, http.StatusOK).Array(t)
 		owners := map[float64]int{}
 		for _, m := range all {
 			owners[m["user_id"].(float64)]++
 		}
-		if owners[float64(w.alice.ID)] != 4 || owners[float64(w.bob.ID)] != 1 || owners[1] < 1 {
+		if owners[float64(w.alice.ID)] != 4 || owners[float64(w.bob.ID)] != 1 || owners[float64(s.RootID(t))] < 1 {
 			t.Errorf("admin list owners got %v; want alice 4, bob 1, root's own", owners)
 		}
 		if got := tokNames(s.Get(t, "/personal_access_tokens?user_id="+itoa(w.alice.ID), s.RootToken).Want(t, http.StatusOK).Array(t)); got != "ci-deploy,expired-one,old-ci,test" {
@@ -346,7 +348,7 @@ func TestTokens_List_admin(t *testing.T) {
 			t.Errorf("client admin user_id=bob got %+v", list)
 		}
 		// An unknown user_id: GitLab's finder_params answers not_found!.
-		usrWant(t, "admin list of an unknown user_id", s.Get(t, "/personal_access_tokens?user_id=999999", s.RootToken), http.StatusNotFound, `{"message":"404 Not Found"}`)
+		usrWant(t, "admin list of an unknown user_id", s.Get(t, "/personal_access_tokens?user_id="+itoa(unknownID), s.RootToken), http.StatusNotFound, `{"message":"404 Not Found"}`)
 		s.Get(t, "/personal_access_tokens?user_id=abc", s.RootToken).Want(t, http.StatusBadRequest).WantBody(t, `{"error":"user_id is invalid"}`)
 		// Pagination headers.
 		r := s.Get(t, "/personal_access_tokens?user_id="+itoa(w.alice.ID)+"&per_page=3", s.RootToken).Want(t, http.StatusOK)
@@ -461,6 +463,7 @@ func TestTokens_Get_self(t *testing.T) {
 
 func TestTokens_Get_byID(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		bob := s.NewUser(t, "bob")
 		aliceID := tokSelfID(t, s, alice.Token)
@@ -479,8 +482,8 @@ func TestTokens_Get_byID(t *testing.T) {
 		}{
 			{"admin reads alice's", "/personal_access_tokens/" + itoa(aliceID), s.RootToken, 200, ""},
 			{"alice reads bob's", "/personal_access_tokens/" + itoa(bobID), alice.Token, 401, bodyUnauthorized},
-			{"alice reads a missing one", "/personal_access_tokens/999999", alice.Token, 401, bodyUnauthorized},
-			{"admin reads a missing one", "/personal_access_tokens/999999", s.RootToken, 404, `{"message":"404 Not Found"}`},
+			{"alice reads a missing one", "/personal_access_tokens/" + itoa(unknownID), alice.Token, 401, bodyUnauthorized},
+			{"admin reads a missing one", "/personal_access_tokens/" + itoa(unknownID), s.RootToken, 404, `{"message":"404 Not Found"}`},
 			{"anonymous", "/personal_access_tokens/" + itoa(aliceID), "", 401, bodyUnauthorized},
 			{"non-numeric id", "/personal_access_tokens/abc", s.RootToken, 404, bodyNoRoute},
 			{"read_user token", "/personal_access_tokens/" + itoa(aliceID), s.NewToken(t, alice.ID, "read_user"), 403, scopeBody("api read_api")},
@@ -505,6 +508,7 @@ func TestTokens_Get_byID(t *testing.T) {
 
 func TestTokens_Revoke_byID(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		bob := s.NewUser(t, "bob")
 		spare := s.NewToken(t, alice.ID)
@@ -537,7 +541,7 @@ func TestTokens_Revoke_byID(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "DELETE", Path: "/personal_access_tokens/" + itoa(bobID), Token: s.RootToken}).Want(t, http.StatusNoContent)
 		s.Get(t, "/user", bob.Token).Want(t, http.StatusUnauthorized).WantBody(t, bodyRevoked)
 		// Missing token: PersonalAccessToken.find raises RecordNotFound.
-		usrWant(t, "revoke a missing token", s.Do(t, apitest.Request{Method: "DELETE", Path: "/personal_access_tokens/999999", Token: s.RootToken}),
+		usrWant(t, "revoke a missing token", s.Do(t, apitest.Request{Method: "DELETE", Path: "/personal_access_tokens/" + itoa(unknownID), Token: s.RootToken}),
 			http.StatusNotFound, `{"message":"404 Not found"}`)
 		s.Do(t, apitest.Request{Method: "DELETE", Path: "/personal_access_tokens/" + itoa(aliceID)}).Want(t, http.StatusUnauthorized).WantBody(t, bodyUnauthorized)
 	})
@@ -638,6 +642,7 @@ func TestTokens_Rotate_expiresAt(t *testing.T) {
 
 func TestTokens_Rotate_refused(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		bob := s.NewUser(t, "bob")
 		bobID := tokSelfID(t, s, bob.Token)
@@ -651,8 +656,8 @@ func TestTokens_Rotate_refused(t *testing.T) {
 			// Newer GitLab: "Only admins should be informed if the token
 			// doesn't exist" — non-admins get 401, admins 404.
 			{"alice rotates bob's", "/personal_access_tokens/" + itoa(bobID) + "/rotate", alice.Token, 401, bodyUnauthorized},
-			{"alice rotates a missing one", "/personal_access_tokens/999999/rotate", alice.Token, 401, bodyUnauthorized},
-			{"admin rotates a missing one", "/personal_access_tokens/999999/rotate", s.RootToken, 404, `{"message":"404 Not Found"}`},
+			{"alice rotates a missing one", "/personal_access_tokens/" + itoa(unknownID) + "/rotate", alice.Token, 401, bodyUnauthorized},
+			{"admin rotates a missing one", "/personal_access_tokens/" + itoa(unknownID) + "/rotate", s.RootToken, 404, `{"message":"404 Not Found"}`},
 			// RotateService error → bad_request!(message).
 			{"revoked token", "/personal_access_tokens/" + itoa(revokedID) + "/rotate", s.RootToken, 400, `{"message":"400 Bad request - Token already revoked"}`},
 			{"anonymous", "/personal_access_tokens/" + itoa(bobID) + "/rotate", "", 401, bodyUnauthorized},

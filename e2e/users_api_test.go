@@ -62,7 +62,7 @@ func TestUserAPI_createBadInput(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
 		s.NewUser(t, "taken")
 		plain := s.NewUser(t, "plain")
-		readUser := s.NewToken(t, 1, "read_user")
+		readUser := s.NewToken(t, s.RootID(t), "read_user")
 		post := func(token string, body map[string]any) *apitest.Response {
 			return s.Do(t, apitest.Request{Method: "POST", Path: "/users", Token: token, JSON: body})
 		}
@@ -123,6 +123,7 @@ func TestUserAPI_createBadInput(t *testing.T) {
 
 func TestUserAPI_getAndViews(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		bob := s.NewUser(t, "bob")
 		s.Do(t, apitest.Request{Method: "PUT", Path: "/users/" + itoa(bob.ID), Token: s.RootToken, JSON: map[string]any{"private_profile": true}}).Want(t, 200)
@@ -158,7 +159,7 @@ func TestUserAPI_getAndViews(t *testing.T) {
 				t.Errorf("admin view lacks %s", k)
 			}
 		}
-		s.Get(t, "/users/999999", s.RootToken).Want(t, 404).WantBody(t, `{"message":"404 User Not Found"}`)
+		s.Get(t, "/users/"+itoa(unknownID), s.RootToken).Want(t, 404).WantBody(t, `{"message":"404 User Not Found"}`)
 		s.Get(t, "/users/alice", s.RootToken).Want(t, 404)
 		s.Get(t, "/users/"+itoa(alice.ID), "").Want(t, 403)
 		// Blocked users are hidden from non-admins.
@@ -252,21 +253,15 @@ func TestUserAPI_list(t *testing.T) {
 			t.Error("past the end not empty")
 		}
 		// Keyset by name: every user once, in order.
-		next := s.URL + "/api/v4/users?pagination=keyset&order_by=username&sort=asc&per_page=2"
 		var seen []string
-		for next != "" {
-			r := s.Get(t, next, s.RootToken).Want(t, 200)
+		s.Walk(t, "/users?pagination=keyset&order_by=username&sort=asc&per_page=2", s.RootToken, func(r *apitest.Response) {
 			for _, u := range r.Array(t) {
 				seen = append(seen, u["username"].(string))
 			}
 			if r.Header.Get("X-Total") != "" {
 				t.Error("keyset page reports totals")
 			}
-			next = ""
-			if l := r.Header.Get("Link"); l != "" {
-				next = l[strings.Index(l, "<")+1 : strings.Index(l, ">")]
-			}
-		}
+		})
 		if strings.Join(seen, ",") != "blocky,carol,dave,erin,extern,root,viewer" {
 			t.Errorf("keyset order %v", seen)
 		}
@@ -275,6 +270,7 @@ func TestUserAPI_list(t *testing.T) {
 
 func TestUserAPI_update(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		s.NewUser(t, "bob")
 		put := func(token string, body map[string]any) *apitest.Response {
@@ -302,7 +298,7 @@ func TestUserAPI_update(t *testing.T) {
 			t.Errorf("rename %v", r["username"])
 		}
 		put(alice.Token, map[string]any{"bio": "x"}).Want(t, 200) // alice is an admin now
-		s.Do(t, apitest.Request{Method: "PUT", Path: "/users/999999", Token: s.RootToken, JSON: map[string]any{"bio": "x"}}).Want(t, 404).
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/users/" + itoa(unknownID), Token: s.RootToken, JSON: map[string]any{"bio": "x"}}).Want(t, 404).
 			WantBody(t, `{"message":"404 User Not Found"}`)
 		put(s.RootToken, map[string]any{"theme_id": 99}).Want(t, 400)
 	})
@@ -343,6 +339,7 @@ func TestUserAPI_deleteAndIdentities(t *testing.T) {
 
 func TestUserAPI_states(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		u := s.NewUser(t, "stately")
 		path := "/users/" + itoa(u.ID)
 		post := func(action string) *apitest.Response {
@@ -367,9 +364,9 @@ func TestUserAPI_states(t *testing.T) {
 			WantBody(t, `{"message":"403 Forbidden - Deactivated users cannot be unblocked by the API"}`)
 		s.Do(t, apitest.Request{Method: "POST", Path: dpath + "/activate", Token: s.RootToken}).Want(t, 201).WantBody(t, `true`)
 		s.Get(t, "/user", dormant.Token).Want(t, 200)
-		s.Do(t, apitest.Request{Method: "POST", Path: "/users/1/block", Token: s.RootToken}).Want(t, 403).
+		s.Do(t, apitest.Request{Method: "POST", Path: "/users/" + itoa(s.RootID(t)) + "/block", Token: s.RootToken}).Want(t, 403).
 			WantBody(t, `{"message":"403 Forbidden - The API initiating user cannot be blocked by the API"}`)
-		s.Do(t, apitest.Request{Method: "POST", Path: "/users/999999/block", Token: s.RootToken}).Want(t, 404)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/users/" + itoa(unknownID) + "/block", Token: s.RootToken}).Want(t, 404)
 		s.Do(t, apitest.Request{Method: "POST", Path: path + "/block", Token: u.Token}).Want(t, 403)
 	})
 }
@@ -405,7 +402,7 @@ func TestUserAPI_currentUserAndSudo(t *testing.T) {
 			WantBody(t, `{"message":"404 User with ID or username 'ghostly' Not Found"}`)
 		s.Do(t, apitest.Request{Path: "/user", Token: u.Token, Header: map[string]string{"Sudo": "root"}}).Want(t, 403).
 			WantBody(t, `{"message":"403 Forbidden - Must be admin to use sudo"}`)
-		apiOnly := s.NewToken(t, 1, "api")
+		apiOnly := s.NewToken(t, s.RootID(t), "api")
 		s.Do(t, apitest.Request{Path: "/user", Token: apiOnly, Header: map[string]string{"Sudo": "me"}}).Want(t, 403)
 	})
 }

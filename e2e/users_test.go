@@ -141,21 +141,7 @@ func usrWant(t *testing.T, what string, r *apitest.Response, status int, want st
 // usrLinks parses a Link header into rel → URL.
 func usrLinks(t *testing.T, h http.Header) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	l := h.Get("Link")
-	if l == "" {
-		return out
-	}
-	for _, part := range strings.Split(l, ", ") {
-		i, j := strings.Index(part, "<"), strings.Index(part, ">")
-		k := strings.Index(part, `rel="`)
-		if i != 0 || j < 0 || k < 0 {
-			t.Fatalf("malformed Link part %q in %q", part, l)
-		}
-		rel := strings.TrimSuffix(part[k+len(`rel="`):], `"`)
-		out[rel] = part[i+1 : j]
-	}
-	return out
+	return apitest.Links(t, h)
 }
 
 // usrHeader returns a header's value and whether it was sent at all.
@@ -642,17 +628,13 @@ func TestUsers_List_perPageClamped(t *testing.T) {
 	})
 }
 
-// keysetWalk follows rel="next" from first until there is none, checking
-// that keyset pages carry no offset headers.
+// keysetWalk follows rel="next" from first until there is none (at most
+// apitest.MaxPages pages), checking that keyset pages carry no offset
+// headers.
 func keysetWalk(t *testing.T, s *apitest.Server, first, token string, perPage int) []map[string]any {
 	t.Helper()
 	var all []map[string]any
-	next := first
-	for pages := 0; next != ""; pages++ {
-		if pages > 50 {
-			t.Fatalf("keyset walk from %s does not end", first)
-		}
-		r := s.Get(t, next, token).Want(t, http.StatusOK)
+	s.Walk(t, first, token, func(r *apitest.Response) {
 		items := r.Array(t)
 		if len(items) > perPage {
 			t.Errorf("keyset page has %d items; want at most %d", len(items), perPage)
@@ -669,14 +651,14 @@ func keysetWalk(t *testing.T, s *apitest.Server, first, token string, perPage in
 				t.Errorf("keyset Link has rel=%q; want only next", rel)
 			}
 		}
-		next = links["next"]
+		next := links["next"]
 		if next != "" && !strings.HasPrefix(next, s.URL+"/api/v4/users?") {
 			t.Fatalf("next link %q; want it under %s/api/v4/users", next, s.URL)
 		}
 		if next != "" && len(items) == 0 {
 			t.Fatalf("empty keyset page with a next link %q", next)
 		}
-	}
+	})
 	return all
 }
 
@@ -887,10 +869,11 @@ func TestUsers_Get_blockedUser(t *testing.T) {
 
 func TestUsers_Get_notFound(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		cases := []struct{ path, token, body string }{
-			{"/users/999999", s.RootToken, bodyUserNotFound},
-			{"/users/999999", alice.Token, bodyUserNotFound},
+			{usrPath(unknownID), s.RootToken, bodyUserNotFound},
+			{usrPath(unknownID), alice.Token, bodyUserNotFound},
 			{"/users/0", s.RootToken, bodyUserNotFound},
 			{"/users/alice", s.RootToken, bodyNoRoute}, // ids are numeric: no route
 			{"/users/-1", s.RootToken, bodyNoRoute},
@@ -904,18 +887,19 @@ func TestUsers_Get_notFound(t *testing.T) {
 			}
 			usrBody(t, "GET "+c.path, r, c.body)
 		}
-		_, resp, err := s.Root(t).Users.GetUser(999999, gitlab.GetUsersOptions{})
+		_, resp, err := s.Root(t).Users.GetUser(unknownID, gitlab.GetUsersOptions{})
 		if err == nil || resp == nil || resp.StatusCode != http.StatusNotFound {
-			t.Errorf("client GetUser(999999) got err %v; want a 404", err)
+			t.Errorf("client GetUser(%d) got err %v; want a 404", unknownID, err)
 		}
 	})
 }
 
 func TestUsers_Get_anonymous(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		s.Get(t, usrPath(alice.ID), "").Want(t, http.StatusForbidden).WantBody(t, `{"message":"403 Forbidden - Not authorized!"}`)
-		s.Get(t, "/users/999999", "").Want(t, http.StatusForbidden)
+		s.Get(t, usrPath(unknownID), "").Want(t, http.StatusForbidden)
 	})
 }
 
@@ -1208,8 +1192,8 @@ func TestUsers_Create_validation(t *testing.T) {
 func TestUsers_Create_forbidden(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
 		plain := s.NewUser(t, "plain")
-		readUser := s.NewToken(t, 1, "read_user")
-		readAPI := s.NewToken(t, 1, "read_api")
+		readUser := s.NewToken(t, s.RootID(t), "read_user")
+		readAPI := s.NewToken(t, s.RootID(t), "read_api")
 		body := map[string]any{"email": "n@example.com", "name": "N", "username": "newbie", "password": "long-enough-1"}
 		cases := []struct {
 			name, token string
@@ -1431,6 +1415,7 @@ func TestUsers_Update_conflict(t *testing.T) {
 
 func TestUsers_Update_badInput(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
 		plain := s.NewUser(t, "plain")
 		cases := []struct {
@@ -1439,7 +1424,7 @@ func TestUsers_Update_badInput(t *testing.T) {
 			status            int
 			want              string
 		}{
-			{"unknown user", "/users/999999", s.RootToken, map[string]any{"bio": "x"}, http.StatusNotFound, bodyUserNotFound},
+			{"unknown user", usrPath(unknownID), s.RootToken, map[string]any{"bio": "x"}, http.StatusNotFound, bodyUserNotFound},
 			{"non-numeric id", "/users/alice", s.RootToken, map[string]any{"bio": "x"}, http.StatusNotFound, bodyNoRoute},
 			{"non-admin", usrPath(alice.ID), plain.Token, map[string]any{"bio": "x"}, http.StatusForbidden, bodyForbidden},
 			{"self, non-admin", usrPath(plain.ID), plain.Token, map[string]any{"bio": "x"}, http.StatusForbidden, bodyForbidden},
@@ -1548,6 +1533,7 @@ func TestUsers_Delete_soleGroupOwner(t *testing.T) {
 
 func TestUsers_Delete_refused(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		victim := s.NewUser(t, "victim")
 		plain := s.NewUser(t, "plain")
 		cases := []struct {
@@ -1557,8 +1543,8 @@ func TestUsers_Delete_refused(t *testing.T) {
 		}{
 			{"non-admin", usrPath(victim.ID), plain.Token, http.StatusForbidden, bodyForbidden},
 			{"anonymous", usrPath(victim.ID), "", http.StatusUnauthorized, bodyUnauthorized},
-			{"read_api admin token", usrPath(victim.ID), s.NewToken(t, 1, "read_api"), http.StatusForbidden, scopeBody("api")},
-			{"unknown", "/users/999999", s.RootToken, http.StatusNotFound, bodyUserNotFound},
+			{"read_api admin token", usrPath(victim.ID), s.NewToken(t, s.RootID(t), "read_api"), http.StatusForbidden, scopeBody("api")},
+			{"unknown", usrPath(unknownID), s.RootToken, http.StatusNotFound, bodyUserNotFound},
 			{"non-numeric", "/users/victim", s.RootToken, http.StatusNotFound, bodyNoRoute},
 		}
 		for _, c := range cases {
@@ -1575,6 +1561,7 @@ func TestUsers_Delete_refused(t *testing.T) {
 
 func TestUsers_DeleteIdentity(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		m := usrCreate(t, s, "linked", map[string]any{"extern_uid": "uid-1", "provider": "github"})
 		id := usrID(t, m)
 		plain := s.NewUser(t, "plain")
@@ -1583,7 +1570,7 @@ func TestUsers_DeleteIdentity(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "DELETE", Path: path + "github"}).Want(t, http.StatusUnauthorized).WantBody(t, bodyUnauthorized)
 		s.Do(t, apitest.Request{Method: "DELETE", Path: path + "gitlab", Token: s.RootToken}).Want(t, http.StatusNotFound).
 			WantBody(t, `{"message":"404 Identity Not Found"}`)
-		s.Do(t, apitest.Request{Method: "DELETE", Path: "/users/999999/identities/github", Token: s.RootToken}).Want(t, http.StatusNotFound).
+		s.Do(t, apitest.Request{Method: "DELETE", Path: usrPath(unknownID) + "/identities/github", Token: s.RootToken}).Want(t, http.StatusNotFound).
 			WantBody(t, bodyUserNotFound)
 		resp, err := s.Root(t).Users.DeleteUserIdentity(id, "github")
 		if err != nil {
@@ -1639,7 +1626,7 @@ func TestUsers_Block(t *testing.T) {
 
 func TestUsers_Block_refused(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
-		s.Do(t, apitest.Request{Method: "POST", Path: "/users/1/block", Token: s.RootToken}).Want(t, http.StatusForbidden).
+		s.Do(t, apitest.Request{Method: "POST", Path: usrPath(s.RootID(t)) + "/block", Token: s.RootToken}).Want(t, http.StatusForbidden).
 			WantBody(t, `{"message":"403 Forbidden - The API initiating user cannot be blocked by the API"}`)
 		ghost := usrInternal(t, s, "ghost", model.UserGhost)
 		s.Do(t, apitest.Request{Method: "POST", Path: usrPath(ghost) + "/block", Token: s.RootToken}).Want(t, http.StatusForbidden).
@@ -1693,6 +1680,7 @@ func TestUsers_Deactivate(t *testing.T) {
 
 func TestUsers_StateEndpoints_refused(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		target := s.NewUser(t, "target")
 		plain := s.NewUser(t, "plain")
 		for _, action := range []string{"block", "unblock", "deactivate", "activate"} {
@@ -1701,11 +1689,11 @@ func TestUsers_StateEndpoints_refused(t *testing.T) {
 				status            int
 				want              string
 			}{
-				{"unknown user", "/users/999999/" + action, s.RootToken, http.StatusNotFound, bodyUserNotFound},
+				{"unknown user", usrPath(unknownID) + "/" + action, s.RootToken, http.StatusNotFound, bodyUserNotFound},
 				{"non-numeric id", "/users/target/" + action, s.RootToken, http.StatusNotFound, bodyNoRoute},
 				{"non-admin", usrPath(target.ID) + "/" + action, plain.Token, http.StatusForbidden, bodyForbidden},
 				{"anonymous", usrPath(target.ID) + "/" + action, "", http.StatusUnauthorized, bodyUnauthorized},
-				{"read_user admin token", usrPath(target.ID) + "/" + action, s.NewToken(t, 1, "read_user"), http.StatusForbidden, scopeBody("api")},
+				{"read_user admin token", usrPath(target.ID) + "/" + action, s.NewToken(t, s.RootID(t), "read_user"), http.StatusForbidden, scopeBody("api")},
 			}
 			for _, c := range cases {
 				r := s.Do(t, apitest.Request{Method: "POST", Path: c.path, Token: c.token})
@@ -1746,7 +1734,8 @@ func TestUsers_Current_views(t *testing.T) {
 		}
 		a := s.Get(t, "/user", s.RootToken).Want(t, http.StatusOK).Object(t)
 		usrWantTypes(t, "admin /user", a, map[string]string{"is_admin": "bool", "note": "string", "email": "string", "identities": "array"})
-		if a["is_admin"] != true || a["username"] != "root" || usrID(t, a) != 1 {
+		root := s.Get(t, "/users?username=root", s.RootToken).Want(t, http.StatusOK).Array(t)
+		if len(root) != 1 || a["is_admin"] != true || a["username"] != "root" || usrID(t, a) != usrID(t, root[0]) {
 			t.Errorf("admin /user got %v %v; want root, admin", a["username"], a["is_admin"])
 		}
 		s.Get(t, "/user", "").Want(t, http.StatusUnauthorized).WantBody(t, bodyUnauthorized)
@@ -1765,10 +1754,11 @@ func TestUsers_Current_views(t *testing.T) {
 
 func TestUsers_Current_sudo(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		alice := s.NewUser(t, "alice")
-		apiSudo := s.NewToken(t, 1, "api", "sudo")
-		apiOnly := s.NewToken(t, 1, "api")
-		sudoOnly := s.NewToken(t, 1, "sudo")
+		apiSudo := s.NewToken(t, s.RootID(t), "api", "sudo")
+		apiOnly := s.NewToken(t, s.RootID(t), "api")
+		sudoOnly := s.NewToken(t, s.RootID(t), "sudo")
 		aliceSudo := s.NewToken(t, alice.ID, "api", "sudo")
 		cases := []struct {
 			name   string
@@ -1784,8 +1774,8 @@ func TestUsers_Current_sudo(t *testing.T) {
 			{"root's initial token", apitest.Request{Path: "/user", Token: s.RootToken, Header: map[string]string{"Sudo": "alice"}}, 200, "alice"},
 			{"unknown username", apitest.Request{Path: "/user", Token: apiSudo, Header: map[string]string{"Sudo": "ghostly"}}, 404,
 				`{"message":"404 User with ID or username 'ghostly' Not Found"}`},
-			{"unknown id", apitest.Request{Path: "/user?sudo=999999", Token: apiSudo}, 404,
-				`{"message":"404 User with ID or username '999999' Not Found"}`},
+			{"unknown id", apitest.Request{Path: "/user?sudo=" + itoa(unknownID), Token: apiSudo}, 404,
+				`{"message":"404 User with ID or username '` + itoa(unknownID) + `' Not Found"}`},
 			{"non-admin", apitest.Request{Path: "/user", Token: aliceSudo, Header: map[string]string{"Sudo": "root"}}, 403,
 				`{"message":"403 Forbidden - Must be admin to use sudo"}`},
 			{"non-admin param", apitest.Request{Path: "/user?sudo=root", Token: alice.Token}, 403,
@@ -1951,6 +1941,7 @@ func TestUsers_Status_clearStatusAfter(t *testing.T) {
 
 func TestUsers_Status_badInput(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		u := s.NewUser(t, "moody")
 		blocked := s.NewUser(t, "hidden")
 		s.Do(t, apitest.Request{Method: "POST", Path: usrPath(blocked.ID) + "/block", Token: s.RootToken}).Want(t, http.StatusCreated)
@@ -1973,7 +1964,7 @@ func TestUsers_Status_badInput(t *testing.T) {
 			{"read_user token PUT", apitest.Request{Method: "PUT", Path: "/user/status", Token: s.NewToken(t, u.ID, "read_user"), JSON: map[string]any{"emoji": "coffee"}},
 				403, scopeBody("api")},
 			{"unknown user", apitest.Request{Path: "/users/nobody/status"}, 404, bodyUserNotFound},
-			{"unknown id", apitest.Request{Path: "/users/999999/status"}, 404, bodyUserNotFound},
+			{"unknown id", apitest.Request{Path: usrPath(unknownID) + "/status"}, 404, bodyUserNotFound},
 			{"blocked user", apitest.Request{Path: "/users/hidden/status"}, 404, bodyUserNotFound},
 		}
 		for _, c := range cases {
@@ -2117,12 +2108,13 @@ func TestUsers_CustomAttributes(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "DELETE", Path: base + "/team", Token: s.RootToken}).Want(t, http.StatusNotFound).WantBody(t, `{"message":"404 Not found"}`)
 		s.Get(t, base, s.RootToken).Want(t, http.StatusOK).WantBody(t, `[{"key":"tier","value":"gold"}]`)
 		// An admin's read_user token may read them.
-		s.Get(t, base, s.NewToken(t, 1, "read_user")).Want(t, http.StatusOK)
+		s.Get(t, base, s.NewToken(t, s.RootID(t), "read_user")).Want(t, http.StatusOK)
 	})
 }
 
 func TestUsers_CustomAttributes_refused(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		unknownID := s.AbsentID(t)
 		u := s.NewUser(t, "tagged")
 		base := usrPath(u.ID) + "/custom_attributes"
 		s.Do(t, apitest.Request{Method: "PUT", Path: base + "/k", Token: s.RootToken, JSON: map[string]any{"value": "v"}}).Want(t, http.StatusOK)
@@ -2139,10 +2131,10 @@ func TestUsers_CustomAttributes_refused(t *testing.T) {
 			{"anonymous list", apitest.Request{Path: base}, 401, bodyUnauthorized},
 			{"anonymous put", apitest.Request{Method: "PUT", Path: base + "/k", JSON: map[string]any{"value": "x"}}, 401, bodyUnauthorized},
 			{"missing value", apitest.Request{Method: "PUT", Path: base + "/k", Token: s.RootToken, JSON: map[string]any{}}, 400, `{"error":"value is missing"}`},
-			{"unknown user list", apitest.Request{Path: "/users/999999/custom_attributes", Token: s.RootToken}, 404, bodyUserNotFound},
-			{"unknown user put", apitest.Request{Method: "PUT", Path: "/users/999999/custom_attributes/k", Token: s.RootToken, JSON: map[string]any{"value": "x"}}, 404, bodyUserNotFound},
+			{"unknown user list", apitest.Request{Path: usrPath(unknownID) + "/custom_attributes", Token: s.RootToken}, 404, bodyUserNotFound},
+			{"unknown user put", apitest.Request{Method: "PUT", Path: usrPath(unknownID) + "/custom_attributes/k", Token: s.RootToken, JSON: map[string]any{"value": "x"}}, 404, bodyUserNotFound},
 			{"unknown key", apitest.Request{Path: base + "/nope", Token: s.RootToken}, 404, `{"message":"404 Not found"}`},
-			{"read_user put", apitest.Request{Method: "PUT", Path: base + "/k", Token: s.NewToken(t, 1, "read_user"), JSON: map[string]any{"value": "x"}}, 403, scopeBody("api")},
+			{"read_user put", apitest.Request{Method: "PUT", Path: base + "/k", Token: s.NewToken(t, s.RootID(t), "read_user"), JSON: map[string]any{"value": "x"}}, 403, scopeBody("api")},
 		}
 		for _, c := range cases {
 			r := s.Do(t, c.req)

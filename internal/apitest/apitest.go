@@ -7,7 +7,9 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -39,6 +41,10 @@ type Server struct {
 	DataDir   string
 	http      *httptest.Server
 	stopOnce  sync.Once
+	sqlite    string // the SQLite file, when Target is SQLite
+
+	mu     sync.Mutex
+	rootID int64 // 0 until RootID asked
 }
 
 // Option changes the configuration before the server starts.
@@ -49,12 +55,94 @@ type Option func(*config.Config)
 func DelayedDeletion(c *config.Config) { c.DeletionDelay = 7 * 24 * time.Hour }
 
 // Each runs body against a fresh server on every test database (SQLite,
-// and PostgreSQL when QUARRY_TEST_DATABASE_URL is set).
+// and PostgreSQL when QUARRY_TEST_DATABASE_URL is set). It calls
+// t.Parallel, so the test runs alongside the package's other parallel
+// tests, and runs the databases' subtests in parallel with each other:
+// every server has its own port, data folder and SQLite file or
+// PostgreSQL schema, and shares nothing with the others but the process.
+// The caller must not call t.Parallel or t.Setenv itself. A test that
+// needs the process to itself (it changes process-wide state, measures
+// the whole process's memory or processes, or depends on wall-clock
+// timing) uses EachSerial.
 func Each(t *testing.T, body func(t *testing.T, s *Server), opts ...Option) {
+	t.Helper()
+	t.Parallel()
+	// Not storetest.Each, which makes the PostgreSQL schema before the body
+	// runs: a subtest waiting for its turn would hold the schema's
+	// connection, and a package of waiting subtests would exhaust the
+	// server's connections. Here nothing exists until the subtest runs.
+	for _, d := range storetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			target := storetest.Target{Name: d}
+			if d == "postgres" {
+				target.DatabaseURL = storetest.NewPostgresSchema(t)
+			}
+			body(t, Start(t, target, opts...))
+		})
+	}
+}
+
+// EachSerial is Each without parallelism: the test and its subtests run
+// alone (the package's parallel tests wait until every serial test has
+// finished). Say at the call why the test must.
+func EachSerial(t *testing.T, body func(t *testing.T, s *Server), opts ...Option) {
 	t.Helper()
 	storetest.Each(t, func(t *testing.T, target storetest.Target) {
 		body(t, Start(t, target, opts...))
 	})
+}
+
+// postgresStart lets one PostgreSQL server of this process start at a
+// time. Starting migrates under goose's advisory lock, whose id is the
+// same for every schema of a database, and a migration that finds it
+// taken tries again only after 5 seconds: two tests starting at once
+// would cost one of them 5 seconds. Waiting here costs the few
+// milliseconds the other start takes.
+var postgresStart sync.Mutex
+
+// migratedSQLite is an SQLite database file with every migration applied
+// and nothing else, made once per test process.
+var migratedSQLite struct {
+	once sync.Once
+	file []byte
+	err  error
+}
+
+// seedSQLite puts a migrated, empty database at path unless a database is
+// there already (a restart). The server then starts as on a fresh file,
+// creating its administrator, but its migration finds nothing to do:
+// migrating from empty costs more CPU than the rest of a short test, and
+// is tested once per dialect in internal/store.
+func seedSQLite(t testing.TB, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		return
+	}
+	m := &migratedSQLite
+	m.once.Do(func() {
+		m.err = errors.New("the test that made it failed") // unless it returns
+		dir, err := os.MkdirTemp("", "quarry-migrated-")
+		if err != nil {
+			m.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		db := storetest.Open(t, storetest.Target{Name: "sqlite"}, dir)
+		// Closing checkpoints the write-ahead log into the file.
+		if m.err = db.Close(); m.err == nil {
+			m.file, m.err = os.ReadFile(filepath.Join(dir, "quarry.db"))
+		}
+	})
+	if m.err != nil {
+		t.Fatalf("migrated SQLite database: %v", m.err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, m.file, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Start runs a server on target until the test ends.
@@ -86,16 +174,25 @@ func StartIn(t testing.TB, target storetest.Target, dir string, opts ...Option) 
 		logOut = os.Stderr
 	}
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if target.DatabaseURL == "" {
+		seedSQLite(t, cfg.SQLitePath())
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if target.DatabaseURL != "" {
+		postgresStart.Lock()
+	}
 	a, err := app.New(ctx, cfg, log)
+	if target.DatabaseURL != "" {
+		postgresStart.Unlock()
+	}
 	if err != nil {
 		ln.Close()
 		t.Fatalf("start quarry on %s: %v", target.Name, err)
 	}
 	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: a.Handler}}
 	hs.Start()
-	s := &Server{App: a, Target: target, DataDir: dir, http: hs}
+	s := &Server{App: a, Target: target, DataDir: dir, http: hs, sqlite: cfg.SQLitePath()}
 	t.Cleanup(s.Stop)
 	tok, err := os.ReadFile(filepath.Join(dir, "initial_root_token"))
 	if err != nil {
@@ -315,4 +412,94 @@ func (s *Server) NewToken(t testing.TB, userID int64, scopes ...string) string {
 	}
 	resp.JSON(t, &tok)
 	return tok.Token
+}
+
+// RootID is the administrator's user id, as GET /user answers it for the
+// root token (asked once per server). Tests never assume root is user 1.
+func (s *Server) RootID(t testing.TB) int64 {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rootID == 0 {
+		var u struct {
+			ID int64 `json:"id"`
+		}
+		s.Get(t, "/user", s.RootToken).Want(t, http.StatusOK).JSON(t, &u)
+		if u.ID == 0 {
+			t.Fatal("GET /user as root: no id")
+		}
+		s.rootID = u.ID
+	}
+	return s.rootID
+}
+
+// absentMargin is how far past the highest id handed out AbsentID goes:
+// more rows than any test inserts after asking.
+const absentMargin = 1_000_000
+
+// AbsentID returns an id that no row of any table holds, for requests
+// about rows that must not exist: a million past the highest id the
+// database has handed out so far (every id column counts up from one
+// sequence per table: SQLite's AUTOINCREMENT, PostgreSQL's identity), so
+// the rows the test inserts afterwards do not reach it either.
+func (s *Server) AbsentID(t testing.TB) int64 {
+	t.Helper()
+	driver, dsn, q := "sqlite", "file:"+s.sqlite+"?_pragma=query_only(1)", "SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence"
+	if s.Target.DatabaseURL != "" {
+		driver, dsn, q = "pgx", s.Target.DatabaseURL, "SELECT COALESCE(MAX(last_value), 0) FROM pg_sequences WHERE schemaname = current_schema()"
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatalf("open %s: %v", s.Target.Name, err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var highest int64
+	if err := db.QueryRowContext(ctx, q).Scan(&highest); err != nil {
+		t.Fatalf("highest id on %s: %v", s.Target.Name, err)
+	}
+	return highest + absentMargin
+}
+
+// MaxPages bounds every walk through a paginated list in tests: a server
+// that keeps handing out next pages fails the test instead of hanging it.
+const MaxPages = 1000
+
+// Walk GETs first (a path or URL, as Do reads it) with token, then each
+// rel="next" Link in turn until a response has none, and hands every
+// response, which must be a 200, to page. It fails the test when a next
+// page is still announced after MaxPages pages.
+func (s *Server) Walk(t testing.TB, first, token string, page func(r *Response)) {
+	t.Helper()
+	next := first
+	for n := 0; next != ""; n++ {
+		if n == MaxPages {
+			t.Fatalf("walk from %s: a next page after %d pages", first, MaxPages)
+		}
+		r := s.Get(t, next, token).Want(t, http.StatusOK)
+		page(r)
+		next = Links(t, r.Header)["next"]
+	}
+}
+
+// Links parses a response's Link header into rel → URL; a malformed part
+// fails the test.
+func Links(t testing.TB, h http.Header) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	l := h.Get("Link")
+	if l == "" {
+		return out
+	}
+	for _, part := range strings.Split(l, ", ") {
+		i, j := strings.Index(part, "<"), strings.Index(part, ">")
+		k := strings.Index(part, `rel="`)
+		if i != 0 || j < 0 || k < j {
+			t.Fatalf("malformed Link part %q in %q", part, l)
+		}
+		rel := strings.TrimSuffix(part[k+len(`rel="`):], `"`)
+		out[rel] = part[i+1 : j]
+	}
+	return out
 }

@@ -179,6 +179,9 @@ func TestNotify_refusesBadInput(t *testing.T) {
 }
 
 // Close ends every subscription and stops the listener goroutine.
+//
+// Not parallel: it counts the listener goroutines of the whole process,
+// and the databases of tests running alongside have listeners of their own.
 func TestNotify_closeStopsListener(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, target storetest.Target) {
 		db, err := store.Open(context.Background(), target.DatabaseURL, filepath.Join(t.TempDir(), "quarry.db"))

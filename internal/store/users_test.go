@@ -12,6 +12,10 @@ import (
 	"quarry/internal/storetest"
 )
 
+// maxPages bounds every walk through keyset pages: a store that keeps
+// handing out cursors fails the test instead of hanging it.
+const maxPages = 1000
+
 func newUser(name string, at time.Time) model.User {
 	return model.User{Username: name, Email: name + "@example.com", Name: "N " + name, State: model.UserActive,
 		Type: model.UserHuman, CanCreateGroup: true, ProjectsLimit: 10, ThemeID: 1, ColorSchemeID: 1,
@@ -175,7 +179,10 @@ func TestUsers_listFiltersAndPaging(t *testing.T) {
 		// Keyset pages by name visit every user once, in order.
 		var seen []string
 		pg := model.Page{PerPage: 7, Keyset: true}
-		for {
+		for pages := 0; ; pages++ {
+			if pages == maxPages {
+				t.Fatalf("keyset: a next cursor after %d pages", maxPages)
+			}
 			us, info, err := db.ListUsers(ctx, model.UserFilter{OrderBy: "name"}, pg)
 			if err != nil {
 				t.Fatal(err)
