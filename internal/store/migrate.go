@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 
 	"github.com/pressly/goose/v3"
@@ -25,7 +26,16 @@ func (db *DB) Migrate(ctx context.Context) (applied int, err error) {
 	dialect := goose.DialectSQLite3
 	if db.Dialect == Postgres {
 		dialect = goose.DialectPostgres
-		locker, err := lock.NewPostgresSessionLocker()
+		// The lock guards one schema's migrations: processes sharing a
+		// database but not a schema (tests, several installations) do not
+		// wait for each other; those sharing one retry every second.
+		var schema string
+		if err := db.w.QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+			return 0, fmt.Errorf("migration lock: %w", mapErr(err))
+		}
+		h := fnv.New64a()
+		h.Write([]byte("quarry migrate " + schema))
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64()>>1)), lock.WithLockTimeout(1, 300))
 		if err != nil {
 			return 0, fmt.Errorf("migration lock: %w", err)
 		}

@@ -52,9 +52,26 @@ func projectValues(p *model.Project) []any {
 		micros(p.CreatedAt), micros(p.UpdatedAt)}
 }
 
+// projectEditable are the columns UpdateProject writes: everything but
+// the repository's facts (emptiness, README, size, commit count, last
+// activity), which SetRepositoryState alone keeps, so an edit made from a
+// project read before a push never writes old facts back, and a refresh
+// never makes an edit conflict.
+const projectEditable = `namespace_id, creator_id, name, path, description, visibility, default_branch, archived,
+	repository_storage, disk_path, import_status, import_error, forked_from_id, avatar,
+	issues_access_level, merge_requests_access_level, settings, marked_for_deletion_on,
+	pending_delete, created_at, updated_at`
+
+func projectEditableValues(p *model.Project) []any {
+	return []any{p.NamespaceID, zeroNull(p.CreatorID), p.Name, p.Path, p.Description, string(p.Visibility), emptyNull(p.DefaultBranch),
+		p.Archived, p.RepositoryStorage, p.DiskPath, p.ImportStatus, emptyNull(p.ImportError),
+		p.ForkedFromID, emptyNull(p.Avatar), p.IssuesAccessLevel, p.MergeRequestsAccessLevel, toJSON(p.Settings),
+		emptyNull(p.MarkedForDeletionOn), p.PendingDelete, micros(p.CreatedAt), micros(p.UpdatedAt)}
+}
+
 var (
 	projectInsert = "INSERT INTO projects (" + projectWritable + ") VALUES (" + placeholders(26) + ")"
-	projectUpdate = "UPDATE projects SET " + assignments(projectWritable) + ", version = version + 1 WHERE id = ? AND version = ?"
+	projectUpdate = "UPDATE projects SET " + assignments(projectEditable) + ", version = version + 1 WHERE id = ? AND version = ?"
 )
 
 // CreateProject inserts p, sets p.ID, and gives everyone who reaches its
@@ -77,7 +94,7 @@ func (tx *Tx) CreateProject(ctx context.Context, p *model.Project) error {
 
 // UpdateProject writes p if nobody changed it since it was read.
 func (tx *Tx) UpdateProject(ctx context.Context, p *model.Project) error {
-	n, err := tx.execN(ctx, projectUpdate, append(projectValues(p), p.ID, p.Version)...)
+	n, err := tx.execN(ctx, projectUpdate, append(projectEditableValues(p), p.ID, p.Version)...)
 	if err != nil {
 		return err
 	}
@@ -113,8 +130,11 @@ func (tx *Tx) SetImportStatus(ctx context.Context, id int64, status, importError
 
 // SetRepositoryState records what the repository holds after a change.
 func (tx *Tx) SetRepositoryState(ctx context.Context, id int64, empty, hasReadme bool, defaultBranch string, size, commits int64, activity time.Time) error {
-	_, err := tx.exec(ctx, `UPDATE projects SET empty_repo = ?, has_readme = ?, default_branch = ?, repository_size = ?, commit_count = ?,
-		last_activity_at = ?, version = version + 1 WHERE id = ?`, empty, hasReadme, emptyNull(defaultBranch), size, commits, micros(activity), id)
+	// Only a new default branch (an edited column) counts as a change of
+	// version; the facts are SetRepositoryState's alone.
+	_, err := tx.exec(ctx, `UPDATE projects SET empty_repo = ?, has_readme = ?, repository_size = ?, commit_count = ?, last_activity_at = ?,
+		version = version + CASE WHEN COALESCE(default_branch, '') = ? THEN 0 ELSE 1 END, default_branch = ? WHERE id = ?`,
+		empty, hasReadme, size, commits, micros(activity), defaultBranch, emptyNull(defaultBranch), id)
 	return err
 }
 

@@ -223,7 +223,10 @@ func (tx *Tx) SetProjectLanguages(ctx context.Context, projectID int64, langs ma
 		return err
 	}
 	for n, v := range langs {
-		if _, err := tx.exec(ctx, "INSERT INTO project_languages (project_id, name, share) VALUES (?, ?, ?)", projectID, n, v); err != nil {
+		// Two refreshes of one project may overlap; the later one's
+		// figures stand, neither fails.
+		if _, err := tx.exec(ctx, `INSERT INTO project_languages (project_id, name, share) VALUES (?, ?, ?)
+			ON CONFLICT (project_id, name) DO UPDATE SET share = excluded.share`, projectID, n, v); err != nil {
 			return err
 		}
 	}
