@@ -109,28 +109,47 @@ func (s *Service) List(ctx context.Context, a auth.Actor, kind, ref string, f Fi
 }
 
 // ListAll returns everyone with access to a source: direct members,
-// members of the groups above and of groups a project is shared with,
-// each user once with their highest level.
+// members of the groups above, of groups a project is shared with and of
+// groups the source's group (or one above) is shared with — the last only
+// for invited groups the actor can see — each user once with their
+// highest level.
 func (s *Service) ListAll(ctx context.Context, a auth.Actor, kind, ref string, f Filter, page model.Page) ([]model.Member, model.PageInfo, error) {
 	src, err := s.resolve(ctx, a, kind, ref)
 	if err != nil {
 		return nil, model.PageInfo{}, err
 	}
-	all, err := s.inherited(ctx, src, f)
+	all, err := s.inherited(ctx, a, src, f)
 	if err != nil {
 		return nil, model.PageInfo{}, err
 	}
-	info := model.PageInfo{Total: len(all), TotalKnown: true}
-	start := min(page.Offset(), len(all))
-	end := min(start+page.PerPage, len(all))
-	info.HasMore = end < len(all)
-	return all[start:end], info, nil
+	list, info := model.PageOf(all, page)
+	return list, info, nil
 }
 
-func (s *Service) inherited(ctx context.Context, src Source, f Filter) ([]model.Member, error) {
-	rows, err := s.db.MembershipsReaching(ctx, src.Type, src.ID, store.MemberFilter{Query: f.Query, UserIDs: f.UserIDs}, s.today())
+func (s *Service) inherited(ctx context.Context, a auth.Actor, src Source, f Filter) ([]model.Member, error) {
+	mf := store.MemberFilter{Query: f.Query, UserIDs: f.UserIDs}
+	rows, err := s.db.MembershipsReaching(ctx, src.Type, src.ID, mf, s.today())
 	if err != nil {
 		return nil, err
+	}
+	shared, err := s.db.MembershipsSharedInto(ctx, src.Type, src.ID, mf, s.today())
+	if err != nil {
+		return nil, err
+	}
+	visible := map[int64]bool{}
+	for _, m := range shared {
+		ok, seen := visible[m.SourceID]
+		if !seen {
+			_, _, err := s.groups.Resolve(ctx, a, strconv.FormatInt(m.SourceID, 10))
+			if err != nil && model.KindOf(err) != model.KindNotFound {
+				return nil, err
+			}
+			ok = err == nil
+			visible[m.SourceID] = ok
+		}
+		if ok {
+			rows = append(rows, m)
+		}
 	}
 	best := map[int64]model.Member{}
 	for _, m := range rows {
@@ -167,7 +186,7 @@ func (s *Service) GetAll(ctx context.Context, a auth.Actor, kind, ref string, us
 	if err != nil {
 		return model.Member{}, err
 	}
-	all, err := s.inherited(ctx, src, Filter{UserIDs: []int64{userID}})
+	all, err := s.inherited(ctx, a, src, Filter{UserIDs: []int64{userID}})
 	if err != nil {
 		return model.Member{}, err
 	}

@@ -66,7 +66,7 @@ func (s *Service) views(ctx context.Context, a auth.Actor, ps []model.Project, a
 	if err != nil {
 		return nil, err
 	}
-	groupAcc, err := s.db.NamespaceAccessLevels(ctx, a.UserID(), nsIDs, today)
+	groupAcc, err := s.db.GroupMembershipLevels(ctx, a.UserID(), nsIDs, today)
 	if err != nil {
 		return nil, err
 	}

@@ -12,8 +12,10 @@ import (
 
 // RefreshAuthorizations recomputes, for each user, every path of access to
 // projects and namespaces: direct memberships, memberships inherited down
-// the group tree, the personal namespace, projects shared with groups, and
-// level-0 "can see" rows for the groups above anything the user reaches.
+// the group tree, groups shared with groups the user is a direct member
+// of (and the groups below them), the personal namespace, projects shared
+// with groups, and level-0 "can see" rows for the groups above anything
+// the user reaches.
 func (tx *Tx) RefreshAuthorizations(ctx context.Context, userIDs ...int64) error {
 	seen := map[int64]bool{}
 	for _, u := range userIDs {
@@ -39,6 +41,19 @@ func (tx *Tx) refreshUser(ctx context.Context, u int64) error {
 		{`INSERT INTO namespace_authorizations (user_id, namespace_id, access_level, expires_at)
 			SELECT m.user_id, d.id, m.access_level, m.expires_at FROM members m
 			JOIN namespaces g ON g.id = m.source_id
+			JOIN namespaces d ON d.traversal LIKE g.traversal || '%'
+			WHERE m.user_id = ? AND m.source_type = 'Namespace' AND m.pending = FALSE`, []any{u}},
+		// A group shared with a group the user is a direct member of reaches
+		// the shared group and every group below it, capped at the share's
+		// level and expiring with the earlier of the two dates (GitLab gives
+		// a share to the invited group's direct members only).
+		{`INSERT INTO namespace_authorizations (user_id, namespace_id, access_level, expires_at)
+			SELECT m.user_id, d.id,
+				CASE WHEN m.access_level < l.group_access THEN m.access_level ELSE l.group_access END,
+				CASE WHEN m.expires_at IS NULL THEN l.expires_at WHEN l.expires_at IS NULL THEN m.expires_at
+					WHEN m.expires_at < l.expires_at THEN m.expires_at ELSE l.expires_at END
+			FROM members m JOIN group_group_links l ON l.shared_with_group_id = m.source_id
+			JOIN namespaces g ON g.id = l.shared_group_id
 			JOIN namespaces d ON d.traversal LIKE g.traversal || '%'
 			WHERE m.user_id = ? AND m.source_type = 'Namespace' AND m.pending = FALSE`, []any{u}},
 		// The personal namespace belongs to its user.
@@ -164,6 +179,18 @@ func (tx *Tx) ProjectAccessLevels(ctx context.Context, userID int64, ids []int64
 func (tx *Tx) NamespaceAccessLevels(ctx context.Context, userID int64, ids []int64, today string) (map[int64]model.AccessLevel, error) {
 	return tx.levels(ctx, "SELECT namespace_id, MAX(access_level) FROM namespace_authorizations WHERE user_id = ? AND (expires_at IS NULL OR expires_at > ?) AND namespace_id IN (%s) GROUP BY namespace_id",
 		[]any{userID, today}, userID, ids)
+}
+
+// GroupMembershipLevels returns, for several groups, the user's highest
+// membership in the group or a group above it — what GitLab shows as a
+// project's permissions.group_access (access through a group share is
+// not a membership and does not count).
+func (tx *Tx) GroupMembershipLevels(ctx context.Context, userID int64, ids []int64, today string) (map[int64]model.AccessLevel, error) {
+	return tx.levels(ctx, `SELECT d.id, MAX(m.access_level) FROM namespaces d
+		JOIN namespaces g ON d.traversal LIKE g.traversal || '%%'
+		JOIN members m ON m.source_type = 'Namespace' AND m.source_id = g.id
+		WHERE m.user_id = ? AND m.pending = FALSE AND (m.expires_at IS NULL OR m.expires_at > ?) AND d.id IN (%s)
+		GROUP BY d.id`, []any{userID, today}, userID, ids)
 }
 
 // MemberLevels returns a user's direct membership level in several

@@ -28,6 +28,7 @@ type Mux struct {
 type table struct {
 	prefix string // the shape's path before its segments, "/api/v4"
 	rows   []tableRow
+	mux    *Mux
 }
 
 type tableRow struct {
@@ -61,7 +62,7 @@ func NewMux(site *Site, rows []Route, shapes []string) (m *Mux, err error) {
 				pattern += "/" + s
 			}
 		}
-		t := &table{prefix: "/api/v4"}
+		t := &table{prefix: "/api/v4", mux: m}
 		m.tables[pattern] = t
 		decl = append(decl, declared{method, segs, t})
 	}
@@ -189,7 +190,19 @@ func moreLiteral(a, b []string) bool {
 func (t *table) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	row, segs := t.match(r)
 	if row == nil {
-		WriteJSON(w, http.StatusNotFound, NotFoundBody)
+		// No row of this method: another method may serve the path.
+		var allow []string
+		for _, method := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"} {
+			if method != r.Method && t.mux.allows(r, method) {
+				allow = append(allow, method)
+			}
+		}
+		if len(allow) == 0 {
+			WriteJSON(w, http.StatusNotFound, NotFoundBody)
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		WriteJSON(w, http.StatusMethodNotAllowed, NotAllowedBody)
 		return
 	}
 	for i, s := range row.segs {

@@ -177,6 +177,7 @@ func TestMux_shapesAndUnknownPaths(t *testing.T) {
 		Row("POST", "/projects/{id}/star", Token, ScopeAPI, Parsed, echo("star")),
 		Row("POST", "/projects/user/{user_id}", Token, ScopeAPI, Parsed, echo("for-user")),
 		Row("GET", "/projects/{id}", Public, ScopeAPI, Parsed, echo("get")),
+		Row("GET", "/projects/{id}/languages", Public, ScopeAPI, Parsed, echo("languages")),
 	}
 	if _, err := NewMux(testSite(), rows, nil); err == nil {
 		t.Fatal("ServeMux took conflicting rows without a shape")
@@ -195,6 +196,9 @@ func TestMux_shapesAndUnknownPaths(t *testing.T) {
 		// Both fit: the leftmost literal wins.
 		{"POST", "/api/v4/projects/user/star", `{"id":"","row":"for-user","user_id":"star"}`},
 		{"POST", "/api/v4/projects/12/frob", `{"error":"404 Not Found"}`},
+		// The shape's method, no row of it, but another method serves the
+		// path.
+		{"POST", "/api/v4/projects/12/languages", `{"error":"405 Not Allowed"}`},
 		{"GET", "/api/v4/projects/12/frob", `{"error":"404 Not Found"}`},
 		{"GET", "/api/v4/projects/12/star", `{"error":"405 Not Allowed"}`},
 		{"DELETE", "/api/v4/projects/12", `{"error":"405 Not Allowed"}`},

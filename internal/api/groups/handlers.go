@@ -147,15 +147,21 @@ func (h *Handlers) subgroups(c *endpoint.Call, all bool) error {
 	}, "name", "path", "id")
 }
 
-// groupDetail renders GroupDetail: shares, the runners token for owners,
-// and up to 100 projects and shared projects unless with_projects=false.
+// groupDetail renders GroupDetail: the groups it is shared with that the
+// caller may see, the runners token for owners, and up to 100 projects and
+// shared projects unless with_projects=false.
 func (h *Handlers) groupDetail(c *endpoint.Call, status int, g model.Group, withProjects bool) error {
 	ctx := c.Ctx()
-	j := entity.GroupDetail{Group: h.r.Group(&g), SharedWithGroups: []entity.SharedGroup{}}
+	j := entity.GroupDetail{Group: h.r.Group(&g)}
 	acc, err := h.groups.Access(ctx, c.Actor, g.ID)
 	if err != nil {
 		return err
 	}
+	links, err := h.groups.SharedWith(ctx, c.Actor, g)
+	if err != nil {
+		return err
+	}
+	j.SharedWithGroups = sharedGroups(links)
 	if c.Actor.Admin() || acc >= model.Owner {
 		j.RunnersToken = &g.RunnersToken
 	}

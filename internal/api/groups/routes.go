@@ -35,6 +35,8 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("DELETE", "/groups/{id}", token, api, parsed, h.deleteGroup),
 		row("POST", "/groups/{id}/transfer", token, api, parsed, h.transferGroup),
 		row("POST", "/groups/{id}/restore", token, api, parsed, h.restoreGroup),
+		row("POST", "/groups/{id}/share", token, api, parsed, h.shareGroup),
+		row("DELETE", "/groups/{id}/share/{group_id}", token, api, parsed, h.unshareGroup),
 		row("GET", "/groups/{id}/subgroups", public, api, parsed, func(c *endpoint.Call) error { return h.subgroups(c, false) }),
 		row("GET", "/groups/{id}/descendant_groups", public, api, parsed, func(c *endpoint.Call) error { return h.subgroups(c, true) }),
 

@@ -1,6 +1,6 @@
 // Package repository serves a project's repository: files, trees, blobs,
-// archives, compare, blame, branches, tags, commits, the changelog and
-// protected branches.
+// archives, snapshots, compare, blame, branches, tags, commits, the
+// changelog and protected branches.
 package repository
 
 import (
@@ -69,6 +69,9 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("GET", "/projects/{id}/protected_branches/{name}", token, api, parsed, h.getProtectedBranch),
 		row("PATCH", "/projects/{id}/protected_branches/{name}", token, api, parsed, h.updateProtectedBranch),
 		row("DELETE", "/projects/{id}/protected_branches/{name}", token, api, parsed, h.unprotectBranch),
+
+		// A tar of the bare repository, for administrators.
+		row("GET", "/projects/{id}/snapshot", token, api, parsed, h.snapshot),
 
 		// Archives: /repository/archive (tar.gz) and one row per format.
 		row("GET", base+"/archive", public, api, parsed, func(c *endpoint.Call) error { return h.archive(c, "tar.gz") }),

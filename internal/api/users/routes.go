@@ -38,6 +38,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("POST", "/users/{id}/deactivate", token, api, parsed, func(c *endpoint.Call) error { return h.stateChange(c, h.users.Deactivate) }),
 		row("POST", "/users/{id}/activate", token, api, parsed, func(c *endpoint.Call) error { return h.stateChange(c, h.users.Activate) }),
 		row("GET", "/users/{user_id}/status", public, user, parsed, h.statusOf),
+		row("GET", "/users/{user_id}/memberships", public, user, parsed, h.memberships),
 
 		row("GET", "/user", token, user, parsed, h.currentUser),
 		row("GET", "/user/status", token, user, parsed, h.ownStatus),
