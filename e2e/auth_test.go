@@ -12,6 +12,7 @@ import (
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+	"golang.org/x/oauth2"
 
 	"quarry/internal/apitest"
 	"quarry/internal/model"
@@ -56,7 +57,8 @@ func TestAuth_Token_locations(t *testing.T) {
 		if me.Username != "carrier" {
 			t.Errorf("client acted as %s; want carrier", me.Username)
 		}
-		oc, err := gitlab.NewOAuthClient(u.Token, gitlab.WithBaseURL(s.URL+"/api/v4"), gitlab.WithoutRetries())
+		bearer := gitlab.OAuthTokenSource{TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: u.Token})}
+		oc, err := gitlab.NewAuthSourceClient(bearer, gitlab.WithBaseURL(s.URL+"/api/v4"), gitlab.WithoutRetries())
 		if err != nil {
 			t.Fatal(err)
 		}
