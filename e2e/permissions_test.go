@@ -108,14 +108,8 @@ func TestPermissions_matrix(t *testing.T) {
 				}
 			}
 		}
-	}, apitest.DelayedDeletion, noBackgroundWork)
+	}, apitest.DelayedDeletion)
 }
-
-// noBackgroundWork runs no task workers. The matrix writes to projects
-// it has just created with a README, and the repository refresh those
-// commits schedule would race the writes: UpdateProject refuses a writer
-// whose version the refresh moved on (409 Resource lock).
-func noBackgroundWork(c *config) { c.TaskWorkers = 0 }
 
 // TestPermissions_groupMatrix does the same for groups: reading, managing
 // members, changing settings, creating subgroups and deleting.
