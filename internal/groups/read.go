@@ -144,27 +144,19 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, ref string, permanen
 	if !auth.Can(a, auth.AdminGroup, auth.Resource{Group: &g, Access: acc}) {
 		return model.Forbidden("")
 	}
-	runAt := s.now().Add(s.DeletionDelay)
-	if permanently {
-		if g.MarkedForDeletionOn == "" {
-			return model.BadRequestRaw("Group has not been marked for deletion")
-		}
-		if fullPath != g.FullPath {
-			return model.BadRequestRaw("`full_path` is incorrect. You must enter the complete path for the group.")
-		}
-		runAt = s.now()
-	} else if g.MarkedForDeletionOn != "" {
-		return model.BadRequestRaw("Group has been already marked for deletion")
+	plan, err := model.PlanDeletion("Group", g.MarkedForDeletionOn != "", permanently, fullPath, g.FullPath, s.DeletionDelay, s.now())
+	if err != nil {
+		return err
 	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		if s.DeletionDelay > 0 && !permanently {
+		if plan.Mark {
 			g.MarkedForDeletionOn = s.today()
 			g.UpdatedAt = s.now().UTC()
 			if err := tx.UpdateGroup(ctx, &g); err != nil {
 				return err
 			}
 		}
-		_, err := deleteTask.Enqueue(ctx, tx, deletePayload{GroupID: g.ID}, tasks.At(runAt))
+		_, err := deleteTask.Enqueue(ctx, tx, deletePayload{GroupID: g.ID}, tasks.At(plan.RunAt))
 		return err
 	})
 }

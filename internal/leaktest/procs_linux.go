@@ -24,6 +24,26 @@ func adoptOrphans() {
 // process: those whose command name, executable or first argument is git
 // or git-<something>. Zombies are left out.
 func GitProcesses() ([]Process, error) {
+	return gitDescendants(func(p Process) bool { return p.State != "Z" && p.State != "X" })
+}
+
+// GitProcessesIn returns the git processes descending from this process
+// that work in root or below, and every git zombie descending from it
+// (ended, never waited for) wherever it worked: what a test of warm
+// processes counts.
+func GitProcessesIn(root string) ([]Process, error) {
+	return gitDescendants(func(p Process) bool {
+		if p.State == "Z" {
+			return true
+		}
+		cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", p.PID))
+		return err == nil && (cwd == root || strings.HasPrefix(cwd, root+string(filepath.Separator)))
+	})
+}
+
+// gitDescendants lists the git processes below this one that keep says
+// count.
+func gitDescendants(keep func(Process) bool) ([]Process, error) {
 	all, err := processes()
 	if err != nil {
 		return nil, err
@@ -44,14 +64,14 @@ func GitProcesses() ([]Process, error) {
 		seen[pid] = true
 		queue = append(queue, children[pid]...)
 		p := all[pid]
-		if p.State == "Z" || p.State == "X" {
+		if p.State == "X" {
 			continue
 		}
 		p.Exe, _ = os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 		if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
 			p.Cmdline = strings.TrimSpace(string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
 		}
-		if p.isGit() {
+		if p.isGit() && keep(p) {
 			out = append(out, p)
 		}
 	}

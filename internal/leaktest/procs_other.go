@@ -11,3 +11,8 @@ func adoptOrphans() {}
 func GitProcesses() ([]Process, error) {
 	return nil, errors.New("listing processes needs Linux's /proc")
 }
+
+// GitProcessesIn needs Linux's /proc as well.
+func GitProcessesIn(string) ([]Process, error) {
+	return nil, errors.New("listing processes needs Linux's /proc")
+}

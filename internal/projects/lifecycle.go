@@ -103,30 +103,21 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, ref string, permanen
 	if !can(a, auth.OwnProject, &p, acc) {
 		return model.Forbidden("")
 	}
-	runAt := s.now().Add(s.cfg.DeletionDelay)
-	immediate := s.cfg.DeletionDelay <= 0
-	if permanently {
-		if p.MarkedForDeletionOn == "" {
-			return model.BadRequestRaw("Project has not been marked for deletion")
-		}
-		if fullPath != p.FullPath() {
-			return model.BadRequestRaw("`full_path` is incorrect. You must enter the complete path for the project.")
-		}
-		runAt, immediate = s.now(), true
-	} else if p.MarkedForDeletionOn != "" {
-		return model.BadRequestRaw("Project has been already marked for deletion")
+	plan, err := model.PlanDeletion("Project", p.MarkedForDeletionOn != "", permanently, fullPath, p.FullPath(), s.cfg.DeletionDelay, s.now())
+	if err != nil {
+		return err
 	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		if immediate {
-			p.PendingDelete = true
-		} else {
+		if plan.Mark {
 			p.MarkedForDeletionOn = s.today()
+		} else {
+			p.PendingDelete = true
 		}
 		p.UpdatedAt = s.now().UTC()
 		if err := tx.UpdateProject(ctx, &p); err != nil {
 			return err
 		}
-		_, err := deleteTask.Enqueue(ctx, tx, projectPayload{ProjectID: p.ID}, tasks.At(runAt))
+		_, err := deleteTask.Enqueue(ctx, tx, projectPayload{ProjectID: p.ID}, tasks.At(plan.RunAt))
 		return err
 	})
 }

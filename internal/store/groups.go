@@ -205,10 +205,7 @@ func (tx *Tx) NamespaceByFullPath(ctx context.Context, fullPath string) (model.N
 
 // NamespaceByRef finds a namespace by id or full path.
 func (tx *Tx) NamespaceByRef(ctx context.Context, ref string) (model.Namespace, error) {
-	if id, ok := model.ParseID(ref); ok {
-		return tx.NamespaceByID(ctx, id)
-	}
-	return tx.NamespaceByFullPath(ctx, ref)
+	return byRef(ctx, ref, tx.NamespaceByID, tx.NamespaceByFullPath)
 }
 
 // NamespacesByIDs loads several namespaces.
@@ -252,10 +249,7 @@ func (tx *Tx) GroupByFullPath(ctx context.Context, fullPath string) (model.Group
 // GroupByRef finds a group by id ("12") or full path ("parent/child"), as
 // the API's :id names groups.
 func (tx *Tx) GroupByRef(ctx context.Context, ref string) (model.Group, error) {
-	if id, ok := model.ParseID(ref); ok {
-		return tx.GroupByID(ctx, id)
-	}
-	return tx.GroupByFullPath(ctx, ref)
+	return byRef(ctx, ref, tx.GroupByID, tx.GroupByFullPath)
 }
 
 // SiblingPathTaken reports whether a namespace or project under parent

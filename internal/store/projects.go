@@ -181,10 +181,7 @@ func (tx *Tx) ProjectByFullPath(ctx context.Context, fullPath string) (model.Pro
 // ProjectByRef finds a project by id ("12") or full path ("group/project"),
 // as the API's :id names projects.
 func (tx *Tx) ProjectByRef(ctx context.Context, ref string) (model.Project, error) {
-	if id, ok := model.ParseID(ref); ok {
-		return tx.ProjectByID(ctx, id)
-	}
-	return tx.ProjectByFullPath(ctx, ref)
+	return byRef(ctx, ref, tx.ProjectByID, tx.ProjectByFullPath)
 }
 
 // ProjectsByIDs loads several projects.

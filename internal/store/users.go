@@ -146,13 +146,19 @@ func (tx *Tx) UserByUsername(ctx context.Context, username string) (model.User, 
 	return u, err
 }
 
+// byRef looks a resource up by id when ref is one (model.ParseID), else by
+// its path or name: how the API's :id names things.
+func byRef[T any](ctx context.Context, ref string, byID func(context.Context, int64) (T, error), byName func(context.Context, string) (T, error)) (T, error) {
+	if id, ok := model.ParseID(ref); ok {
+		return byID(ctx, id)
+	}
+	return byName(ctx, ref)
+}
+
 // UserByRef finds a user by id ("12") or username (any case), as the API's
 // :id and :user_id name users.
 func (tx *Tx) UserByRef(ctx context.Context, ref string) (model.User, error) {
-	if id, ok := model.ParseID(ref); ok {
-		return tx.UserByID(ctx, id)
-	}
-	return tx.UserByUsername(ctx, ref)
+	return byRef(ctx, ref, tx.UserByID, tx.UserByUsername)
 }
 
 // UserByEmail finds a user by primary e-mail, ignoring case.

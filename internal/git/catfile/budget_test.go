@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,71 +14,26 @@ import (
 	"quarry/internal/git"
 	"quarry/internal/git/catfile"
 	"quarry/internal/git/gitrepo"
+	"quarry/internal/leaktest"
 )
 
 // gitProcesses lists the git processes descending from this test process
 // that work under root, read from /proc (not from the budget's counters).
 // A zombie git child counts wherever it worked: it was ended and never
-// waited for.
+// gitProcesses lists the git processes descending from this test process
+// that work under root (and git zombies anywhere), read from /proc, not
+// from the budget's counters.
 func gitProcesses(t testing.TB, root string) []int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
+	procs, err := leaktest.GitProcessesIn(root)
 	if err != nil {
-		t.Fatalf("read /proc: %v", err)
+		t.Fatalf("list git processes: %v", err)
 	}
-	type procInfo struct {
-		ppid  int
-		comm  string
-		state string
+	pids := make([]int, len(procs))
+	for i, p := range procs {
+		pids[i] = p.PID
 	}
-	procs := map[int]procInfo{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		s := string(b)
-		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || closing < open {
-			continue
-		}
-		f := strings.Fields(s[closing+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		procs[pid] = procInfo{ppid: ppid, comm: s[open+1 : closing], state: f[0]}
-	}
-	self := os.Getpid()
-	descends := func(pid int) bool {
-		for i := 0; i < 64 && pid > 1; i++ {
-			pid = procs[pid].ppid
-			if pid == self {
-				return true
-			}
-		}
-		return false
-	}
-	var out []int
-	for pid, p := range procs {
-		if p.comm != "git" || !descends(pid) {
-			continue
-		}
-		if p.state == "Z" {
-			out = append(out, pid)
-			continue
-		}
-		cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
-		if err == nil && (cwd == root || strings.HasPrefix(cwd, root+string(filepath.Separator))) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return pids
 }
 
 // budgetRepos creates n empty repositories (with no warm process left
