@@ -68,11 +68,31 @@ func usersBenchServer(b *testing.B) *apitest.Server {
 }
 
 // keepAlive hands a benchmark's TB to helpers that register cleanups, but
-// keeps the server for the whole run: cleanups never fire, the process
-// exit ends everything.
+// keeps the server for the whole run: the cleanups run once every test
+// and benchmark is done (stopBenchServers, from TestMain).
 type keepAlive struct{ *testing.B }
 
-func (k *keepAlive) Cleanup(func()) {}
+var benchCleanups struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+func (k *keepAlive) Cleanup(f func()) {
+	benchCleanups.mu.Lock()
+	defer benchCleanups.mu.Unlock()
+	benchCleanups.fns = append(benchCleanups.fns, f)
+}
+
+// stopBenchServers runs the kept servers' cleanups, last registered first.
+func stopBenchServers() {
+	benchCleanups.mu.Lock()
+	fns := benchCleanups.fns
+	benchCleanups.fns = nil
+	benchCleanups.mu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
+}
 func (k *keepAlive) TempDir() string {
 	d, err := os.MkdirTemp("", "quarry-bench-")
 	if err != nil {

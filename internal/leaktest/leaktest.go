@@ -37,7 +37,13 @@ type config struct {
 	grace  time.Duration
 	ignore []string
 	out    io.Writer
+	after  []func()
 }
+
+// AfterTests runs f once the tests are done, before the check: to stop
+// what the package shares across tests on purpose (a benchmark's server
+// kept for the whole run), which must go like everything else.
+func AfterTests(f func()) Option { return func(c *config) { c.after = append(c.after, f) } }
 
 // Grace sets how long Main waits for goroutines and processes to stop
 // after the tests (default 5s).
@@ -84,6 +90,9 @@ func Run(m *testing.M, opts ...Option) int {
 	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
 		// A fuzzing worker is driven and stopped by its coordinator.
 		return code
+	}
+	for _, f := range c.after {
+		f()
 	}
 	if report := c.check(before); report != "" {
 		fmt.Fprint(c.out, report)
