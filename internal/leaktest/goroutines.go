@@ -129,3 +129,16 @@ func (g *Goroutine) in(prefixes []string) bool {
 func (g *Goroutine) signature() string {
 	return g.State + "|" + strings.Join(g.Funcs, "|") + "|" + g.CreatedBy
 }
+
+// CountCreatedBy counts the goroutines that fn started (a full function
+// name, as "created by" lines give it): what a test of one background
+// worker's lifetime counts.
+func CountCreatedBy(fn string) int {
+	n := 0
+	for _, g := range Goroutines() {
+		if g.CreatedBy == fn {
+			n++
+		}
+	}
+	return n
+}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -291,16 +289,7 @@ func TestBudget_close(t *testing.T) {
 
 // reapers counts the goroutines a NewBudget started (by their creator: one
 // not yet scheduled shows no frame of its own).
-func reapers() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return strings.Count(string(buf[:n]), "created by quarry/internal/git/catfile.NewBudget")
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
+func reapers() int { return leaktest.CountCreatedBy("quarry/internal/git/catfile.NewBudget") }
 
 // TestBudget_churn: many goroutines over a few repositories with a budget
 // smaller than the per-repository limit, short reads, streams, abandoned

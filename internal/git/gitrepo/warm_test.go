@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,16 +65,7 @@ func waitGitProcesses(t testing.TB, root string, want int, within time.Duration)
 
 // reapers counts the goroutines that end idle git processes (by their
 // creator: one not yet scheduled shows no frame of its own).
-func reapers() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return strings.Count(string(buf[:n]), "created by quarry/internal/git/catfile.NewBudget")
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
+func reapers() int { return leaktest.CountCreatedBy("quarry/internal/git/catfile.NewBudget") }
 
 func storagesWith(t *testing.T, opts Options) (*Storages, string) {
 	t.Helper()
