@@ -47,6 +47,36 @@ const (
 	// PushCode writes to Resource.Branch: protected branches follow their
 	// push grants, others need a developer.
 	PushCode Action = "push_code"
+	// MergeCode merges into Resource.Branch: protected branches follow
+	// their merge grants, others need a developer.
+	MergeCode Action = "merge_code"
+)
+
+// Actions on CI: pipelines, jobs and their settings (GitLab's project
+// policy: read_pipeline, read_build, create_pipeline, update_build,
+// destroy_pipeline, admin_build, admin_cicd_variables, read and update
+// resource groups, create_commit_status).
+const (
+	// ReadPipeline: see pipelines and commit statuses — who sees the
+	// project publicly, reporters, and guests when jobs are public.
+	ReadPipeline Action = "read_pipeline"
+	// ReadJob: see jobs, their logs and reports — reporters, or anyone who
+	// reads the project when jobs are public.
+	ReadJob Action = "read_build"
+	// RunPipeline: create, retry and cancel pipelines, and retry, cancel
+	// and play jobs (protected refs also need their push rules).
+	RunPipeline Action = "update_pipeline"
+	// EraseJob: erase a job's log and artifacts — maintainers, or the
+	// developer who ran it (Resource.User).
+	EraseJob Action = "erase_build"
+	// DeletePipeline: owners.
+	DeletePipeline Action = "destroy_pipeline"
+	// AdminCI: CI/CD variables and trigger tokens — maintainers.
+	AdminCI Action = "admin_build"
+	// ManageResourceGroups: read and change resource groups — developers.
+	ManageResourceGroups Action = "update_resource_group"
+	// CreateCommitStatus: report an external status — developers.
+	CreateCommitStatus Action = "create_commit_status"
 )
 
 // Branch is the branch a push or file write targets, with the project's
@@ -201,13 +231,57 @@ var rules = map[Action]rule{
 	AdminProtectedBranches: func(a Actor, r Resource) bool {
 		return r.Project != nil && (a.Admin() || r.Access >= model.Maintainer)
 	},
-	PushCode: pushCode,
+	PushCode:  pushCode,
+	MergeCode: mergeCode,
+
+	ReadPipeline: func(a Actor, r Resource) bool {
+		if !ciOpen(a, r) {
+			return false
+		}
+		return a.Admin() || visible(a, r.Project.Visibility) || r.Access >= model.Reporter ||
+			(r.Project.Settings.PublicJobs && r.Access >= model.Guest)
+	},
+	ReadJob: func(a Actor, r Resource) bool {
+		return ciOpen(a, r) && (a.Admin() || r.Access >= model.Reporter || r.Project.Settings.PublicJobs)
+	},
+	RunPipeline: func(a Actor, r Resource) bool { return ciWrite(a, r, model.Developer) },
+	EraseJob: func(a Actor, r Resource) bool {
+		return ciWrite(a, r, model.Maintainer) || (ciWrite(a, r, model.Developer) && r.User != nil && a.Is(r.User.ID))
+	},
+	DeletePipeline:       func(a Actor, r Resource) bool { return ciOpen(a, r) && (a.Admin() || r.Access >= model.Owner) },
+	AdminCI:              func(a Actor, r Resource) bool { return ciOpen(a, r) && (a.Admin() || r.Access >= model.Maintainer) },
+	ManageResourceGroups: func(a Actor, r Resource) bool { return ciOpen(a, r) && (a.Admin() || r.Access >= model.Developer) },
+	CreateCommitStatus:   func(a Actor, r Resource) bool { return ciWrite(a, r, model.Developer) },
+}
+
+// ciOpen: the project's repository and CI features are open to the actor.
+func ciOpen(a Actor, r Resource) bool {
+	return r.Project != nil && featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Reporter) &&
+		featureOpen(a, r, r.Project.Settings.BuildsAccessLevel, model.Guest)
+}
+
+// ciWrite: a signed-in member from min up (or an administrator) changes
+// CI state of a project that is not archived.
+func ciWrite(a Actor, r Resource, min model.AccessLevel) bool {
+	return a.SignedIn() && ciOpen(a, r) && !r.Project.Archived && (a.Admin() || r.Access >= min)
 }
 
 // pushCode decides a write to a branch: an archived project takes none;
 // a branch covered by protected branch rules takes pushes from the grants
 // of any matching rule; any other branch from developers up.
 func pushCode(a Actor, r Resource) bool {
+	return branchGrant(a, r, func(rule model.ProtectedBranch) []model.BranchAccess { return rule.Push })
+}
+
+// mergeCode decides a merge into a branch: as pushCode, with the merge
+// grants of matching rules.
+func mergeCode(a Actor, r Resource) bool {
+	return branchGrant(a, r, func(rule model.ProtectedBranch) []model.BranchAccess { return rule.Merge })
+}
+
+// branchGrant applies the grants (of one kind) of the protected branch
+// rules matching r.Branch; a branch no rule covers takes developers up.
+func branchGrant(a Actor, r Resource, grants func(model.ProtectedBranch) []model.BranchAccess) bool {
 	if r.Project == nil || r.Branch == nil || !a.SignedIn() || r.Project.Archived || !readCode(a, r) {
 		return false
 	}
@@ -217,7 +291,7 @@ func pushCode(a Actor, r Resource) bool {
 			continue
 		}
 		matched = true
-		for _, g := range rule.Push {
+		for _, g := range grants(rule) {
 			switch {
 			case g.UserID != nil:
 				if a.Is(*g.UserID) && r.Access >= model.Developer {

@@ -1,0 +1,306 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"quarry/internal/model"
+)
+
+// Jobs (builds, bridges, external statuses). A job's status moves only
+// through MoveJob: a compare-and-set against the status the caller read,
+// checked first against model's job transition table.
+
+const jobColumns = `id, project_id, pipeline_id, kind, name, stage, stage_idx, status, run_when, allow_failure, failure_reason,
+	exit_code, retried, enqueue_immediately, retry_count, user_id, ref, tag, sha, coverage, dag, needs, tag_list, timeout, resource_group_id, options,
+	manual_variables, downstream_id, runner_id, target_url, description, token_digest, log_size, created_at, updated_at,
+	queued_at, scheduled_at, started_at, finished_at, erased_at, version`
+
+func jobDest(j *model.Job) []any {
+	return []any{&j.ID, &j.ProjectID, &j.PipelineID, &j.Kind, &j.Name, &j.Stage, &j.StageIdx, &j.Status, &j.When, &j.AllowFailure,
+		nullString{(*string)(&j.FailureReason)}, nullInt{&j.ExitCode}, &j.Retried, &j.EnqueueImmediately, &j.RetryCount, nullInt64{&j.UserID}, &j.Ref,
+		&j.Tag, &j.SHA, nullFloat{&j.Coverage}, &j.DAG, jsonText{&j.Needs}, jsonText{&j.TagList}, &j.Timeout,
+		nullInt64{&j.ResourceGroup}, &j.Options, jsonText{&j.ManualVariables}, nullInt64{&j.DownstreamID},
+		nullInt64{&j.RunnerID}, nullString{&j.TargetURL}, nullString{&j.Description}, nullString{&j.TokenDigest}, &j.LogSize,
+		tsScan{&j.CreatedAt}, tsScan{&j.UpdatedAt}, nullTSScan{&j.QueuedAt}, nullTSScan{&j.ScheduledAt},
+		nullTSScan{&j.StartedAt}, nullTSScan{&j.FinishedAt}, nullTSScan{&j.ErasedAt}, &j.Version}
+}
+
+// jsonText scans a JSON text column into the value it points to (a NULL
+// leaves the zero value).
+type jsonText struct{ v any }
+
+func (j jsonText) Scan(v any) error {
+	var s string
+	if err := (nullString{&s}).Scan(v); err != nil {
+		return err
+	}
+	if s == "" {
+		return nil
+	}
+	return json.Unmarshal([]byte(s), j.v)
+}
+
+// jsonValue is v as stored JSON text; nil and empty lists store "[]".
+func jsonValue[T any](v []T) string {
+	if len(v) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// CreateJob stores j and sets its ID and times.
+func (tx *Tx) CreateJob(ctx context.Context, j *model.Job) error {
+	now := tx.Now()
+	j.CreatedAt, j.UpdatedAt = now, now
+	var manual any
+	if j.ManualVariables != nil {
+		manual = jsonValue(j.ManualVariables)
+	}
+	if j.Options == "" {
+		j.Options = "{}"
+	}
+	var err error
+	j.ID, err = tx.insert(ctx, `INSERT INTO ci_jobs (project_id, pipeline_id, kind, name, stage, stage_idx, status, run_when,
+		allow_failure, failure_reason, exit_code, retried, enqueue_immediately, retry_count, user_id, ref, tag, sha, coverage, dag, needs, tag_list, timeout,
+		resource_group_id, options, manual_variables, target_url, description, created_at, updated_at, queued_at, scheduled_at,
+		started_at, finished_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ProjectID, j.PipelineID, j.Kind, j.Name, j.Stage, j.StageIdx, j.Status, j.When, j.AllowFailure,
+		emptyNull(string(j.FailureReason)), j.ExitCode, j.Retried, j.EnqueueImmediately, j.RetryCount, zeroNull(j.UserID), j.Ref, j.Tag, j.SHA,
+		nullFloatValue(j.Coverage), j.DAG, jsonValue(j.Needs), jsonValue(j.TagList), j.Timeout, zeroNull(j.ResourceGroup),
+		j.Options, manual, emptyNull(j.TargetURL), emptyNull(j.Description), micros(now), micros(now), nullMicros(j.QueuedAt),
+		nullMicros(j.ScheduledAt), nullMicros(j.StartedAt), nullMicros(j.FinishedAt))
+	return err
+}
+
+// Job returns one job.
+func (tx *Tx) Job(ctx context.Context, id int64) (model.Job, error) {
+	var j model.Job
+	err := tx.row(ctx, jobDest(&j), "SELECT "+jobColumns+" FROM ci_jobs WHERE id = ?", id)
+	return j, err
+}
+
+// JobChange is what a status move sets besides the status; nil fields
+// stay as they are.
+type JobChange struct {
+	QueuedAt, ScheduledAt, StartedAt, FinishedAt *time.Time
+	FailureReason                                *model.FailureReason
+	ExitCode                                     *int
+	AllowFailure                                 *bool
+	TokenDigest                                  *string
+	RunnerID                                     *int64
+	DownstreamID                                 *int64
+	Coverage                                     *float64
+}
+
+// MoveJob moves job id from status from to status to, with ch, if the job
+// still has status from; moved is false when another writer moved it
+// first (the row is left alone). A move the job transition table does not
+// allow is refused with model.ErrTransition before any query. On success
+// the moved row is read back into j when j is not nil.
+func (tx *Tx) MoveJob(ctx context.Context, id int64, from, to model.CIStatus, ch JobChange, j *model.Job) (moved bool, err error) {
+	if !from.CanMoveTo(to) {
+		return false, fmt.Errorf("job %d from %s to %s: %w", id, from, to, model.ErrTransition)
+	}
+	sets := []string{"status = ?"}
+	args := []any{to}
+	add := func(col string, v any) {
+		sets = append(sets, col+" = ?")
+		args = append(args, v)
+	}
+	if ch.QueuedAt != nil {
+		add("queued_at", micros(*ch.QueuedAt))
+	}
+	if ch.ScheduledAt != nil {
+		add("scheduled_at", micros(*ch.ScheduledAt))
+	}
+	if ch.StartedAt != nil {
+		add("started_at", micros(*ch.StartedAt))
+	}
+	if ch.FinishedAt != nil {
+		add("finished_at", micros(*ch.FinishedAt))
+	}
+	if ch.FailureReason != nil {
+		add("failure_reason", emptyNull(string(*ch.FailureReason)))
+	}
+	if ch.ExitCode != nil {
+		add("exit_code", *ch.ExitCode)
+	}
+	if ch.AllowFailure != nil {
+		add("allow_failure", *ch.AllowFailure)
+	}
+	if ch.TokenDigest != nil {
+		add("token_digest", emptyNull(*ch.TokenDigest))
+	}
+	if ch.RunnerID != nil {
+		add("runner_id", zeroNull(*ch.RunnerID))
+	}
+	if ch.DownstreamID != nil {
+		add("downstream_id", zeroNull(*ch.DownstreamID))
+	}
+	if ch.Coverage != nil {
+		add("coverage", *ch.Coverage)
+	}
+	add("updated_at", micros(tx.Now()))
+	q := "UPDATE ci_jobs SET " + strings.Join(sets, ", ") + ", version = version + 1 WHERE id = ? AND status = ?"
+	args = append(args, id, from)
+	if j != nil {
+		err := tx.row(ctx, jobDest(j), q+" RETURNING "+jobColumns, args...)
+		if errors.Is(err, model.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	n, err := tx.execN(ctx, q, args...)
+	return n == 1, err
+}
+
+// MarkJobRetried marks a job replaced by its retry; false when it already
+// was (another retry won).
+func (tx *Tx) MarkJobRetried(ctx context.Context, id int64) (bool, error) {
+	n, err := tx.execN(ctx, "UPDATE ci_jobs SET retried = TRUE, updated_at = ?, version = version + 1 WHERE id = ? AND retried = FALSE",
+		micros(tx.Now()), id)
+	return n == 1, err
+}
+
+// ResetJob makes a skipped or manual job created again (for reprocessing
+// after a retry before it); false when it is no longer in from.
+func (tx *Tx) ResetJob(ctx context.Context, id int64, from model.CIStatus) (bool, error) {
+	return tx.MoveJob(ctx, id, from, model.StatusCreated, JobChange{}, nil)
+}
+
+// EraseJob records an erase (log and artifacts gone); false when the job
+// was erased already.
+func (tx *Tx) EraseJob(ctx context.Context, id int64) (bool, error) {
+	now := micros(tx.Now())
+	n, err := tx.execN(ctx, "UPDATE ci_jobs SET erased_at = ?, log_size = 0, updated_at = ?, version = version + 1 WHERE id = ? AND erased_at IS NULL",
+		now, now, id)
+	return n == 1, err
+}
+
+// SetJobLog records the size of a job's log and, when cov is not nil, its
+// coverage.
+func (tx *Tx) SetJobLog(ctx context.Context, id, size int64, cov *float64) error {
+	_, err := tx.exec(ctx, "UPDATE ci_jobs SET log_size = ?, coverage = COALESCE(?, coverage), updated_at = ? WHERE id = ?",
+		size, nullFloatValue(cov), micros(tx.Now()), id)
+	return err
+}
+
+// SetJobManualVariables stores the variables a job was played with.
+func (tx *Tx) SetJobManualVariables(ctx context.Context, id int64, vars []model.Variable) error {
+	_, err := tx.exec(ctx, "UPDATE ci_jobs SET manual_variables = ?, updated_at = ? WHERE id = ?", jsonValue(vars), micros(tx.Now()), id)
+	return err
+}
+
+// UpdateStatusDetails sets an external status's description, target URL
+// and coverage.
+func (tx *Tx) UpdateStatusDetails(ctx context.Context, id int64, description, targetURL string, cov *float64) error {
+	_, err := tx.exec(ctx, "UPDATE ci_jobs SET description = ?, target_url = ?, coverage = COALESCE(?, coverage), updated_at = ? WHERE id = ?",
+		emptyNull(description), emptyNull(targetURL), nullFloatValue(cov), micros(tx.Now()), id)
+	return err
+}
+
+// PipelineJobs lists a pipeline's jobs by id; retried ones only with
+// retried.
+func (tx *Tx) PipelineJobs(ctx context.Context, pipelineID int64, retried bool) ([]model.Job, error) {
+	q := "SELECT " + jobColumns + " FROM ci_jobs WHERE pipeline_id = ?"
+	if !retried {
+		q += " AND retried = FALSE"
+	}
+	var out []model.Job
+	err := tx.each(ctx, q+" ORDER BY id", []any{pipelineID}, func(r *sql.Rows) error {
+		var j model.Job
+		err := r.Scan(jobDest(&j)...)
+		out = append(out, j)
+		return err
+	})
+	return out, err
+}
+
+// JobFilter selects jobs for a list.
+type JobFilter struct {
+	ProjectID   int64
+	PipelineIDs []int64 // none: every pipeline of the project
+	Kinds       []string
+	Statuses    []model.CIStatus
+	// Retried includes jobs a retry replaced.
+	Retried bool
+}
+
+// Jobs lists jobs newest first.
+func (tx *Tx) Jobs(ctx context.Context, f JobFilter, page model.Page) ([]model.Job, model.PageInfo, error) {
+	var w where
+	w.add("project_id = ?", f.ProjectID)
+	if len(f.PipelineIDs) > 0 {
+		w.add("pipeline_id IN ("+placeholders(len(f.PipelineIDs))+")", anys(f.PipelineIDs)...)
+	}
+	if len(f.Kinds) > 0 {
+		w.add("kind IN ("+placeholders(len(f.Kinds))+")", anys(f.Kinds)...)
+	}
+	if len(f.Statuses) > 0 {
+		w.add("status IN ("+placeholders(len(f.Statuses))+")", anys(f.Statuses)...)
+	}
+	if !f.Retried {
+		w.add("retried = FALSE")
+	}
+	return list(ctx, tx, listSpec[model.Job]{
+		columns: jobColumns, from: "ci_jobs", idCol: "id", where: w, order: order{desc: true},
+		scan: func(r *sql.Rows) (model.Job, error) {
+			var j model.Job
+			return j, r.Scan(jobDest(&j)...)
+		},
+		keyOf: func(j model.Job) (any, int64) { return j.ID, j.ID },
+	}, page)
+}
+
+// anys turns a slice into query arguments.
+func anys[T any](v []T) []any {
+	out := make([]any, len(v))
+	for i := range v {
+		out[i] = v[i]
+	}
+	return out
+}
+
+// StatusFilter selects the statuses (jobs of any kind) of a commit.
+type StatusFilter struct {
+	ProjectID        int64
+	SHA              string
+	Ref, Stage, Name string
+	PipelineID       int64
+	All              bool // retried ones too
+}
+
+// CommitStatuses lists the jobs of a project's pipelines at a commit,
+// oldest first.
+func (tx *Tx) CommitStatuses(ctx context.Context, f StatusFilter, page model.Page) ([]model.Job, model.PageInfo, error) {
+	var w where
+	w.add("project_id = ?", f.ProjectID)
+	w.add("sha = ?", f.SHA)
+	if !f.All {
+		w.add("retried = FALSE")
+	}
+	for _, c := range [][2]string{{"ref", f.Ref}, {"stage", f.Stage}, {"name", f.Name}} {
+		if c[1] != "" {
+			w.add(c[0]+" = ?", c[1])
+		}
+	}
+	if f.PipelineID != 0 {
+		w.add("pipeline_id = ?", f.PipelineID)
+	}
+	return list(ctx, tx, listSpec[model.Job]{
+		columns: jobColumns, from: "ci_jobs", idCol: "id", where: w,
+		scan: func(r *sql.Rows) (model.Job, error) {
+			var j model.Job
+			return j, r.Scan(jobDest(&j)...)
+		},
+		keyOf: func(j model.Job) (any, int64) { return j.ID, j.ID },
+	}, page)
+}

@@ -1,0 +1,308 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"quarry/internal/model"
+)
+
+// Pipelines. A pipeline's status is written only by the engine's
+// processing, which holds the pipeline's lock (LockPipeline) and moves it
+// with a compare-and-set on the status it read.
+
+const pipelineColumns = `id, project_id, iid, ref, tag, sha, before_sha, source, status, failure_reason, yaml_errors, user_id,
+	parent_id, parent_job_id, name, protected, coverage, created_at, updated_at, started_at, finished_at, committed_at, duration, version`
+
+func pipelineDest(p *model.Pipeline) []any {
+	return []any{&p.ID, &p.ProjectID, &p.IID, &p.Ref, &p.Tag, &p.SHA, &p.BeforeSHA, &p.Source, &p.Status,
+		nullString{(*string)(&p.FailureReason)}, nullString{&p.YAMLErrors}, nullInt64{&p.UserID}, nullInt64{&p.ParentID},
+		nullInt64{&p.ParentJobID}, nullString{&p.Name}, &p.Protected, nullFloat{&p.Coverage}, tsScan{&p.CreatedAt},
+		tsScan{&p.UpdatedAt}, nullTSScan{&p.StartedAt}, nullTSScan{&p.FinishedAt}, nullTSScan{&p.CommittedAt},
+		nullInt64Ptr{&p.Duration}, &p.Version}
+}
+
+// Internal id usages.
+const IIDPipelines = "ci_pipelines"
+
+// NextIID hands out the next per-project number of a kind (1, 2, …),
+// never the same twice.
+func (tx *Tx) NextIID(ctx context.Context, projectID int64, usage string) (int64, error) {
+	var n int64
+	err := tx.row(ctx, []any{&n}, `INSERT INTO internal_ids (project_id, usage, last_value) VALUES (?, ?, 1)
+		ON CONFLICT (project_id, usage) DO UPDATE SET last_value = internal_ids.last_value + 1 RETURNING last_value`, projectID, usage)
+	return n, err
+}
+
+// CreatePipeline stores p with the project's next iid and sets its ID,
+// IID and times.
+func (tx *Tx) CreatePipeline(ctx context.Context, p *model.Pipeline) error {
+	iid, err := tx.NextIID(ctx, p.ProjectID, IIDPipelines)
+	if err != nil {
+		return err
+	}
+	now := tx.Now()
+	p.IID, p.CreatedAt, p.UpdatedAt = iid, now, now
+	p.ID, err = tx.insert(ctx, `INSERT INTO ci_pipelines (project_id, iid, ref, tag, sha, before_sha, source, status, failure_reason,
+		yaml_errors, user_id, parent_id, parent_job_id, name, protected, created_at, updated_at, started_at, finished_at, committed_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.ProjectID, p.IID, p.Ref, p.Tag, p.SHA, p.BeforeSHA, p.Source, p.Status, emptyNull(string(p.FailureReason)),
+		emptyNull(p.YAMLErrors), zeroNull(p.UserID), zeroNull(p.ParentID), zeroNull(p.ParentJobID), emptyNull(p.Name), p.Protected,
+		micros(now), micros(now), nullMicros(p.StartedAt), nullMicros(p.FinishedAt), nullMicros(p.CommittedAt))
+	return err
+}
+
+// Pipeline returns one pipeline.
+func (tx *Tx) Pipeline(ctx context.Context, id int64) (model.Pipeline, error) {
+	var p model.Pipeline
+	err := tx.row(ctx, pipelineDest(&p), "SELECT "+pipelineColumns+" FROM ci_pipelines WHERE id = ?", id)
+	return p, err
+}
+
+// LockPipeline reads a pipeline and, on PostgreSQL, locks its row until
+// the transaction ends (SELECT … FOR UPDATE), so one pipeline is processed
+// by one transaction at a time across processes. On SQLite the
+// transaction holds the only writer, which serializes it already.
+func (tx *Tx) LockPipeline(ctx context.Context, id int64) (model.Pipeline, error) {
+	q := "SELECT " + pipelineColumns + " FROM ci_pipelines WHERE id = ?"
+	if tx.dialect == Postgres {
+		q += " FOR UPDATE"
+	}
+	var p model.Pipeline
+	err := tx.row(ctx, pipelineDest(&p), q, id)
+	return p, err
+}
+
+// SavePipelineState writes the status and what goes with it (failure
+// reason, start, finish, duration, coverage) if the pipeline still has
+// status from and version; moved is false when another writer changed it
+// meanwhile. The version moves with every write.
+func (tx *Tx) SavePipelineState(ctx context.Context, p *model.Pipeline, from model.CIStatus) (moved bool, err error) {
+	now := tx.Now()
+	n, err := tx.execN(ctx, `UPDATE ci_pipelines SET status = ?, failure_reason = ?, started_at = ?, finished_at = ?, duration = ?,
+		coverage = ?, updated_at = ?, version = version + 1 WHERE id = ? AND status = ? AND version = ?`,
+		p.Status, emptyNull(string(p.FailureReason)), nullMicros(p.StartedAt), nullMicros(p.FinishedAt), nullInt64Value(p.Duration),
+		nullFloatValue(p.Coverage), micros(now), p.ID, from, p.Version)
+	if err == nil && n == 1 {
+		p.UpdatedAt = now
+		p.Version++
+	}
+	return n == 1, err
+}
+
+// DeletePipeline removes a pipeline with its jobs, variables and
+// artifact records.
+func (tx *Tx) DeletePipeline(ctx context.Context, id int64) error {
+	_, err := tx.exec(ctx, "DELETE FROM ci_pipelines WHERE id = ?", id)
+	return err
+}
+
+// ChildPipelines lists the pipelines a pipeline's bridges made, oldest
+// first.
+func (tx *Tx) ChildPipelines(ctx context.Context, parentID int64) ([]model.Pipeline, error) {
+	var out []model.Pipeline
+	err := tx.each(ctx, "SELECT "+pipelineColumns+" FROM ci_pipelines WHERE parent_id = ? ORDER BY id", []any{parentID}, func(r *sql.Rows) error {
+		var p model.Pipeline
+		err := r.Scan(pipelineDest(&p)...)
+		out = append(out, p)
+		return err
+	})
+	return out, err
+}
+
+// PipelineFilter selects a project's pipelines (GET /projects/:id/pipelines).
+type PipelineFilter struct {
+	ProjectID int64
+	// Scope: running, pending, finished, branches, tags ("" any).
+	Scope         string
+	Status        model.CIStatus
+	Source        string
+	Ref, SHA      string
+	YAMLErrors    *bool
+	UserID        *int64
+	UpdatedAfter  *time.Time
+	UpdatedBefore *time.Time
+	// OrderBy: id (default), status, ref, updated_at, user_id.
+	OrderBy string
+	Asc     bool
+}
+
+var pipelineOrders = map[string]string{"id": "id", "status": "status", "ref": "ref", "updated_at": "updated_at", "user_id": "user_id"}
+
+// Pipelines lists a project's pipelines, children left out.
+func (tx *Tx) Pipelines(ctx context.Context, f PipelineFilter, page model.Page) ([]model.Pipeline, model.PageInfo, error) {
+	var w where
+	w.add("project_id = ?", f.ProjectID)
+	w.add("source <> ?", model.SourceParentPipeline)
+	switch f.Scope {
+	case "running":
+		w.add("status = ?", model.StatusRunning)
+	case "pending":
+		w.add("status = ?", model.StatusPending)
+	case "finished":
+		w.add("status IN (?, ?, ?)", model.StatusSuccess, model.StatusFailed, model.StatusCanceled)
+	case "branches", "tags":
+		w.add(`id IN (SELECT MAX(id) FROM ci_pipelines WHERE project_id = ? AND tag = ? AND source <> ? GROUP BY ref)`,
+			f.ProjectID, f.Scope == "tags", model.SourceParentPipeline)
+	}
+	if f.Status != "" {
+		w.add("status = ?", f.Status)
+	}
+	if f.Source != "" {
+		w.add("source = ?", f.Source)
+	}
+	if f.Ref != "" {
+		w.add("ref = ?", f.Ref)
+	}
+	if f.SHA != "" {
+		w.add("sha = ?", f.SHA)
+	}
+	if f.YAMLErrors != nil {
+		if *f.YAMLErrors {
+			w.add("yaml_errors IS NOT NULL")
+		} else {
+			w.add("yaml_errors IS NULL")
+		}
+	}
+	if f.UserID != nil {
+		w.add("user_id = ?", *f.UserID)
+	}
+	if f.UpdatedAfter != nil {
+		w.add("updated_at > ?", micros(*f.UpdatedAfter))
+	}
+	if f.UpdatedBefore != nil {
+		w.add("updated_at < ?", micros(*f.UpdatedBefore))
+	}
+	col := pipelineOrders[f.OrderBy]
+	if col == "" {
+		col = "id"
+	}
+	return list(ctx, tx, listSpec[model.Pipeline]{
+		columns: pipelineColumns, from: "ci_pipelines", idCol: "id", where: w,
+		order: order{column: col, desc: !f.Asc},
+		scan: func(r *sql.Rows) (model.Pipeline, error) {
+			var p model.Pipeline
+			return p, r.Scan(pipelineDest(&p)...)
+		},
+		keyOf: func(p model.Pipeline) (any, int64) {
+			switch col {
+			case "status":
+				return string(p.Status), p.ID
+			case "ref":
+				return p.Ref, p.ID
+			case "updated_at":
+				return micros(p.UpdatedAt), p.ID
+			case "user_id":
+				return p.UserID, p.ID
+			}
+			return p.ID, p.ID
+		},
+	}, page)
+}
+
+// LatestPipeline is the newest pipeline of a ref (children left out).
+func (tx *Tx) LatestPipeline(ctx context.Context, projectID int64, ref string) (model.Pipeline, error) {
+	var p model.Pipeline
+	err := tx.row(ctx, pipelineDest(&p), "SELECT "+pipelineColumns+` FROM ci_pipelines WHERE project_id = ? AND ref = ? AND source <> ?
+		ORDER BY id DESC LIMIT 1`, projectID, ref, model.SourceParentPipeline)
+	return p, err
+}
+
+// ExternalPipeline is the newest pipeline of a commit and ref that commit
+// statuses formed (source external).
+func (tx *Tx) ExternalPipeline(ctx context.Context, projectID int64, sha, ref string) (model.Pipeline, error) {
+	var p model.Pipeline
+	err := tx.row(ctx, pipelineDest(&p), "SELECT "+pipelineColumns+` FROM ci_pipelines WHERE project_id = ? AND sha = ? AND ref = ?
+		AND source = ? ORDER BY id DESC LIMIT 1`, projectID, sha, ref, model.SourceExternal)
+	return p, err
+}
+
+// AddPipelineVariables stores the variables a pipeline was made with, in
+// their order.
+func (tx *Tx) AddPipelineVariables(ctx context.Context, pipelineID int64, vars []model.Variable) error {
+	for i, v := range vars {
+		if _, err := tx.exec(ctx, "INSERT INTO ci_pipeline_variables (pipeline_id, key, value, variable_type, raw, position) VALUES (?, ?, ?, ?, ?, ?)",
+			pipelineID, v.Key, v.Value, v.VariableType, v.Raw, i); err != nil {
+			return fmt.Errorf("pipeline variable %q: %w", v.Key, err)
+		}
+	}
+	return nil
+}
+
+// PipelineVariables returns a pipeline's variables in the order given.
+func (tx *Tx) PipelineVariables(ctx context.Context, pipelineID int64) ([]model.Variable, error) {
+	out := []model.Variable{}
+	err := tx.each(ctx, "SELECT key, value, variable_type, raw FROM ci_pipeline_variables WHERE pipeline_id = ? ORDER BY position",
+		[]any{pipelineID}, func(r *sql.Rows) error {
+			var v model.Variable
+			err := r.Scan(&v.Key, &v.Value, &v.VariableType, &v.Raw)
+			out = append(out, v)
+			return err
+		})
+	return out, err
+}
+
+// nullFloat scans a nullable number into a *float64.
+type nullFloat struct{ p **float64 }
+
+func (n nullFloat) Scan(v any) error {
+	var f sql.NullFloat64
+	if err := f.Scan(v); err != nil {
+		return err
+	}
+	if !f.Valid {
+		*n.p = nil
+		return nil
+	}
+	x := f.Float64
+	*n.p = &x
+	return nil
+}
+
+func nullFloatValue(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
+
+func nullInt64Value(n *int64) any {
+	if n == nil {
+		return nil
+	}
+	return *n
+}
+
+// PipelineByParentJob returns the pipeline a bridge made.
+func (tx *Tx) PipelineByParentJob(ctx context.Context, jobID int64) (model.Pipeline, error) {
+	var p model.Pipeline
+	err := tx.row(ctx, pipelineDest(&p), "SELECT "+pipelineColumns+" FROM ci_pipelines WHERE parent_job_id = ? ORDER BY id LIMIT 1", jobID)
+	return p, err
+}
+
+// PushPipelineExists reports whether a push of ref from before to sha
+// already has its pipeline.
+func (tx *Tx) PushPipelineExists(ctx context.Context, projectID int64, ref, sha, before string) (bool, error) {
+	var n int
+	err := tx.row(ctx, []any{&n}, `SELECT COUNT(*) FROM ci_pipelines WHERE project_id = ? AND sha = ? AND ref = ? AND before_sha = ?
+		AND source = ?`, projectID, sha, ref, before, model.SourcePush)
+	return n > 0, err
+}
+
+// PipelinesByIDs returns pipelines by id.
+func (tx *Tx) PipelinesByIDs(ctx context.Context, ids []int64) (map[int64]model.Pipeline, error) {
+	out := make(map[int64]model.Pipeline, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := tx.each(ctx, "SELECT "+pipelineColumns+" FROM ci_pipelines WHERE id IN ("+placeholders(len(ids))+")", anys(ids),
+		func(r *sql.Rows) error {
+			var p model.Pipeline
+			err := r.Scan(pipelineDest(&p)...)
+			out[p.ID] = p
+			return err
+		})
+	return out, err
+}

@@ -1,0 +1,193 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+
+	"quarry/internal/model"
+)
+
+// CI/CD variables of projects and groups, and pipeline trigger tokens.
+
+// UniqueCIVariable allows one variable per owner, key and environment
+// scope.
+const UniqueCIVariable = "ci_variables_key"
+
+const ciVariableColumns = `id, project_id, group_id, key, value, variable_type, protected, masked, hidden, raw, environment_scope,
+	description, created_at, updated_at`
+
+func ciVariableDest(v *model.CIVariable, projectID, groupID *int64) []any {
+	return []any{&v.ID, nullInt64{projectID}, nullInt64{groupID}, &v.Key, &v.Value, &v.VariableType, &v.Protected, &v.Masked,
+		&v.Hidden, &v.Raw, &v.EnvironmentScope, nullString{&v.Description}, tsScan{&v.CreatedAt}, tsScan{&v.UpdatedAt}}
+}
+
+func scanCIVariable(r *sql.Rows) (model.CIVariable, error) {
+	var v model.CIVariable
+	var p, g int64
+	err := r.Scan(ciVariableDest(&v, &p, &g)...)
+	v.OwnerType, v.OwnerID = model.OwnerProject, p
+	if g != 0 {
+		v.OwnerType, v.OwnerID = model.OwnerGroup, g
+	}
+	return v, err
+}
+
+// ownerColumns is the owner's column pair as arguments.
+func ownerColumns(ownerType string, ownerID int64) (project, group any) {
+	if ownerType == model.OwnerGroup {
+		return nil, ownerID
+	}
+	return ownerID, nil
+}
+
+func ownerCond(ownerType string) string {
+	if ownerType == model.OwnerGroup {
+		return "group_id = ?"
+	}
+	return "project_id = ?"
+}
+
+// CreateCIVariable stores v (a clash of owner, key and scope is
+// UniqueCIVariable).
+func (tx *Tx) CreateCIVariable(ctx context.Context, v *model.CIVariable) error {
+	now := tx.Now()
+	v.CreatedAt, v.UpdatedAt = now, now
+	p, g := ownerColumns(v.OwnerType, v.OwnerID)
+	var err error
+	v.ID, err = tx.insert(ctx, `INSERT INTO ci_variables (project_id, group_id, key, value, variable_type, protected, masked, hidden,
+		raw, environment_scope, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p, g, v.Key, v.Value, v.VariableType, v.Protected, v.Masked, v.Hidden, v.Raw, v.EnvironmentScope, emptyNull(v.Description),
+		micros(now), micros(now))
+	return err
+}
+
+// UpdateCIVariable rewrites a variable's attributes.
+func (tx *Tx) UpdateCIVariable(ctx context.Context, v *model.CIVariable) error {
+	v.UpdatedAt = tx.Now()
+	_, err := tx.exec(ctx, `UPDATE ci_variables SET key = ?, value = ?, variable_type = ?, protected = ?, masked = ?, hidden = ?, raw = ?,
+		environment_scope = ?, description = ?, updated_at = ? WHERE id = ?`, v.Key, v.Value, v.VariableType, v.Protected, v.Masked,
+		v.Hidden, v.Raw, v.EnvironmentScope, emptyNull(v.Description), micros(v.UpdatedAt), v.ID)
+	return err
+}
+
+// DeleteCIVariable removes a variable.
+func (tx *Tx) DeleteCIVariable(ctx context.Context, id int64) error {
+	_, err := tx.exec(ctx, "DELETE FROM ci_variables WHERE id = ?", id)
+	return err
+}
+
+// CIVariablesByKey returns an owner's variables of one key (one per
+// environment scope).
+func (tx *Tx) CIVariablesByKey(ctx context.Context, ownerType string, ownerID int64, key string) ([]model.CIVariable, error) {
+	var out []model.CIVariable
+	err := tx.each(ctx, "SELECT "+ciVariableColumns+" FROM ci_variables WHERE "+ownerCond(ownerType)+" AND key = ? ORDER BY id",
+		[]any{ownerID, key}, func(r *sql.Rows) error {
+			v, err := scanCIVariable(r)
+			out = append(out, v)
+			return err
+		})
+	return out, err
+}
+
+// CIVariables lists an owner's variables by id.
+func (tx *Tx) CIVariables(ctx context.Context, ownerType string, ownerID int64, page model.Page) ([]model.CIVariable, model.PageInfo, error) {
+	var w where
+	w.add(ownerCond(ownerType), ownerID)
+	return list(ctx, tx, listSpec[model.CIVariable]{
+		columns: ciVariableColumns, from: "ci_variables", idCol: "id", where: w, scan: scanCIVariable,
+		keyOf: func(v model.CIVariable) (any, int64) { return v.ID, v.ID },
+	}, page)
+}
+
+// GroupsCIVariables returns every variable of the given groups (a
+// project's ancestors), by id.
+func (tx *Tx) GroupsCIVariables(ctx context.Context, groupIDs []int64) ([]model.CIVariable, error) {
+	if len(groupIDs) == 0 {
+		return nil, nil
+	}
+	var out []model.CIVariable
+	err := tx.each(ctx, "SELECT "+ciVariableColumns+" FROM ci_variables WHERE group_id IN ("+placeholders(len(groupIDs))+") ORDER BY id",
+		anys(groupIDs), func(r *sql.Rows) error {
+			v, err := scanCIVariable(r)
+			out = append(out, v)
+			return err
+		})
+	return out, err
+}
+
+// ProjectCIVariables returns every variable of a project, by id.
+func (tx *Tx) ProjectCIVariables(ctx context.Context, projectID int64) ([]model.CIVariable, error) {
+	var out []model.CIVariable
+	err := tx.each(ctx, "SELECT "+ciVariableColumns+" FROM ci_variables WHERE project_id = ? ORDER BY id", []any{projectID},
+		func(r *sql.Rows) error {
+			v, err := scanCIVariable(r)
+			out = append(out, v)
+			return err
+		})
+	return out, err
+}
+
+const triggerColumns = "id, project_id, owner_id, description, token_digest, token_hint, last_used, expires_at, created_at, updated_at"
+
+func triggerDest(t *model.Trigger) []any {
+	return []any{&t.ID, &t.ProjectID, nullInt64{&t.OwnerID}, &t.Description, &t.TokenDigest, &t.TokenHint, nullTSScan{&t.LastUsed},
+		nullString{&t.ExpiresAt}, tsScan{&t.CreatedAt}, tsScan{&t.UpdatedAt}}
+}
+
+// CreateTrigger stores a trigger token's record.
+func (tx *Tx) CreateTrigger(ctx context.Context, t *model.Trigger) error {
+	now := tx.Now()
+	t.CreatedAt, t.UpdatedAt = now, now
+	var err error
+	t.ID, err = tx.insert(ctx, `INSERT INTO ci_triggers (project_id, owner_id, description, token_digest, token_hint, expires_at,
+		created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, t.ProjectID, zeroNull(t.OwnerID), t.Description, t.TokenDigest,
+		t.TokenHint, emptyNull(t.ExpiresAt), micros(now), micros(now))
+	return err
+}
+
+// Trigger returns a project's trigger by id.
+func (tx *Tx) Trigger(ctx context.Context, projectID, id int64) (model.Trigger, error) {
+	var t model.Trigger
+	err := tx.row(ctx, triggerDest(&t), "SELECT "+triggerColumns+" FROM ci_triggers WHERE project_id = ? AND id = ?", projectID, id)
+	return t, err
+}
+
+// TriggerByDigest returns the trigger whose token hashes to digest.
+func (tx *Tx) TriggerByDigest(ctx context.Context, digest string) (model.Trigger, error) {
+	var t model.Trigger
+	err := tx.row(ctx, triggerDest(&t), "SELECT "+triggerColumns+" FROM ci_triggers WHERE token_digest = ?", digest)
+	return t, err
+}
+
+// Triggers lists a project's triggers by id.
+func (tx *Tx) Triggers(ctx context.Context, projectID int64, page model.Page) ([]model.Trigger, model.PageInfo, error) {
+	var w where
+	w.add("project_id = ?", projectID)
+	return list(ctx, tx, listSpec[model.Trigger]{
+		columns: triggerColumns, from: "ci_triggers", idCol: "id", where: w,
+		scan: func(r *sql.Rows) (model.Trigger, error) {
+			var t model.Trigger
+			return t, r.Scan(triggerDest(&t)...)
+		},
+		keyOf: func(t model.Trigger) (any, int64) { return t.ID, t.ID },
+	}, page)
+}
+
+// UpdateTrigger rewrites a trigger's description.
+func (tx *Tx) UpdateTrigger(ctx context.Context, t *model.Trigger) error {
+	t.UpdatedAt = tx.Now()
+	_, err := tx.exec(ctx, "UPDATE ci_triggers SET description = ?, updated_at = ? WHERE id = ?", t.Description, micros(t.UpdatedAt), t.ID)
+	return err
+}
+
+// TouchTrigger records a trigger's use.
+func (tx *Tx) TouchTrigger(ctx context.Context, id int64) error {
+	_, err := tx.exec(ctx, "UPDATE ci_triggers SET last_used = ? WHERE id = ?", micros(tx.Now()), id)
+	return err
+}
+
+// DeleteTrigger removes a trigger.
+func (tx *Tx) DeleteTrigger(ctx context.Context, id int64) error {
+	_, err := tx.exec(ctx, "DELETE FROM ci_triggers WHERE id = ?", id)
+	return err
+}
