@@ -156,10 +156,10 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 // push (the project's repository facts, housekeeping, …) hangs on it. The
 // first push into an empty repository is recorded before that (its branch
 // becomes the protected default).
-func (s *Service) Pushed(ctx context.Context, g smarthttp.Grant, updates []smarthttp.RefUpdate) error {
+func (s *Service) Pushed(ctx context.Context, g smarthttp.Grant, push smarthttp.Push) error {
 	first := s.projects.FirstWrite(ctx, g.ProjectID)
-	e := model.RefsChanged{ProjectID: g.ProjectID, ActorID: g.UserID, Source: model.RefsSourcePush}
-	for _, u := range updates {
+	e := model.RefsChanged{ProjectID: g.ProjectID, ActorID: g.UserID, Source: model.RefsSourcePush, PushOptions: push.Options}
+	for _, u := range push.Updates {
 		e.Updates = append(e.Updates, model.RefUpdate{Ref: u.Ref, Old: u.Old, New: u.New})
 	}
 	return errors.Join(first, s.events.RefsChanged(ctx, e))

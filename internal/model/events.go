@@ -31,4 +31,6 @@ type RefsChanged struct {
 	Updates   []RefUpdate `json:"updates"`
 	Source    string      `json:"source"`
 	At        time.Time   `json:"at"`
+	// PushOptions are the options a git push sent (git push -o ci.skip).
+	PushOptions []string `json:"push_options,omitempty"`
 }

@@ -98,12 +98,20 @@ done
 exit 0
 `
 
-// postReceiveScript records the refs a push updated — git runs it after
-// the refs moved, with one "old new ref" line each — in the file the
-// request that runs the push names.
+// postReceiveScript records what a push did in the file the request
+// that runs the push names: its push options, one "option <value>" line
+// each (git passes them as GIT_PUSH_OPTION_<n>), then the refs it
+// updated — git runs the hook after the refs moved, with one
+// "old new ref" line each.
 const postReceiveScript = `#!/bin/sh
 # Installed by Quarry.
-if [ -n "$QUARRY_PUSH_LOG" ]; then cat >> "$QUARRY_PUSH_LOG"; else cat > /dev/null; fi
+if [ -z "$QUARRY_PUSH_LOG" ]; then cat > /dev/null; exit 0; fi
+i=0
+while [ "$i" -lt "${GIT_PUSH_OPTION_COUNT:-0}" ]; do
+  printf 'option %s\n' "$(printenv "GIT_PUSH_OPTION_$i")" >> "$QUARRY_PUSH_LOG"
+  i=$((i+1))
+done
+cat >> "$QUARRY_PUSH_LOG"
 exit 0
 `
 
@@ -133,19 +141,30 @@ func EnsureHook(repoDir string) error {
 // created or deleted.
 type RefUpdate struct{ Ref, Old, New string }
 
+// Push is what a finished push did: the refs it moved and the push
+// options it sent (git push -o).
+type Push struct {
+	Updates []RefUpdate
+	Options []string
+}
+
 // readPushLog reads what the post-receive hook recorded.
-func readPushLog(path string) ([]RefUpdate, error) {
+func readPushLog(path string) (Push, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return Push{}, err
 	}
-	var out []RefUpdate
+	var out Push
 	for _, line := range strings.Split(string(b), "\n") {
+		if opt, ok := strings.CutPrefix(line, "option "); ok {
+			out.Options = append(out.Options, opt)
+			continue
+		}
 		f := strings.Fields(line)
 		if len(f) != 3 {
 			continue
 		}
-		out = append(out, RefUpdate{Old: f[0], New: f[1], Ref: f[2]})
+		out.Updates = append(out.Updates, RefUpdate{Old: f[0], New: f[1], Ref: f[2]})
 	}
 	return out, nil
 }
@@ -257,7 +276,7 @@ func (e *DeniedError) Error() string { return e.Message }
 // finished pushes: the refs each moved.
 type Access interface {
 	Authorize(ctx context.Context, username, password string, hasCredentials bool, fullPath string, push bool) (Grant, error)
-	Pushed(ctx context.Context, g Grant, updates []RefUpdate) error
+	Pushed(ctx context.Context, g Grant, push Push) error
 }
 
 // Handler serves every smart HTTP request for Quarry's repositories:
@@ -325,9 +344,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The refs moved even if the client went away meanwhile: what
 		// follows a push runs regardless.
 		ctx := context.WithoutCancel(r.Context())
-		updates, err := readPushLog(o.PushLog)
-		if err == nil && len(updates) > 0 {
-			err = h.Access.Pushed(ctx, grant, updates)
+		push, err := readPushLog(o.PushLog)
+		if err == nil && len(push.Updates) > 0 {
+			err = h.Access.Pushed(ctx, grant, push)
 		}
 		if err != nil {
 			h.Log.Error("after push", "project_id", grant.ProjectID, "err", err)
