@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"quarry/internal/api/attributes"
+	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/groups"
 	"quarry/internal/api/members"
@@ -31,6 +32,7 @@ func (s *Server) Table() []endpoint.Route {
 		members.New(d.Members, d.Users, r).Routes(),
 		topics.New(d.Topics, r).Routes(),
 		repository.New(d.Files, d.Projects, d.Changelog, r).Routes(),
+		ci.New(d.CI, r).Routes(),
 	)
 }
 

@@ -21,6 +21,7 @@ import (
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
 	"quarry/internal/changelog"
+	"quarry/internal/ci"
 	"quarry/internal/groups"
 	"quarry/internal/members"
 	"quarry/internal/projects"
@@ -47,6 +48,7 @@ type Deps struct {
 	Members    *members.Service
 	Files      *repofiles.Service
 	Changelog  *changelog.Service
+	CI         *ci.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git         http.Handler
 	Uploads     *uploads.Store

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +22,7 @@ import (
 	"quarry/internal/attributes"
 	"quarry/internal/buildinfo"
 	"quarry/internal/changelog"
+	"quarry/internal/ci"
 	"quarry/internal/config"
 	"quarry/internal/events"
 	"quarry/internal/git"
@@ -28,6 +30,7 @@ import (
 	"quarry/internal/git/smarthttp"
 	"quarry/internal/gitaccess"
 	"quarry/internal/groups"
+	"quarry/internal/jobfiles"
 	"quarry/internal/members"
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
@@ -48,6 +51,7 @@ type App struct {
 	Projects *projects.Service
 	Groups   *groups.Service
 	Topics   *topics.Service
+	CI       *ci.Service
 	Queue    *tasks.Queue
 	Events   *events.Bus
 	storages *gitrepo.Storages
@@ -109,12 +113,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		storages: storages,
 		log:      log,
 	}
+	a.CI = ci.New(db, a.Projects, a.Groups, storages, jobfiles.New(cfg.JobFilesDir()), queue, log, ci.Config{
+		ExternalURL: strings.TrimRight(cfg.ExternalURL, "/"), ServerVersion: buildinfo.APIVersion, ServerRevision: buildinfo.Revision()})
 	a.Projects.SetGroupResolver(a.Groups)
+	a.Projects.OnRemoved(a.CI.OnProjectRemoved)
 	a.Groups.SetProjectRemover(a.Projects)
 	a.Users.SetRemovers(a.Projects, a.Groups)
 	// What follows a change of refs, in every process (a delivery runs
 	// wherever a worker takes it).
 	bus.OnRefsChanged("repository", a.Projects.OnRefsChanged)
+	bus.OnRefsChanged("pipelines", a.CI.OnRefsChanged)
 	if err := a.bootstrap(ctx); err != nil {
 		storages.Close()
 		db.Close()
@@ -141,6 +149,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Members:   members.New(db, a.Projects, a.Groups, cfg.UserCap),
 		Files:     files,
 		Changelog: changelog.New(db, a.Projects, a.Groups, files, storages, cfg.ExternalURL),
+		CI:        a.CI,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitaccess.New(a.Tokens, a.Users, a.Projects, bus)},
 		Uploads: up, DB: db, Log: log,

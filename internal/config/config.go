@@ -390,6 +390,9 @@ func (c *Config) SQLitePath() string { return filepath.Join(c.DataDir, "quarry.d
 // UploadsDir is where uploaded files (avatars, attachments) live.
 func (c *Config) UploadsDir() string { return filepath.Join(c.DataDir, "uploads") }
 
+// JobFilesDir is where CI job logs and artifacts live.
+func (c *Config) JobFilesDir() string { return filepath.Join(c.DataDir, "jobs") }
+
 // RepositoriesDir is the default repository storage.
 func (c *Config) RepositoriesDir() string { return filepath.Join(c.DataDir, "repositories") }
 

@@ -170,5 +170,17 @@ func (s *Service) RemoveProject(ctx context.Context, p model.Project) error {
 	if p.Avatar != "" {
 		_ = s.uploads.Remove(p.Avatar)
 	}
-	return s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteProject(ctx, &p) })
+	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteProject(ctx, &p) }); err != nil {
+		return err
+	}
+	var errs []error
+	for _, fn := range s.removed {
+		errs = append(errs, fn(p.ID))
+	}
+	return errors.Join(errs...)
 }
+
+// OnRemoved registers what else goes when a project is removed (files
+// other services keep for it, such as CI job logs and artifacts); the
+// project's rows are gone by then. Call it while composing, before use.
+func (s *Service) OnRemoved(fn func(projectID int64) error) { s.removed = append(s.removed, fn) }

@@ -38,6 +38,7 @@ type Service struct {
 	cfg      Config
 	now      func() time.Time
 	groups   GroupResolver
+	removed  []func(projectID int64) error
 }
 
 // New returns the projects service and registers its background tasks.

@@ -130,7 +130,7 @@ var (
 var identifierWildcards = map[string]bool{
 	"id": true, "user_id": true, "group_id": true, "project_id": true, "forked_from_id": true,
 	"key": true, "provider": true, "file_path": true, "sha": true, "branch": true, "tag": true,
-	"name": true, "path...": true,
+	"name": true, "path...": true, "job_id": true, "pipeline_id": true, "trigger_id": true, "ref": true,
 }
 
 // Check reports what is wrong with a row: an unknown method, a path that

@@ -1,0 +1,407 @@
+package ci
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"quarry/internal/auth"
+	"quarry/internal/ciconfig"
+	"quarry/internal/git"
+	"quarry/internal/git/gitrepo"
+	"quarry/internal/model"
+	"quarry/internal/store"
+)
+
+// DefaultConfigPath is where a project's CI configuration lives unless
+// its ci_config_path says otherwise.
+const DefaultConfigPath = ".gitlab-ci.yml"
+
+// request is one pipeline to create, from whichever source.
+type request struct {
+	project model.Project
+	source  string
+	ref     string // branch or tag name
+	sha     string // "": the ref's tip
+	before  string // "": forty zeros
+	user    *model.User
+	// variables are the pipeline's own (API, trigger, forwarded).
+	variables []model.Variable
+	// save keeps a pipeline whose configuration is invalid, failed, with
+	// its yaml_errors (push, trigger, parent pipelines); the API answers
+	// 400 instead.
+	save bool
+	// skipOption: the push asked not to run CI (push option ci.skip).
+	skipOption   bool
+	changes      []string
+	changesKnown bool
+	// include makes a child pipeline of these files instead of the
+	// project's configuration; parent and parentJob link it.
+	include   []string
+	parent    *model.Pipeline
+	parentJob *model.Job
+	triggered bool
+}
+
+// chainError is a failure of the creation chain with GitLab's message:
+// 400 {"message":{"base":["…"]}}.
+func chainError(msg string) error { return model.Invalid("base", msg) }
+
+// Chain messages (reference §9.2).
+const (
+	msgRefNotFound     = "Reference not found"
+	msgCommitNotFound  = "Commit not found"
+	msgRefAmbiguous    = "Ref is ambiguous"
+	msgMissingConfig   = "Missing CI config file"
+	msgProtectedRef    = "Insufficient permissions for protected ref"
+	msgCannotCreate    = "Insufficient permissions to create a new pipeline"
+	msgProjectArchived = "Project is archived"
+)
+
+var skipCI = regexp.MustCompile(`(?i)\[(ci[ _-]skip|skip[ _-]ci)\]`)
+
+// resolvedRef is a ref of a repository and the commit a pipeline runs.
+type resolvedRef struct {
+	name string
+	tag  bool
+	sha  git.ObjectID
+}
+
+// resolveRef finds the branch or tag named ref and the commit: a branch
+// and a tag of the same name are ambiguous.
+func resolveRef(ctx context.Context, repo *gitrepo.Repo, ref, sha string) (resolvedRef, error) {
+	ref = strings.TrimPrefix(ref, "refs/heads/")
+	tagged := strings.HasPrefix(ref, "refs/tags/")
+	ref = strings.TrimPrefix(ref, "refs/tags/")
+	if ref == "" || strings.HasPrefix(ref, "-") || strings.Contains(ref, "..") {
+		return resolvedRef{}, chainError(msgRefNotFound)
+	}
+	branch, berr := repo.CommitID(ctx, "refs/heads/"+ref)
+	tag, terr := repo.CommitID(ctx, "refs/tags/"+ref)
+	for _, err := range []error{berr, terr} {
+		if err != nil && !errors.Is(err, gitrepo.ErrRefNotFound) {
+			return resolvedRef{}, err
+		}
+	}
+	r := resolvedRef{name: ref}
+	switch {
+	case berr == nil && terr == nil && !tagged:
+		return r, chainError(msgRefAmbiguous)
+	case terr == nil && (tagged || berr != nil):
+		r.tag, r.sha = true, tag
+	case berr == nil:
+		r.sha = branch
+	default:
+		return r, chainError(msgRefNotFound)
+	}
+	if sha != "" {
+		id, err := repo.CommitID(ctx, sha)
+		if errors.Is(err, gitrepo.ErrRefNotFound) {
+			return r, chainError(msgCommitNotFound)
+		}
+		if err != nil {
+			return r, err
+		}
+		r.sha = id
+	}
+	return r, nil
+}
+
+// configPath is where the project keeps its CI configuration.
+func configPath(p model.Project) string {
+	if c := p.Settings.CIConfigPath; c != nil && strings.TrimSpace(*c) != "" {
+		return strings.TrimPrefix(strings.TrimSpace(*c), "/")
+	}
+	return DefaultConfigPath
+}
+
+// loadConfig reads and loads the configuration at a commit (the project's
+// file, or a child pipeline's includes), cached by commit: found is false
+// when the project's file does not exist.
+func (s *Service) loadConfig(ctx context.Context, repo *gitrepo.Repo, commit git.ObjectID, path string, include []string) (cfg *ciconfig.Config, found bool, err error) {
+	key := configKey{repo: repo.Path(), commit: string(commit), path: path, include: strings.Join(include, "\x00")}
+	if c, ok := s.configs.get(key); ok {
+		return c.cfg, true, c.err
+	}
+	read := func(p string) ([]byte, bool, error) {
+		info, err := repo.ObjectAt(ctx, commit, p)
+		if errors.Is(err, gitrepo.ErrPathNotFound) || (err == nil && info.Type != "blob") {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if info.Size > int64(s.cfg.MaxConfigBytes) {
+			return nil, true, &ciconfig.Error{Message: "The parsed YAML is too big", Reason: ciconfig.ReasonConfig}
+		}
+		_, data, err := repo.ReadObject(ctx, string(info.OID))
+		return data, err == nil, err
+	}
+	opts := ciconfig.Options{MaxBytes: s.cfg.MaxConfigBytes, Include: func(p string) ([]byte, bool, error) { return read(p) }}
+	if include != nil {
+		cfg, err = ciconfig.LoadIncludes(include, opts)
+	} else {
+		data, ok, rerr := read(path)
+		if rerr != nil && !isConfigError(rerr) {
+			return nil, false, rerr
+		}
+		if !ok {
+			return nil, false, nil
+		}
+		if rerr != nil {
+			err = rerr
+		} else {
+			cfg, err = ciconfig.Load(data, opts)
+		}
+	}
+	if err != nil && !isConfigError(err) {
+		return nil, true, err
+	}
+	s.configs.put(key, cachedConfig{cfg: cfg, err: err})
+	return cfg, true, err
+}
+
+func isConfigError(err error) bool {
+	var ce *ciconfig.Error
+	return errors.As(err, &ce)
+}
+
+// create runs the creation chain (reference §9.2) and stores the
+// pipeline: ref, commit, configuration, [skip ci], YAML, workflow rules,
+// job rules; then the pipeline, its variables, jobs and persistent ref,
+// processed once, in one transaction. A chain failure is chainError, or,
+// for an invalid configuration with save, a stored failed pipeline.
+func (s *Service) create(ctx context.Context, req request) (model.Pipeline, error) {
+	repo, err := s.repo(req.project)
+	if err != nil {
+		return model.Pipeline{}, err
+	}
+	ref, err := resolveRef(ctx, repo, req.ref, req.sha)
+	if err != nil {
+		return model.Pipeline{}, err
+	}
+	commit, err := repo.ReadCommit(ctx, string(ref.sha))
+	if err != nil {
+		return model.Pipeline{}, fmt.Errorf("read commit %s: %w", ref.sha, err)
+	}
+	path := configPath(req.project)
+	cfg, found, cerr := s.loadConfig(ctx, repo, ref.sha, path, req.include)
+	if cerr != nil && !isConfigError(cerr) {
+		return model.Pipeline{}, cerr
+	}
+	if !found {
+		return model.Pipeline{}, chainError(msgMissingConfig)
+	}
+	protected, err := s.protectedRef(ctx, req.project.ID, ref)
+	if err != nil {
+		return model.Pipeline{}, err
+	}
+	p := model.Pipeline{ProjectID: req.project.ID, Ref: ref.name, Tag: ref.tag, SHA: string(ref.sha), BeforeSHA: req.before,
+		Source: req.source, Status: model.StatusCreated, Protected: protected}
+	if p.BeforeSHA == "" {
+		p.BeforeSHA = model.ZeroRef
+	}
+	if req.user != nil {
+		p.UserID = req.user.ID
+	}
+	if !commit.Committer.When.IsZero() {
+		at := commit.Committer.When.UTC()
+		p.CommittedAt = &at
+	}
+	if req.parent != nil {
+		p.ParentID, p.ParentJobID = req.parent.ID, req.parentJob.ID
+	}
+	// A push can ask not to run CI ([skip ci] in the message, or the
+	// ci.skip option): the pipeline is kept, skipped, without jobs.
+	if req.source == model.SourcePush && (req.skipOption || skipCI.MatchString(commit.Message)) {
+		p.Status = model.StatusSkipped
+		return p, s.store(ctx, repo, &p, req, nil, nil)
+	}
+	if cerr != nil {
+		return s.failConfig(ctx, repo, p, req, cerr)
+	}
+	vars, err := s.expressionVariables(ctx, req, ref, commit, protected, path)
+	if err != nil {
+		return p, err
+	}
+	seed, err := cfg.Seed(ciconfig.Input{Source: req.source, Ref: ref.name, Tag: ref.tag, Variables: vars,
+		Changes: req.changes, ChangesKnown: req.changesKnown, Exists: s.existsAt(ctx, repo, ref.sha)})
+	if err != nil {
+		var ce *ciconfig.Error
+		if errors.As(err, &ce) && ce.Reason == ciconfig.ReasonConfig {
+			return s.failConfig(ctx, repo, p, req, err)
+		}
+		if ce != nil {
+			return p, chainError(ce.Message)
+		}
+		return p, err
+	}
+	p.Name = seed.Name
+	return p, s.store(ctx, repo, &p, req, &seed, cfg.Variables)
+}
+
+// failConfig answers an invalid configuration: a stored failed pipeline
+// with its yaml_errors when the source keeps one, else the chain error.
+func (s *Service) failConfig(ctx context.Context, repo *gitrepo.Repo, p model.Pipeline, req request, cerr error) (model.Pipeline, error) {
+	var ce *ciconfig.Error
+	errors.As(cerr, &ce)
+	if !req.save {
+		return p, chainError(ce.Message)
+	}
+	now := s.now()
+	p.Status, p.FailureReason, p.YAMLErrors, p.FinishedAt = model.StatusFailed, model.PipelineFailureConfig, ce.Message, &now
+	return p, s.store(ctx, repo, &p, req, nil, nil)
+}
+
+// existsAt answers rules:exists globs against the commit's files.
+func (s *Service) existsAt(ctx context.Context, repo *gitrepo.Repo, commit git.ObjectID) func(glob string) bool {
+	var paths []string
+	loaded := false
+	return func(glob string) bool {
+		if !loaded {
+			loaded = true
+			entries, err := repo.Tree(ctx, commit, "", true)
+			if err != nil {
+				s.log.Warn("ci: rules exists: list files", "commit", commit, "err", err)
+			}
+			for _, e := range entries {
+				if e.Type == "blob" {
+					paths = append(paths, e.Path)
+				}
+			}
+		}
+		for _, p := range paths {
+			if ciconfig.MatchGlob(glob, p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// protectedRef reports whether a pipeline's ref is protected: a branch
+// some protected branch rule covers (Quarry has no protected tags yet).
+func (s *Service) protectedRef(ctx context.Context, projectID int64, ref resolvedRef) (bool, error) {
+	if ref.tag {
+		return false, nil
+	}
+	rules, err := s.db.ProtectedBranches(ctx, projectID, "")
+	if err != nil && !errors.Is(err, model.ErrNotFound) {
+		return false, err
+	}
+	for _, r := range rules {
+		if model.MatchesBranch(r.Name, ref.name) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// mayRunOn reports whether the actor may run pipelines for a ref of a
+// resolved project: developers, and on a protected branch those who may
+// push to it or merge into it.
+func (s *Service) mayRunOn(ctx context.Context, a auth.Actor, p *model.Project, acc model.AccessLevel, ref string, tag bool) (bool, error) {
+	if !auth.Can(a, auth.RunPipeline, auth.Resource{Project: p, Access: acc}) {
+		return false, nil
+	}
+	if tag {
+		return true, nil
+	}
+	rules, err := s.db.ProtectedBranches(ctx, p.ID, "")
+	if err != nil && !errors.Is(err, model.ErrNotFound) {
+		return false, err
+	}
+	r := auth.Resource{Project: p, Access: acc, Branch: &auth.Branch{Name: ref, Rules: rules}}
+	return auth.Can(a, auth.PushCode, r) || auth.Can(a, auth.MergeCode, r), nil
+}
+
+// store persists the pipeline with its variables and (seeded) jobs, writes
+// its persistent ref, and processes it once, in one transaction.
+func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeline, req request, seed *ciconfig.Pipeline, globals []ciconfig.Variable) error {
+	var jobs []newJob
+	if seed != nil {
+		var err error
+		if jobs, err = jobsOf(*p, *seed, globals); err != nil {
+			return err
+		}
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.CreatePipeline(ctx, p); err != nil {
+			return err
+		}
+		vars := req.variables
+		if len(vars) > 0 {
+			if err := tx.AddPipelineVariables(ctx, p.ID, vars); err != nil {
+				return err
+			}
+		}
+		if seed == nil {
+			return nil
+		}
+		groups := map[string]int64{}
+		for i := range jobs {
+			j := &jobs[i]
+			j.PipelineID = p.ID
+			if key := j.resourceKey; key != "" {
+				if _, ok := groups[key]; !ok {
+					g, err := tx.EnsureResourceGroup(ctx, p.ProjectID, key)
+					if err != nil {
+						return err
+					}
+					groups[key] = g.ID
+				}
+				j.ResourceGroup = groups[key]
+			}
+			if err := tx.CreateJob(ctx, &j.Job); err != nil {
+				return err
+			}
+		}
+		// The persistent ref a runner fetches (refs/pipelines/<id>).
+		if err := repo.UpdateRef(ctx, pipelineRef(p.ID), git.ObjectID(p.SHA), ""); err != nil {
+			return fmt.Errorf("write %s: %w", pipelineRef(p.ID), err)
+		}
+		fx := &effects{}
+		if err := s.process(ctx, tx, p, fx); err != nil {
+			return err
+		}
+		return fx.flush(ctx, tx)
+	})
+}
+
+// pipelineRef is the persistent ref of a pipeline.
+func pipelineRef(id int64) string { return "refs/pipelines/" + strconv.FormatInt(id, 10) }
+
+// newJob is a job about to be stored, with its resource group's key.
+type newJob struct {
+	model.Job
+	resourceKey string
+}
+
+// jobsOf turns seeded jobs into job rows.
+func jobsOf(p model.Pipeline, seed ciconfig.Pipeline, globals []ciconfig.Variable) ([]newJob, error) {
+	out := make([]newJob, len(seed.Jobs))
+	for i, pl := range seed.Jobs {
+		opts, err := json.Marshal(jobOptions{Planned: pl, YAMLVariables: pl.InheritedVariables(globals, seed.Variables)})
+		if err != nil {
+			return nil, fmt.Errorf("job %q options: %w", pl.Name, err)
+		}
+		j := model.Job{ProjectID: p.ProjectID, Kind: model.JobBuild, Name: pl.Name, Stage: pl.Stage, StageIdx: pl.StageIndex,
+			Status: model.StatusCreated, When: pl.When, AllowFailure: pl.AllowFailure, UserID: p.UserID, Ref: p.Ref, Tag: p.Tag,
+			SHA: p.SHA, DAG: pl.Needs != nil, TagList: pl.Tags, Timeout: int(pl.Timeout.Seconds()), Options: string(opts)}
+		if j.When == "" {
+			j.When = model.WhenOnSuccess
+		}
+		if pl.Trigger != nil {
+			j.Kind = model.JobBridge
+		}
+		for _, n := range pl.Needs {
+			j.Needs = append(j.Needs, n.Job)
+		}
+		out[i] = newJob{Job: j, resourceKey: pl.ResourceGroup}
+	}
+	return out, nil
+}

@@ -1,0 +1,379 @@
+package ci
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"quarry/internal/auth"
+	"quarry/internal/git/gitrepo"
+	"quarry/internal/model"
+	"quarry/internal/store"
+)
+
+var slugUnsafe = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Slug is GitLab's ref and path slug: lower case, anything but letters
+// and digits a dash, at most 63 characters, no dash at either end.
+func Slug(s string) string {
+	s = slugUnsafe.ReplaceAllString(strings.ToLower(s), "-")
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	return strings.Trim(s, "-")
+}
+
+// vars collects variables in order, later ones winning.
+type vars []model.Variable
+
+func (v *vars) add(key, value string) {
+	*v = append(*v, model.Variable{Key: key, Value: value, VariableType: model.VarEnv})
+}
+
+func (v vars) asMap() map[string]string {
+	m := make(map[string]string, len(v))
+	for _, x := range v {
+		m[x.Key] = x.Value
+	}
+	return m
+}
+
+// serverVariables are the CI_SERVER_* and CI_API_* variables.
+func (s *Service) serverVariables(v *vars) {
+	v.add("CI", "true")
+	v.add("GITLAB_CI", "true")
+	v.add("CI_SERVER_URL", s.cfg.ExternalURL)
+	if u, err := url.Parse(s.cfg.ExternalURL); err == nil {
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"https": "443"}[u.Scheme]
+			if port == "" {
+				port = "80"
+			}
+		}
+		v.add("CI_SERVER_HOST", u.Hostname())
+		v.add("CI_SERVER_PORT", port)
+		v.add("CI_SERVER_PROTOCOL", u.Scheme)
+		v.add("CI_SERVER_FQDN", u.Host)
+	}
+	v.add("CI_SERVER_NAME", "GitLab")
+	v.add("CI_SERVER_VERSION", s.cfg.ServerVersion)
+	parts := strings.SplitN(strings.SplitN(s.cfg.ServerVersion, "-", 2)[0], ".", 3)
+	for i, name := range []string{"CI_SERVER_VERSION_MAJOR", "CI_SERVER_VERSION_MINOR", "CI_SERVER_VERSION_PATCH"} {
+		if i < len(parts) {
+			v.add(name, parts[i])
+		}
+	}
+	v.add("CI_SERVER_REVISION", s.cfg.ServerRevision)
+	v.add("CI_API_V4_URL", s.cfg.ExternalURL+"/api/v4")
+	v.add("CI_API_GRAPHQL_URL", s.cfg.ExternalURL+"/api/graphql")
+}
+
+// projectVariables are the CI_PROJECT_* variables.
+func (s *Service) projectVariables(v *vars, p model.Project, path string) {
+	ns := p.Namespace
+	root := ns.FullPath
+	if i := strings.Index(root, "/"); i >= 0 {
+		root = root[:i]
+	}
+	v.add("CI_PROJECT_ID", strconv.FormatInt(p.ID, 10))
+	v.add("CI_PROJECT_NAME", p.Path)
+	v.add("CI_PROJECT_TITLE", p.Name)
+	v.add("CI_PROJECT_DESCRIPTION", p.Description)
+	v.add("CI_PROJECT_PATH", p.FullPath())
+	v.add("CI_PROJECT_PATH_SLUG", Slug(p.FullPath()))
+	v.add("CI_PROJECT_NAMESPACE", ns.FullPath)
+	v.add("CI_PROJECT_NAMESPACE_ID", strconv.FormatInt(ns.ID, 10))
+	v.add("CI_PROJECT_ROOT_NAMESPACE", root)
+	v.add("CI_PROJECT_URL", s.cfg.ExternalURL+"/"+p.FullPath())
+	v.add("CI_PROJECT_VISIBILITY", string(p.Visibility))
+	v.add("CI_PROJECT_REPOSITORY_LANGUAGES", "")
+	v.add("CI_DEFAULT_BRANCH", p.DefaultBranch)
+	v.add("CI_CONFIG_PATH", path)
+}
+
+// commitVariables are the CI_COMMIT_* variables of a pipeline's commit.
+func commitVariables(v *vars, ref resolvedRef, before string, c gitrepo.Commit, protected bool) {
+	sha := string(ref.sha)
+	v.add("CI_COMMIT_SHA", sha)
+	v.add("CI_COMMIT_SHORT_SHA", sha[:min(8, len(sha))])
+	if before == "" {
+		before = model.ZeroRef
+	}
+	v.add("CI_COMMIT_BEFORE_SHA", before)
+	v.add("CI_COMMIT_REF_NAME", ref.name)
+	v.add("CI_COMMIT_REF_SLUG", Slug(ref.name))
+	if ref.tag {
+		v.add("CI_COMMIT_TAG", ref.name)
+	} else {
+		v.add("CI_COMMIT_BRANCH", ref.name)
+	}
+	title := c.Title()
+	v.add("CI_COMMIT_MESSAGE", c.Message)
+	v.add("CI_COMMIT_TITLE", title)
+	v.add("CI_COMMIT_DESCRIPTION", strings.TrimLeft(strings.TrimPrefix(c.Message, title), "\n"))
+	v.add("CI_COMMIT_TIMESTAMP", c.Committer.When.Format("2006-01-02T15:04:05-07:00"))
+	v.add("CI_COMMIT_AUTHOR", c.Author.Name+" <"+c.Author.Email+">")
+	v.add("CI_COMMIT_REF_PROTECTED", strconv.FormatBool(protected))
+}
+
+// userVariables are the GITLAB_USER_* variables of who runs a pipeline.
+func userVariables(v *vars, u *model.User) {
+	if u == nil {
+		return
+	}
+	v.add("GITLAB_USER_ID", strconv.FormatInt(u.ID, 10))
+	v.add("GITLAB_USER_EMAIL", u.Email)
+	v.add("GITLAB_USER_LOGIN", u.Username)
+	v.add("GITLAB_USER_NAME", u.Name)
+}
+
+// expressionVariables are what a pipeline's rules see before it exists,
+// lowest precedence first: predefined, group (outermost first) and
+// project CI/CD variables (protected ones only on protected refs, scope
+// "*"), and the pipeline's own variables.
+func (s *Service) expressionVariables(ctx context.Context, req request, ref resolvedRef, c gitrepo.Commit, protected bool, path string) (map[string]string, error) {
+	var v vars
+	s.serverVariables(&v)
+	s.projectVariables(&v, req.project, path)
+	commitVariables(&v, ref, req.before, c, protected)
+	userVariables(&v, req.user)
+	v.add("CI_PIPELINE_SOURCE", req.source)
+	if req.triggered {
+		v.add("CI_PIPELINE_TRIGGERED", "true")
+	}
+	secret, err := s.secretVariables(ctx, s.db.Tx, req.project, protected)
+	if err != nil {
+		return nil, err
+	}
+	v = append(v, secret...)
+	v = append(v, req.variables...)
+	return v.asMap(), nil
+}
+
+// secretVariables are the group and project CI/CD variables a pipeline of
+// the project gets: groups outermost first, then the project; protected
+// ones only for protected refs; environment scope "*" (scoped ones belong
+// to jobs of that environment).
+func (s *Service) secretVariables(ctx context.Context, tx *store.Tx, p model.Project, protected bool) ([]model.Variable, error) {
+	var groupIDs []int64
+	if p.Namespace.Kind == model.NamespaceGroup {
+		for _, part := range strings.Split(strings.TrimSuffix(p.Namespace.Traversal, "/"), "/") {
+			if id, err := strconv.ParseInt(part, 10, 64); err == nil {
+				groupIDs = append(groupIDs, id)
+			}
+		}
+	}
+	groupVars, err := tx.GroupsCIVariables(ctx, groupIDs)
+	if err != nil {
+		return nil, err
+	}
+	depth := make(map[int64]int, len(groupIDs))
+	for i, id := range groupIDs {
+		depth[id] = i
+	}
+	projectVars, err := tx.ProjectCIVariables(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []model.Variable
+	for d := range groupIDs {
+		for _, cv := range groupVars {
+			if depth[cv.OwnerID] == d && cv.EnvironmentScope == "*" && (protected || !cv.Protected) {
+				out = append(out, model.Variable{Key: cv.Key, Value: cv.Value, VariableType: cv.VariableType, Raw: cv.Raw})
+			}
+		}
+	}
+	for _, cv := range projectVars {
+		if cv.EnvironmentScope == "*" && (protected || !cv.Protected) {
+			out = append(out, model.Variable{Key: cv.Key, Value: cv.Value, VariableType: cv.VariableType, Raw: cv.Raw})
+		}
+	}
+	return out, nil
+}
+
+// VariableInput carries a CI/CD variable's attributes; nil means "not
+// given".
+type VariableInput struct {
+	Key              *string
+	Value            *string
+	VariableType     *string
+	Protected        *bool
+	Masked           *bool
+	Hidden           bool // masked_and_hidden, on creation only
+	Raw              *bool
+	EnvironmentScope *string
+	Description      *string
+	// Filter selects the variable by environment scope on get, update and
+	// delete (filter[environment_scope]).
+	Filter string
+}
+
+// owner resolves a variables owner the actor administers: a project
+// (maintainers) or a group (maintainers and owners).
+func (s *Service) owner(ctx context.Context, a auth.Actor, ownerType, ref string) (int64, error) {
+	if ownerType == model.OwnerGroup {
+		g, acc, err := s.groups.Resolve(ctx, a, ref)
+		if err != nil {
+			return 0, err
+		}
+		if !a.Admin() && acc < model.Maintainer {
+			return 0, model.Forbidden("")
+		}
+		return g.ID, nil
+	}
+	p, _, err := s.project(ctx, a, ref, auth.AdminCI)
+	return p.ID, err
+}
+
+// Variables lists a project's or group's CI/CD variables.
+func (s *Service) Variables(ctx context.Context, a auth.Actor, ownerType, ref string, page model.Page) ([]model.CIVariable, model.PageInfo, error) {
+	id, err := s.owner(ctx, a, ownerType, ref)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	return s.db.CIVariables(ctx, ownerType, id, page)
+}
+
+// variableByKey finds the one variable of an owner with key (and scope,
+// when filtered): 404 Variable Not Found, or 409 when several scopes
+// share the key and no filter picks one.
+func variableByKey(ctx context.Context, tx *store.Tx, ownerType string, ownerID int64, key, filter string) (model.CIVariable, error) {
+	list, err := tx.CIVariablesByKey(ctx, ownerType, ownerID, key)
+	if err != nil {
+		return model.CIVariable{}, err
+	}
+	var found []model.CIVariable
+	for _, v := range list {
+		if filter == "" || v.EnvironmentScope == filter {
+			found = append(found, v)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return model.CIVariable{}, model.NotFound("Variable")
+	case 1:
+		return found[0], nil
+	}
+	return model.CIVariable{}, model.Conflict("There are multiple variables with provided parameters. Please use 'filter[environment_scope]'")
+}
+
+// Variable returns one CI/CD variable by key.
+func (s *Service) Variable(ctx context.Context, a auth.Actor, ownerType, ref, key, filter string) (model.CIVariable, error) {
+	id, err := s.owner(ctx, a, ownerType, ref)
+	if err != nil {
+		return model.CIVariable{}, err
+	}
+	return variableByKey(ctx, s.db.Tx, ownerType, id, key, filter)
+}
+
+// applyVariable validates in onto v with GitLab's messages.
+func applyVariable(v *model.CIVariable, in VariableInput, creating bool) error {
+	var f model.FieldErrors
+	if in.Key != nil {
+		v.Key = *in.Key
+	}
+	if in.Value != nil {
+		v.Value = *in.Value
+	}
+	if in.VariableType != nil {
+		v.VariableType = *in.VariableType
+	}
+	if in.Protected != nil {
+		v.Protected = *in.Protected
+	}
+	if in.Masked != nil {
+		v.Masked = *in.Masked
+	}
+	if creating && in.Hidden {
+		v.Masked, v.Hidden = true, true
+	}
+	if in.Raw != nil {
+		v.Raw = *in.Raw
+	}
+	if in.EnvironmentScope != nil {
+		v.EnvironmentScope = *in.EnvironmentScope
+	}
+	if in.Description != nil {
+		v.Description = *in.Description
+	}
+	switch {
+	case v.Key == "":
+		f.Add("key", "can't be blank")
+	case len(v.Key) > 255:
+		f.Add("key", "is too long (maximum is 255 characters)")
+	case !model.ValidVariableKey(v.Key):
+		f.Add("key", "can contain only letters, digits and '_'.")
+	}
+	if v.Masked && !model.Maskable(v.Value) {
+		f.Add("value", "is invalid")
+	}
+	if len(v.Value) > 10000 {
+		f.Add("value", "is too long (maximum is 10000 characters)")
+	}
+	if v.EnvironmentScope == "" {
+		f.Add("environment_scope", "can't be blank")
+	} else if len(v.EnvironmentScope) > 255 {
+		f.Add("environment_scope", "is too long (maximum is 255 characters)")
+	}
+	if len(v.Description) > 255 {
+		f.Add("description", "is too long (maximum is 255 characters)")
+	}
+	return f.Err()
+}
+
+// CreateVariable adds a CI/CD variable.
+func (s *Service) CreateVariable(ctx context.Context, a auth.Actor, ownerType, ref string, in VariableInput) (model.CIVariable, error) {
+	id, err := s.owner(ctx, a, ownerType, ref)
+	if err != nil {
+		return model.CIVariable{}, err
+	}
+	v := model.CIVariable{OwnerType: ownerType, OwnerID: id, VariableType: model.VarEnv, EnvironmentScope: "*"}
+	if err := applyVariable(&v, in, true); err != nil {
+		return v, err
+	}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.CreateCIVariable(ctx, &v) })
+	if store.IsUnique(err, store.UniqueCIVariable) {
+		return v, model.Invalid("key", "("+v.Key+") has already been taken")
+	}
+	return v, err
+}
+
+// UpdateVariable changes a CI/CD variable found by key (and filter).
+func (s *Service) UpdateVariable(ctx context.Context, a auth.Actor, ownerType, ref, key string, in VariableInput) (model.CIVariable, error) {
+	id, err := s.owner(ctx, a, ownerType, ref)
+	if err != nil {
+		return model.CIVariable{}, err
+	}
+	var v model.CIVariable
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if v, err = variableByKey(ctx, tx, ownerType, id, key, in.Filter); err != nil {
+			return err
+		}
+		if err := applyVariable(&v, in, false); err != nil {
+			return err
+		}
+		return tx.UpdateCIVariable(ctx, &v)
+	})
+	if store.IsUnique(err, store.UniqueCIVariable) {
+		return v, model.Invalid("key", "("+v.Key+") has already been taken")
+	}
+	return v, err
+}
+
+// DeleteVariable removes a CI/CD variable found by key (and filter).
+func (s *Service) DeleteVariable(ctx context.Context, a auth.Actor, ownerType, ref, key, filter string) error {
+	id, err := s.owner(ctx, a, ownerType, ref)
+	if err != nil {
+		return err
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		v, err := variableByKey(ctx, tx, ownerType, id, key, filter)
+		if err != nil {
+			return err
+		}
+		return tx.DeleteCIVariable(ctx, v.ID)
+	})
+}
