@@ -86,7 +86,7 @@ func (s *Service) triggerDownstream(ctx context.Context, bridge *model.Job) (mod
 			user = &u
 		}
 	}
-	vars, err := s.forwardedVariables(ctx, parent, opts)
+	vars, err := s.forwardedVariables(ctx, project, parent, opts)
 	if err != nil {
 		return model.Pipeline{}, err
 	}
@@ -162,13 +162,25 @@ func (s *Service) depth(ctx context.Context, p model.Pipeline) (int, error) {
 }
 
 // forwardedVariables are what a bridge passes downstream (trigger:forward):
-// its YAML variables (by default) and the upstream pipeline's own
-// variables (when asked).
-func (s *Service) forwardedVariables(ctx context.Context, parent model.Pipeline, opts jobOptions) ([]model.Variable, error) {
-	var out []model.Variable
-	if opts.Trigger.ForwardYAMLVariables {
+// its YAML variables (by default), expanded in the upstream pipeline's
+// context as GitLab does (so $CI_PIPELINE_SOURCE and the like carry the
+// parent's values), and the upstream pipeline's own variables (when
+// asked). A later key replaces an earlier one.
+func (s *Service) forwardedVariables(ctx context.Context, project model.Project, parent model.Pipeline, opts jobOptions) ([]model.Variable, error) {
+	var out vars
+	if opts.Trigger.ForwardYAMLVariables && len(opts.YAMLVariables) > 0 {
+		upstream, err := s.pipelineVariables(ctx, project, parent)
+		if err != nil {
+			return nil, err
+		}
+		scope := upstream.asMap()
 		for _, v := range opts.YAMLVariables {
-			out = append(out, model.Variable{Key: v.Key, Value: v.Value, VariableType: model.VarEnv, Raw: v.Raw})
+			value := v.Value
+			if !v.Raw {
+				value = ciconfig.Expand(value, scope)
+			}
+			scope[v.Key] = value
+			out = append(out, model.Variable{Key: v.Key, Value: value, VariableType: model.VarEnv, Raw: v.Raw})
 		}
 	}
 	if opts.Trigger.ForwardPipelineVariables {
@@ -178,7 +190,6 @@ func (s *Service) forwardedVariables(ctx context.Context, parent model.Pipeline,
 		}
 		out = append(out, pv...)
 	}
-	// Later entries win; keep one of each key.
 	seen := map[string]int{}
 	var uniq []model.Variable
 	for _, v := range out {
@@ -210,7 +221,13 @@ func (s *Service) linkDownstream(ctx context.Context, bridgeID int64, down model
 		id := down.ID
 		ch := store.JobChange{DownstreamID: &id}
 		to := model.StatusSuccess
-		if opts.Trigger != nil && opts.Trigger.Strategy == "depend" {
+		switch {
+		case down.FailureReason != "":
+			// Stored, but not created as a pipeline that runs (its
+			// configuration failed): the bridge fails, as GitLab's.
+			reason := model.FailureDownstreamCreation
+			to, ch.FailureReason = model.StatusFailed, &reason
+		case opts.Trigger != nil && opts.Trigger.Strategy == "depend":
 			to = model.StatusRunning
 		}
 		if err := s.moveJob(ctx, tx, b, to, ch, fx); err != nil {

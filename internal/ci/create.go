@@ -45,6 +45,8 @@ type request struct {
 	parent    *model.Pipeline
 	parentJob *model.Job
 	triggered bool
+	// eventKey names the refs-changed event of a push pipeline.
+	eventKey string
 }
 
 // chainError is a failure of the creation chain with GitLab's message:
@@ -71,33 +73,40 @@ type resolvedRef struct {
 	sha  git.ObjectID
 }
 
-// resolveRef finds the branch or tag named ref and the commit: a branch
-// and a tag of the same name are ambiguous.
+// resolveRef finds the branch or tag a pipeline runs for and its commit
+// (a tag peeled to the commit it names). A full ref (refs/heads/…,
+// refs/tags/…) names one kind; a bare name that is both a branch and a
+// tag is ambiguous. sha, when given, is the commit (a push's new value).
 func resolveRef(ctx context.Context, repo *gitrepo.Repo, ref, sha string) (resolvedRef, error) {
-	ref = strings.TrimPrefix(ref, "refs/heads/")
-	tagged := strings.HasPrefix(ref, "refs/tags/")
-	ref = strings.TrimPrefix(ref, "refs/tags/")
-	if ref == "" || strings.HasPrefix(ref, "-") || strings.Contains(ref, "..") {
+	kinds := []string{"refs/heads/", "refs/tags/"}
+	switch {
+	case strings.HasPrefix(ref, "refs/heads/"):
+		kinds = kinds[:1]
+	case strings.HasPrefix(ref, "refs/tags/"):
+		kinds = kinds[1:]
+	}
+	name := strings.TrimPrefix(strings.TrimPrefix(ref, "refs/heads/"), "refs/tags/")
+	if name == "" || strings.HasPrefix(name, "-") || strings.Contains(name, "..") {
 		return resolvedRef{}, chainError(msgRefNotFound)
 	}
-	branch, berr := repo.CommitID(ctx, "refs/heads/"+ref)
-	tag, terr := repo.CommitID(ctx, "refs/tags/"+ref)
-	for _, err := range []error{berr, terr} {
-		if err != nil && !errors.Is(err, gitrepo.ErrRefNotFound) {
+	var found []resolvedRef
+	for _, k := range kinds {
+		id, err := repo.CommitID(ctx, k+name)
+		if errors.Is(err, gitrepo.ErrRefNotFound) {
+			continue
+		}
+		if err != nil {
 			return resolvedRef{}, err
 		}
+		found = append(found, resolvedRef{name: name, tag: k == "refs/tags/", sha: id})
 	}
-	r := resolvedRef{name: ref}
-	switch {
-	case berr == nil && terr == nil && !tagged:
-		return r, chainError(msgRefAmbiguous)
-	case terr == nil && (tagged || berr != nil):
-		r.tag, r.sha = true, tag
-	case berr == nil:
-		r.sha = branch
-	default:
-		return r, chainError(msgRefNotFound)
+	switch len(found) {
+	case 0:
+		return resolvedRef{}, chainError(msgRefNotFound)
+	case 2:
+		return resolvedRef{}, chainError(msgRefAmbiguous)
 	}
+	r := found[0]
 	if sha != "" {
 		id, err := repo.CommitID(ctx, sha)
 		if errors.Is(err, gitrepo.ErrRefNotFound) {
@@ -201,7 +210,7 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 		return model.Pipeline{}, err
 	}
 	p := model.Pipeline{ProjectID: req.project.ID, Ref: ref.name, Tag: ref.tag, SHA: string(ref.sha), BeforeSHA: req.before,
-		Source: req.source, Status: model.StatusCreated, Protected: protected}
+		Source: req.source, Status: model.StatusCreated, Protected: protected, EventKey: req.eventKey}
 	if p.BeforeSHA == "" {
 		p.BeforeSHA = model.ZeroRef
 	}
@@ -224,7 +233,7 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 	if cerr != nil {
 		return s.failConfig(ctx, repo, p, req, cerr)
 	}
-	vars, err := s.expressionVariables(ctx, req, ref, commit, protected, path)
+	vars, err := s.expressionVariables(ctx, req, ref, commit, protected)
 	if err != nil {
 		return p, err
 	}

@@ -182,13 +182,14 @@ func (s *Service) retryJob(ctx context.Context, tx *store.Tx, old *model.Job, us
 	if err := tx.CreateJob(ctx, &nj); err != nil {
 		return nj, err
 	}
+	fx.coverage = fx.coverage || old.Coverage != nil
 	return nj, s.resetAfter(ctx, tx, old.PipelineID, []model.Job{*old}, fx)
 }
 
 // resetAfter sends the skipped jobs that come after the given jobs (a
 // later stage, or needing them) back to created.
 func (s *Service) resetAfter(ctx context.Context, tx *store.Tx, pipelineID int64, from []model.Job, fx *effects) error {
-	jobs, err := tx.PipelineJobs(ctx, pipelineID, false)
+	jobs, err := tx.LatestJobsIn(ctx, pipelineID, model.StatusSkipped)
 	if err != nil {
 		return err
 	}
@@ -207,7 +208,7 @@ func (s *Service) resetAfter(ctx context.Context, tx *store.Tx, pipelineID int64
 		changed = false
 		for i := range jobs {
 			j := &jobs[i]
-			if j.Status != model.StatusSkipped || reset[j.ID] {
+			if reset[j.ID] {
 				continue
 			}
 			after := !j.DAG && j.StageIdx > minStage

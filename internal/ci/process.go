@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -31,6 +32,14 @@ func (s *Service) moveJob(ctx context.Context, tx *store.Tx, j *model.Job, to mo
 		}
 	}
 	if to == model.StatusScheduled && ch.ScheduledAt == nil {
+		if j.Options == "" {
+			// Processing reads jobs without their configuration.
+			full, err := tx.Job(ctx, j.ID)
+			if err != nil {
+				return err
+			}
+			j.Options = full.Options
+		}
 		at := now.Add(startIn(j))
 		ch.ScheduledAt = &at
 	}
@@ -40,6 +49,9 @@ func (s *Service) moveJob(ctx context.Context, tx *store.Tx, j *model.Job, to mo
 	}
 	if !moved {
 		return errLostRace
+	}
+	if ch.Coverage != nil {
+		fx.coverage = true
 	}
 	switch {
 	case to == model.StatusPending && j.Kind == model.JobBridge:
@@ -87,37 +99,57 @@ func startIn(j *model.Job) time.Duration {
 
 // process decides what the pipeline's created jobs do now, applies the
 // moves, and writes the pipeline's status, times, duration and coverage
-// (reference §3.3–3.5). The caller holds the pipeline's lock.
+// (reference §3.3–3.5). The caller holds the pipeline's lock. It reads
+// only the pipeline's status counts, its created jobs and the jobs those
+// need: a transition costs the same in a pipeline of 5 jobs or of 500.
 func (s *Service) process(ctx context.Context, tx *store.Tx, p *model.Pipeline, fx *effects) error {
-	jobs, err := tx.PipelineJobs(ctx, p.ID, false)
-	if err != nil || len(jobs) == 0 {
+	counts, err := tx.JobStatusCounts(ctx, p.ID)
+	if err != nil || len(counts) == 0 {
 		return err
 	}
-	in := make([]model.ProcJob, len(jobs))
-	byID := make(map[int64]int, len(jobs))
-	for i, j := range jobs {
+	created, err := tx.LatestJobsIn(ctx, p.ID, model.StatusCreated)
+	if err != nil {
+		return err
+	}
+	in := make([]model.ProcJob, len(created))
+	byID := make(map[int64]int, len(created))
+	var needed []string
+	for i, j := range created {
 		byID[j.ID] = i
 		in[i] = model.ProcJob{ID: j.ID, Name: j.Name, Stage: j.StageIdx, Status: j.Status, When: j.When,
 			AllowFailure: j.AllowFailure, DAG: j.DAG, Needs: j.Needs, ResourceGroup: j.ResourceGroup != 0,
 			Immediate: j.EnqueueImmediately}
+		needed = append(needed, j.Needs...)
 	}
-	res := model.Process(in)
+	named := map[string][]model.NamedStatus{}
+	if len(needed) > 0 {
+		slices.Sort(needed)
+		list, err := tx.JobsNamed(ctx, p.ID, slices.Compact(needed))
+		if err != nil {
+			return err
+		}
+		for _, j := range list {
+			named[j.Name] = append(named[j.Name], model.NamedStatus{ID: j.ID, StatusItem: model.StatusItem{Status: j.Status, AllowFailure: j.AllowFailure}})
+		}
+	}
+	res := model.ProcessCounts(in, counts, named)
 	for _, m := range res.Moves {
-		if err := s.moveJob(ctx, tx, &jobs[byID[m.ID]], m.To, store.JobChange{}, fx); err != nil {
+		if err := s.moveJob(ctx, tx, &created[byID[m.ID]], m.To, store.JobChange{}, fx); err != nil {
 			return err
 		}
 	}
-	return s.savePipeline(ctx, tx, p, jobs, res.Status, fx)
+	return s.savePipeline(ctx, tx, p, res.Status, fx)
 }
 
 // savePipeline writes the pipeline's status and what derives from its
-// latest jobs, if anything changed.
-func (s *Service) savePipeline(ctx context.Context, tx *store.Tx, p *model.Pipeline, jobs []model.Job, status model.CIStatus, fx *effects) error {
+// latest jobs, if anything changed: started at its first run, finished
+// when it ends (success, failed, canceled), its run time when it ends or
+// waits for a person, its coverage when a job's changed.
+func (s *Service) savePipeline(ctx context.Context, tx *store.Tx, p *model.Pipeline, status model.CIStatus, fx *effects) error {
 	now := tx.Now()
 	next := *p
 	next.Status = status
-	switch {
-	case status == model.StatusRunning && next.StartedAt == nil:
+	if status == model.StatusRunning && next.StartedAt == nil {
 		next.StartedAt = &now
 	}
 	switch {
@@ -130,11 +162,27 @@ func (s *Service) savePipeline(ctx context.Context, tx *store.Tx, p *model.Pipel
 	default:
 		next.FinishedAt = nil
 	}
-	next.Duration = nil
-	if status.Completed() || status == model.StatusManual {
-		next.Duration = runTime(jobs, now)
+	if status != p.Status {
+		next.Duration = nil
+		if status.Completed() || status == model.StatusManual {
+			spans, err := tx.JobRunTimes(ctx, p.ID)
+			if err != nil {
+				return err
+			}
+			next.Duration = runTime(spans, now)
+		}
 	}
-	next.Coverage = averageCoverage(jobs)
+	if fx.coverage {
+		cov, err := tx.PipelineCoverage(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		if cov != nil {
+			rounded := math.Round(*cov*100) / 100
+			cov = &rounded
+		}
+		next.Coverage = cov
+	}
 	if samePipelineState(*p, next) {
 		return nil
 	}
@@ -163,71 +211,39 @@ func sameInt(a, b *int64) bool      { return (a == nil) == (b == nil) && (a == n
 func sameFloat(a, b *float64) bool  { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // runTime is the time the pipeline's jobs ran: the union of their run
-// intervals, overlaps counted once and idle gaps left out; nil when no
-// job ran.
-func runTime(jobs []model.Job, now time.Time) *int64 {
-	type span struct{ from, to time.Time }
-	var spans []span
-	for _, j := range jobs {
-		if j.StartedAt == nil {
-			continue
-		}
-		end := now
-		if j.FinishedAt != nil {
-			end = *j.FinishedAt
-		}
-		if end.After(*j.StartedAt) {
-			spans = append(spans, span{*j.StartedAt, end})
-		}
-	}
+// intervals (an unfinished one ends now), overlaps counted once and idle
+// gaps left out; nil when no job ran.
+func runTime(spans [][2]*time.Time, now time.Time) *int64 {
 	if len(spans) == 0 {
-		if anyStarted(jobs) {
-			zero := int64(0)
-			return &zero
-		}
 		return nil
 	}
-	sort.Slice(spans, func(a, b int) bool { return spans[a].from.Before(spans[b].from) })
-	var total time.Duration
-	cur := spans[0]
-	for _, sp := range spans[1:] {
-		if sp.from.After(cur.to) {
-			total += cur.to.Sub(cur.from)
-			cur = sp
-			continue
+	type span struct{ from, to time.Time }
+	list := make([]span, 0, len(spans))
+	for _, sp := range spans {
+		end := now
+		if sp[1] != nil {
+			end = *sp[1]
 		}
-		if sp.to.After(cur.to) {
-			cur.to = sp.to
+		if end.After(*sp[0]) {
+			list = append(list, span{*sp[0], end})
 		}
 	}
-	total += cur.to.Sub(cur.from)
+	var total time.Duration
+	if len(list) > 0 {
+		sort.Slice(list, func(a, b int) bool { return list[a].from.Before(list[b].from) })
+		cur := list[0]
+		for _, sp := range list[1:] {
+			if sp.from.After(cur.to) {
+				total += cur.to.Sub(cur.from)
+				cur = sp
+				continue
+			}
+			if sp.to.After(cur.to) {
+				cur.to = sp.to
+			}
+		}
+		total += cur.to.Sub(cur.from)
+	}
 	secs := int64(math.Round(total.Seconds()))
 	return &secs
-}
-
-func anyStarted(jobs []model.Job) bool {
-	for _, j := range jobs {
-		if j.StartedAt != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// averageCoverage is the mean coverage of the jobs that report one, to
-// two decimals; nil when none does.
-func averageCoverage(jobs []model.Job) *float64 {
-	var sum float64
-	n := 0
-	for _, j := range jobs {
-		if j.Coverage != nil {
-			sum += *j.Coverage
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	avg := math.Round(sum/float64(n)*100) / 100
-	return &avg
 }

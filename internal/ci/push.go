@@ -3,19 +3,23 @@ package ci
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
 	"quarry/internal/git"
 	"quarry/internal/model"
+	"quarry/internal/store"
 )
 
 // OnRefsChanged creates the pipelines of a change of refs (a push, an API
 // commit, a new branch or tag): one per branch or tag created or updated,
 // none for deletions, with source push. A ref whose commit has no CI
 // configuration gets none; a push that asks to skip CI gets a skipped
-// one. Seeing the same event again (a delivery retried after a crash)
-// creates nothing twice.
+// one. Each pipeline carries the event's key (ref, old, new, time): the
+// same event seen again (a delivery retried after a crash, or two at
+// once) creates nothing twice, while a later push of the same move is a
+// new event.
 func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error {
 	p, err := s.db.ProjectByID(ctx, e.ProjectID)
 	if errors.Is(err, model.ErrNotFound) {
@@ -44,19 +48,12 @@ func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error 
 	}
 	var errs []error
 	for _, u := range e.Updates {
-		name, ok := strings.CutPrefix(u.Ref, "refs/heads/")
-		if !ok {
-			name, ok = strings.CutPrefix(u.Ref, "refs/tags/")
-		}
-		if !ok || u.New == model.ZeroRef {
-			continue
-		}
-		if done, err := s.db.PushPipelineExists(ctx, p.ID, name, u.New, u.Old); err != nil || done {
-			errs = append(errs, err)
+		branchOrTag := strings.HasPrefix(u.Ref, "refs/heads/") || strings.HasPrefix(u.Ref, "refs/tags/")
+		if !branchOrTag || u.New == model.ZeroRef {
 			continue
 		}
 		req := request{project: p, source: model.SourcePush, ref: u.Ref, sha: u.New, before: u.Old, user: user, save: true,
-			skipOption: skip}
+			skipOption: skip, eventKey: fmt.Sprintf("%s %s %s %d", u.Ref, u.Old, u.New, e.At.UnixNano())}
 		if u.Old != model.ZeroRef {
 			changed, err := repo.ChangedPaths(ctx, git.ObjectID(u.Old), git.ObjectID(u.New))
 			if err == nil {
@@ -67,7 +64,12 @@ func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error 
 				slices.Sort(req.changes)
 			}
 		}
-		if _, err := s.create(ctx, req); err != nil && model.KindOf(err) != model.KindInvalid {
+		_, err := s.create(ctx, req)
+		switch {
+		case err == nil, store.IsUnique(err, store.UniquePipelineEvent):
+		case model.KindOf(err) == model.KindInvalid:
+			s.log.Debug("ci: no pipeline for a push", "project_id", p.ID, "ref", u.Ref, "reason", err)
+		default:
 			errs = append(errs, err)
 		}
 	}

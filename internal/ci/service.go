@@ -154,6 +154,9 @@ type effects struct {
 	delayed    []delayedJob   // jobs scheduled for later
 	bridges    []int64        // bridges whose downstream pipeline completed
 	removed    []model.Job    // jobs whose files go once the rows are gone
+	// coverage: a job's coverage changed, or which jobs are latest did;
+	// the pipeline's mean is computed again.
+	coverage bool
 }
 
 type delayedJob struct {

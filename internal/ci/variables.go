@@ -2,12 +2,16 @@ package ci
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"quarry/internal/auth"
+	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
 	"quarry/internal/store"
@@ -130,20 +134,27 @@ func userVariables(v *vars, u *model.User) {
 	v.add("GITLAB_USER_NAME", u.Name)
 }
 
+// predefined adds the variables GitLab predefines for a pipeline of the
+// project at a ref and commit, run by user from source.
+func (s *Service) predefined(v *vars, p model.Project, ref resolvedRef, before string, c gitrepo.Commit, protected bool,
+	user *model.User, source string, triggered bool) {
+	s.serverVariables(v)
+	s.projectVariables(v, p, configPath(p))
+	commitVariables(v, ref, before, c, protected)
+	userVariables(v, user)
+	v.add("CI_PIPELINE_SOURCE", source)
+	if triggered {
+		v.add("CI_PIPELINE_TRIGGERED", "true")
+	}
+}
+
 // expressionVariables are what a pipeline's rules see before it exists,
 // lowest precedence first: predefined, group (outermost first) and
 // project CI/CD variables (protected ones only on protected refs, scope
 // "*"), and the pipeline's own variables.
-func (s *Service) expressionVariables(ctx context.Context, req request, ref resolvedRef, c gitrepo.Commit, protected bool, path string) (map[string]string, error) {
+func (s *Service) expressionVariables(ctx context.Context, req request, ref resolvedRef, c gitrepo.Commit, protected bool) (map[string]string, error) {
 	var v vars
-	s.serverVariables(&v)
-	s.projectVariables(&v, req.project, path)
-	commitVariables(&v, ref, req.before, c, protected)
-	userVariables(&v, req.user)
-	v.add("CI_PIPELINE_SOURCE", req.source)
-	if req.triggered {
-		v.add("CI_PIPELINE_TRIGGERED", "true")
-	}
+	s.predefined(&v, req.project, ref, req.before, c, protected, req.user, req.source, req.triggered)
 	secret, err := s.secretVariables(ctx, s.db.Tx, req.project, protected)
 	if err != nil {
 		return nil, err
@@ -151,6 +162,47 @@ func (s *Service) expressionVariables(ctx context.Context, req request, ref reso
 	v = append(v, secret...)
 	v = append(v, req.variables...)
 	return v.asMap(), nil
+}
+
+// pipelineVariables are the variables of a pipeline that exists, lowest
+// precedence first: predefined (with its id, iid, URL and creation time),
+// group and project CI/CD variables, and its own.
+func (s *Service) pipelineVariables(ctx context.Context, p model.Project, pl model.Pipeline) (vars, error) {
+	repo, err := s.repo(p)
+	if err != nil {
+		return nil, err
+	}
+	c, err := repo.ReadCommit(ctx, pl.SHA)
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", pl.SHA, err)
+	}
+	var user *model.User
+	if pl.UserID != 0 {
+		if u, err := s.db.UserByID(ctx, pl.UserID); err == nil {
+			user = &u
+		} else if !errors.Is(err, model.ErrNotFound) {
+			return nil, err
+		}
+	}
+	var v vars
+	s.predefined(&v, p, resolvedRef{name: pl.Ref, tag: pl.Tag, sha: git.ObjectID(pl.SHA)}, pl.BeforeSHA, c, pl.Protected, user,
+		pl.Source, pl.Source == model.SourceTrigger)
+	v.add("CI_PIPELINE_ID", strconv.FormatInt(pl.ID, 10))
+	v.add("CI_PIPELINE_IID", strconv.FormatInt(pl.IID, 10))
+	v.add("CI_PIPELINE_URL", s.cfg.ExternalURL+"/"+p.FullPath()+"/-/pipelines/"+strconv.FormatInt(pl.ID, 10))
+	v.add("CI_PIPELINE_CREATED_AT", pl.CreatedAt.UTC().Format(time.RFC3339))
+	if pl.Name != "" {
+		v.add("CI_PIPELINE_NAME", pl.Name)
+	}
+	secret, err := s.secretVariables(ctx, s.db.Tx, p, pl.Protected)
+	if err != nil {
+		return nil, err
+	}
+	own, err := s.db.PipelineVariables(ctx, pl.ID)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(v, secret...), own...), nil
 }
 
 // secretVariables are the group and project CI/CD variables a pipeline of

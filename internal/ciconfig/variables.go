@@ -213,3 +213,8 @@ func variableMap(m map[string]string, lists ...[]Variable) map[string]string {
 	}
 	return m
 }
+
+// Expand replaces $VAR, ${VAR} and %VAR% in s by their values in vars, as
+// GitLab expands variables on the server (an unknown variable becomes
+// empty).
+func Expand(s string, vars map[string]string) string { return expandVariables(s, vars, false) }

@@ -41,6 +41,8 @@ type Pipeline struct {
 	ParentID    int64
 	ParentJobID int64
 	Name        string
+	// EventKey names the refs-changed event a push pipeline came from.
+	EventKey    string
 	Protected   bool // the ref was protected when the pipeline was made
 	Coverage    *float64
 	CreatedAt   time.Time

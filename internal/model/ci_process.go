@@ -136,39 +136,92 @@ func allowedPrev(when string, dag bool, prev CIStatus) bool {
 	return prev == StatusSuccess || (!dag && prev == StatusSkipped)
 }
 
+// StageStatuses counts a pipeline's latest jobs by stage position and
+// status item: all a composite status needs to know of them.
+type StageStatuses map[int]map[StatusItem]int
+
+func (st StageStatuses) add(stage int, it StatusItem, n int) {
+	m := st[stage]
+	if m == nil {
+		m = map[StatusItem]int{}
+		st[stage] = m
+	}
+	if m[it] += n; m[it] <= 0 {
+		delete(m, it)
+	}
+}
+
+// items lists the distinct status items of the stages before stage
+// (every stage when stage is -1).
+func (st StageStatuses) items(before int) []StatusItem {
+	seen := map[StatusItem]bool{}
+	var out []StatusItem
+	for s, m := range st {
+		if before >= 0 && s >= before {
+			continue
+		}
+		for it := range m {
+			if !seen[it] {
+				seen[it] = true
+				out = append(out, it)
+			}
+		}
+	}
+	return out
+}
+
+// NamedStatus is one latest job a DAG job may need, by name.
+type NamedStatus struct {
+	ID int64
+	StatusItem
+}
+
 // Process decides which created jobs of a pipeline start, wait or are
-// skipped now (reference §3.3), given its latest jobs. Stages are taken in
-// order and the jobs of a stage in the order of their needs, each decision
-// seen by the jobs after it. A job starts as its when: says: scheduled
-// (delayed), manual, or enqueued (pending, or waiting_for_resource with a
-// resource group).
+// skipped now (reference §3.3), given its latest jobs. It is
+// ProcessCounts over the whole list.
 func Process(jobs []ProcJob) Processed {
-	cur := make([]ProcJob, len(jobs))
-	copy(cur, jobs)
+	stages := StageStatuses{}
+	named := map[string][]NamedStatus{}
+	var created []ProcJob
+	for _, j := range jobs {
+		stages.add(j.Stage, StatusItem{j.Status, j.AllowFailure}, 1)
+		named[j.Name] = append(named[j.Name], NamedStatus{j.ID, StatusItem{j.Status, j.AllowFailure}})
+		if j.Status == StatusCreated {
+			created = append(created, j)
+		}
+	}
+	return ProcessCounts(created, stages, named)
+}
+
+// ProcessCounts decides what the created jobs of a pipeline do now
+// (reference §3.3) from what processing needs to know of the others: the
+// status counts of every latest job by stage (created ones included), and
+// the latest jobs named by the needs of the created DAG jobs. Stages are
+// taken in order and the created jobs of a stage in the order of their
+// needs, each decision seen by the jobs after it. A job starts as its
+// when: says: scheduled (delayed), manual, or enqueued (pending, or
+// waiting_for_resource with a resource group); a job whose predecessors
+// do not allow it is skipped. The stage and pipeline statuses are the
+// composites after the moves (a pipeline without jobs is skipped).
+func ProcessCounts(created []ProcJob, stages StageStatuses, named map[string][]NamedStatus) Processed {
+	cur := make([]ProcJob, len(created))
+	copy(cur, created)
 	byName := map[string][]int{}
 	for i, j := range cur {
 		byName[j.Name] = append(byName[j.Name], i)
 	}
-	order := processingOrder(cur, byName)
 	var out Processed
-	for _, i := range order {
+	for _, i := range processingOrder(cur, byName) {
 		j := &cur[i]
-		if j.Status != StatusCreated {
-			continue
-		}
 		var items []StatusItem
 		if j.DAG {
 			for _, n := range j.Needs {
-				for _, k := range byName[n] {
-					items = append(items, StatusItem{cur[k].Status, cur[k].AllowFailure})
+				for _, ns := range named[n] {
+					items = append(items, ns.StatusItem)
 				}
 			}
 		} else {
-			for _, o := range cur {
-				if o.Stage < j.Stage {
-					items = append(items, StatusItem{o.Status, o.AllowFailure})
-				}
-			}
+			items = stages.items(j.Stage)
 		}
 		prev, ok := Composite(items, j.DAG)
 		if !ok {
@@ -195,20 +248,24 @@ func Process(jobs []ProcJob) Processed {
 			}
 		}
 		out.Moves = append(out.Moves, ProcMove{ID: j.ID, From: j.Status, To: next})
+		stages.add(j.Stage, StatusItem{j.Status, j.AllowFailure}, -1)
+		stages.add(j.Stage, StatusItem{next, j.AllowFailure}, 1)
+		for k, ns := range named[j.Name] {
+			if ns.ID == j.ID {
+				named[j.Name][k].Status = next
+			}
+		}
 		j.Status = next
 	}
 	out.Stages = map[int]CIStatus{}
-	byStage := map[int][]StatusItem{}
-	all := make([]StatusItem, 0, len(cur))
-	for _, j := range cur {
-		it := StatusItem{j.Status, j.AllowFailure}
-		byStage[j.Stage] = append(byStage[j.Stage], it)
-		all = append(all, it)
+	for st, m := range stages {
+		own := make([]StatusItem, 0, len(m))
+		for it := range m {
+			own = append(own, it)
+		}
+		out.Stages[st], _ = Composite(own, false)
 	}
-	for st, items := range byStage {
-		out.Stages[st], _ = Composite(items, false)
-	}
-	if s, ok := Composite(all, false); ok {
+	if s, ok := Composite(stages.items(-1), false); ok {
 		out.Status = s
 	} else {
 		out.Status = StatusSkipped

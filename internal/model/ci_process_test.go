@@ -215,3 +215,41 @@ func TestCIStatus_transitions(t *testing.T) {
 		}
 	}
 }
+
+// TestProcess_stageStatuses: each stage's status is the composite of its
+// own jobs after the moves.
+func TestProcess_stageStatuses(t *testing.T) {
+	got := Process([]ProcJob{pj(1, "build", 0, StatusSuccess), pj(2, "lint", 0, StatusFailed, allowFail),
+		pj(3, "test", 1, StatusCreated), pj(4, "deploy", 2, StatusCreated, when(WhenManual))})
+	want := map[int]CIStatus{0: StatusSuccess, 1: StatusPending, 2: StatusCreated}
+	for st, s := range want {
+		if got.Stages[st] != s {
+			t.Fatalf("stage %d %s; want %s (all %v)", st, got.Stages[st], s, got.Stages)
+		}
+	}
+}
+
+// TestProcessCounts_likeTheList: deciding from status counts and the
+// needed jobs gives what deciding from every job gives.
+func TestProcessCounts_likeTheList(t *testing.T) {
+	jobs := []ProcJob{pj(1, "a", 0, StatusSuccess), pj(2, "b", 0, StatusRunning), pj(3, "c", 1, StatusCreated, needs("a")),
+		pj(4, "d", 1, StatusCreated), pj(5, "e", 2, StatusCreated, needs("c")), pj(6, "f", 0, StatusFailed, allowFail)}
+	stages := StageStatuses{}
+	named := map[string][]NamedStatus{}
+	var created []ProcJob
+	for _, j := range jobs {
+		stages.add(j.Stage, StatusItem{j.Status, j.AllowFailure}, 1)
+		if j.Status == StatusCreated {
+			created = append(created, j)
+		}
+		for _, c := range []string{"a", "c"} {
+			if j.Name == c {
+				named[c] = append(named[c], NamedStatus{j.ID, StatusItem{j.Status, j.AllowFailure}})
+			}
+		}
+	}
+	full, counted := Process(jobs), ProcessCounts(created, stages, named)
+	if movesOf(full) != movesOf(counted) || full.Status != counted.Status || movesOf(full) != "3:pending" {
+		t.Fatalf("from the list %q %s; from counts %q %s; want 3:pending", movesOf(full), full.Status, movesOf(counted), counted.Status)
+	}
+}

@@ -304,3 +304,82 @@ func (tx *Tx) CommitStatuses(ctx context.Context, f StatusFilter, page model.Pag
 		keyOf: func(j model.Job) (any, int64) { return j.ID, j.ID },
 	}, page)
 }
+
+// JobStatusCounts counts a pipeline's latest jobs by stage position and
+// status item (an index-only aggregate: what processing needs of the jobs
+// it does not move).
+func (tx *Tx) JobStatusCounts(ctx context.Context, pipelineID int64) (model.StageStatuses, error) {
+	out := model.StageStatuses{}
+	err := tx.each(ctx, `SELECT stage_idx, status, allow_failure, COUNT(*) FROM ci_jobs WHERE pipeline_id = ? AND retried = FALSE
+		GROUP BY stage_idx, status, allow_failure`, []any{pipelineID}, func(r *sql.Rows) error {
+		var stage, n int
+		var it model.StatusItem
+		if err := r.Scan(&stage, &it.Status, &it.AllowFailure, &n); err != nil {
+			return err
+		}
+		if out[stage] == nil {
+			out[stage] = map[model.StatusItem]int{}
+		}
+		out[stage][it] = n
+		return nil
+	})
+	return out, err
+}
+
+// procColumns are what processing reads of the jobs it may move.
+const procColumns = "id, kind, name, stage_idx, status, run_when, allow_failure, dag, needs, resource_group_id, enqueue_immediately"
+
+func (tx *Tx) procJobs(ctx context.Context, q string, args []any) ([]model.Job, error) {
+	var out []model.Job
+	err := tx.each(ctx, "SELECT "+procColumns+" FROM ci_jobs WHERE "+q+" ORDER BY id", args, func(r *sql.Rows) error {
+		var j model.Job
+		var needs string
+		err := r.Scan(&j.ID, &j.Kind, &j.Name, &j.StageIdx, &j.Status, &j.When, &j.AllowFailure, &j.DAG, &needs,
+			nullInt64{&j.ResourceGroup}, &j.EnqueueImmediately)
+		if err == nil && j.DAG {
+			err = json.Unmarshal([]byte(needs), &j.Needs)
+		}
+		out = append(out, j)
+		return err
+	})
+	return out, err
+}
+
+// LatestJobsIn lists a pipeline's latest jobs with a status (created
+// ones for processing, skipped ones to reset), with what processing
+// needs.
+func (tx *Tx) LatestJobsIn(ctx context.Context, pipelineID int64, status model.CIStatus) ([]model.Job, error) {
+	return tx.procJobs(ctx, "pipeline_id = ? AND retried = FALSE AND status = ?", []any{pipelineID, status})
+}
+
+// JobsNamed lists a pipeline's latest jobs of the given names.
+func (tx *Tx) JobsNamed(ctx context.Context, pipelineID int64, names []string) ([]model.Job, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return tx.procJobs(ctx, "pipeline_id = ? AND retried = FALSE AND name IN ("+placeholders(len(names))+")",
+		append([]any{pipelineID}, anys(names)...))
+}
+
+// JobRunTimes lists the start and end of a pipeline's latest jobs that
+// started (end nil: still running).
+func (tx *Tx) JobRunTimes(ctx context.Context, pipelineID int64) ([][2]*time.Time, error) {
+	var out [][2]*time.Time
+	err := tx.each(ctx, `SELECT started_at, finished_at FROM ci_jobs WHERE pipeline_id = ? AND retried = FALSE AND started_at IS NOT NULL`,
+		[]any{pipelineID}, func(r *sql.Rows) error {
+			var span [2]*time.Time
+			err := r.Scan(nullTSScan{&span[0]}, nullTSScan{&span[1]})
+			out = append(out, span)
+			return err
+		})
+	return out, err
+}
+
+// PipelineCoverage is the mean coverage of a pipeline's latest jobs that
+// report one; nil when none does.
+func (tx *Tx) PipelineCoverage(ctx context.Context, pipelineID int64) (*float64, error) {
+	var avg *float64
+	err := tx.row(ctx, []any{nullFloat{&avg}}, `SELECT AVG(coverage) FROM ci_jobs WHERE pipeline_id = ? AND retried = FALSE
+		AND coverage IS NOT NULL`, pipelineID)
+	return avg, err
+}

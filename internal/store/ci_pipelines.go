@@ -14,14 +14,22 @@ import (
 // with a compare-and-set on the status it read.
 
 const pipelineColumns = `id, project_id, iid, ref, tag, sha, before_sha, source, status, failure_reason, yaml_errors, user_id,
-	parent_id, parent_job_id, name, protected, coverage, created_at, updated_at, started_at, finished_at, committed_at, duration, version`
+	parent_id, parent_job_id, name, event_key, protected, coverage, created_at, updated_at, started_at, finished_at, committed_at, duration, version`
 
 func pipelineDest(p *model.Pipeline) []any {
 	return []any{&p.ID, &p.ProjectID, &p.IID, &p.Ref, &p.Tag, &p.SHA, &p.BeforeSHA, &p.Source, &p.Status,
 		nullString{(*string)(&p.FailureReason)}, nullString{&p.YAMLErrors}, nullInt64{&p.UserID}, nullInt64{&p.ParentID},
-		nullInt64{&p.ParentJobID}, nullString{&p.Name}, &p.Protected, nullFloat{&p.Coverage}, tsScan{&p.CreatedAt},
+		nullInt64{&p.ParentJobID}, nullString{&p.Name}, nullString{&p.EventKey}, &p.Protected, nullFloat{&p.Coverage}, tsScan{&p.CreatedAt},
 		tsScan{&p.UpdatedAt}, nullTSScan{&p.StartedAt}, nullTSScan{&p.FinishedAt}, nullTSScan{&p.CommittedAt},
 		nullInt64Ptr{&p.Duration}, &p.Version}
+}
+
+// UniquePipelineEvent allows one pipeline per project and refs-changed
+// event key.
+const UniquePipelineEvent = "ci_pipelines_event_key"
+
+func init() {
+	sqliteColumnUniques["ci_pipelines.project_id, ci_pipelines.event_key"] = UniquePipelineEvent
 }
 
 // Internal id usages.
@@ -46,10 +54,11 @@ func (tx *Tx) CreatePipeline(ctx context.Context, p *model.Pipeline) error {
 	now := tx.Now()
 	p.IID, p.CreatedAt, p.UpdatedAt = iid, now, now
 	p.ID, err = tx.insert(ctx, `INSERT INTO ci_pipelines (project_id, iid, ref, tag, sha, before_sha, source, status, failure_reason,
-		yaml_errors, user_id, parent_id, parent_job_id, name, protected, created_at, updated_at, started_at, finished_at, committed_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		yaml_errors, user_id, parent_id, parent_job_id, name, event_key, protected, created_at, updated_at, started_at, finished_at,
+		committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.ProjectID, p.IID, p.Ref, p.Tag, p.SHA, p.BeforeSHA, p.Source, p.Status, emptyNull(string(p.FailureReason)),
-		emptyNull(p.YAMLErrors), zeroNull(p.UserID), zeroNull(p.ParentID), zeroNull(p.ParentJobID), emptyNull(p.Name), p.Protected,
+		emptyNull(p.YAMLErrors), zeroNull(p.UserID), zeroNull(p.ParentID), zeroNull(p.ParentJobID), emptyNull(p.Name),
+		emptyNull(p.EventKey), p.Protected,
 		micros(now), micros(now), nullMicros(p.StartedAt), nullMicros(p.FinishedAt), nullMicros(p.CommittedAt))
 	return err
 }
@@ -280,15 +289,6 @@ func (tx *Tx) PipelineByParentJob(ctx context.Context, jobID int64) (model.Pipel
 	var p model.Pipeline
 	err := tx.row(ctx, pipelineDest(&p), "SELECT "+pipelineColumns+" FROM ci_pipelines WHERE parent_job_id = ? ORDER BY id LIMIT 1", jobID)
 	return p, err
-}
-
-// PushPipelineExists reports whether a push of ref from before to sha
-// already has its pipeline.
-func (tx *Tx) PushPipelineExists(ctx context.Context, projectID int64, ref, sha, before string) (bool, error) {
-	var n int
-	err := tx.row(ctx, []any{&n}, `SELECT COUNT(*) FROM ci_pipelines WHERE project_id = ? AND sha = ? AND ref = ? AND before_sha = ?
-		AND source = ?`, projectID, sha, ref, before, model.SourcePush)
-	return n > 0, err
 }
 
 // PipelinesByIDs returns pipelines by id.

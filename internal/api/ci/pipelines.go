@@ -167,11 +167,11 @@ func (h *Handlers) triggerPipeline(c *endpoint.Call) error {
 		ref, _ = c.P.String("ref")
 	}
 	token, _ := c.P.String("token")
-	vars := c.P.Hash("variables")
+	vars, ok := c.P.StringHash("variables")
 	if err := c.P.Err(); err != nil {
 		return err
 	}
-	if v, ok := c.P.Raw("variables"); ok && v != "" {
+	if v, given := c.P.Raw("variables"); !ok || given && v != "" {
 		return model.BadRequestRaw("variables needs to be a map of key-valued strings")
 	}
 	v, err := h.ci.TriggerPipeline(c.Ctx(), c.Path("id"), token, ref, vars)

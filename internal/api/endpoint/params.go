@@ -28,6 +28,9 @@ import (
 type Params struct {
 	vals  map[string][]string
 	nulls map[string]bool
+	// typed marks keys whose JSON value was a number, a boolean or an
+	// array rather than a string (some parameters must be strings).
+	typed map[string]bool
 	files map[string]*multipart.FileHeader
 	errs  []string
 }
@@ -39,7 +42,7 @@ const maxMultipartMemory = 8 << 20
 // parseQuery reads r's query string only (a streamed body is left to the
 // handler).
 func parseQuery(r *http.Request) (*Params, error) {
-	p := &Params{vals: map[string][]string{}, nulls: map[string]bool{}}
+	p := &Params{vals: map[string][]string{}, nulls: map[string]bool{}, typed: map[string]bool{}}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, model.Param("query string is invalid")
@@ -131,9 +134,12 @@ func (p *Params) addJSON(key string, v any) {
 		p.vals[key] = []string{x}
 	case json.Number:
 		p.vals[key] = []string{x.String()}
+		p.typed[key] = true
 	case bool:
 		p.vals[key] = []string{strconv.FormatBool(x)}
+		p.typed[key] = true
 	case []any:
+		p.typed[key] = true
 		vs := []string{}
 		for _, e := range x {
 			switch ev := e.(type) {
@@ -384,6 +390,23 @@ func (p *Params) Date(key string) (string, bool) {
 		return "", false
 	}
 	return t.Format(model.DateLayout), true
+}
+
+// StringHash returns the "key[sub]=v" entries as a map, like Hash; ok is
+// false when an entry is not a plain string (a JSON number, boolean,
+// array or nested object).
+func (p *Params) StringHash(key string) (map[string]string, bool) {
+	prefix := key + "["
+	for k, vs := range p.vals {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		sub := strings.TrimSuffix(k[len(prefix):], "]")
+		if p.typed[k] || strings.ContainsAny(sub, "[]") || len(vs) > 1 {
+			return nil, false
+		}
+	}
+	return p.Hash(key), true
 }
 
 // Hash returns the "key[sub]=v" entries as a map.

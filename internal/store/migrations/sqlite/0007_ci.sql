@@ -25,6 +25,9 @@ CREATE TABLE ci_pipelines (
     parent_id BIGINT REFERENCES ci_pipelines (id) ON DELETE SET NULL,
     parent_job_id BIGINT,
     name TEXT,
+    -- The refs-changed event a push pipeline came from: a delivery seen
+    -- again creates nothing twice.
+    event_key TEXT,
     protected BOOLEAN NOT NULL DEFAULT FALSE,
     coverage REAL,
     created_at BIGINT NOT NULL,
@@ -43,6 +46,7 @@ CREATE INDEX ci_pipelines_project_sha ON ci_pipelines (project_id, sha, id);
 CREATE INDEX ci_pipelines_project_updated ON ci_pipelines (project_id, updated_at, id);
 CREATE INDEX ci_pipelines_parent ON ci_pipelines (parent_id);
 CREATE INDEX ci_pipelines_parent_job ON ci_pipelines (parent_job_id);
+CREATE UNIQUE INDEX ci_pipelines_event_key ON ci_pipelines (project_id, event_key) WHERE event_key IS NOT NULL;
 
 CREATE TABLE ci_pipeline_variables (
     pipeline_id BIGINT NOT NULL REFERENCES ci_pipelines (id) ON DELETE CASCADE,
@@ -112,6 +116,8 @@ CREATE TABLE ci_jobs (
     version BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX ci_jobs_pipeline ON ci_jobs (pipeline_id, id);
+-- Processing counts a pipeline's latest jobs by stage and status from this index alone.
+CREATE INDEX ci_jobs_pipeline_status ON ci_jobs (pipeline_id, retried, stage_idx, status, allow_failure);
 CREATE INDEX ci_jobs_project_kind ON ci_jobs (project_id, kind, id);
 CREATE INDEX ci_jobs_project_kind_status ON ci_jobs (project_id, kind, status, id);
 CREATE INDEX ci_jobs_queue ON ci_jobs (status, kind, id);
