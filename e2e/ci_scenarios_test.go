@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,9 +29,12 @@ import (
 //	  - start: a                                   pending → running only
 //	  - cancel: a | retry: a | play: a            through the API
 //	  - retry_pipeline: true | cancel_pipeline: true
+//	  - new_pipeline: true                         another pipeline of the same commit (#2, #3, …)
+//	  - process_mode: {key: prod, mode: oldest_first}
 //
 // A job of a bridge's downstream pipeline is named "bridge/job", and
-// "bridge/" alone in expect or wait names that pipeline's state.
+// "bridge/" alone in expect or wait names that pipeline's state. A job
+// name or a state starting "#2 " is about the second pipeline made.
 type scenario struct {
 	Config string            `yaml:"config"`
 	Files  map[string]string `yaml:"files"`
@@ -66,8 +70,13 @@ func runScenario(t *testing.T, s *apitest.Server, sc scenario) {
 	}
 	p := newCIProject(t, s, owner, "scenario", files)
 	p.settle(t, 1)
+	// The commit's push pipeline would compete (for resource groups):
+	// the scenario's pipelines are its own.
+	push := p.pipelines(t, "source=push")[0]
+	s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/pipelines/%d/cancel", p.ID, push.ID), Token: owner.Token}).
+		Want(t, http.StatusOK)
 	pl := p.createPipeline(t, "main")
-	r := scenarioRun{t: t, s: s, p: p, pipeline: pl.ID, token: owner.Token}
+	r := scenarioRun{t: t, s: s, p: p, pipelines: []int64{pl.ID}, token: owner.Token}
 	for i, step := range sc.Steps {
 		if len(step) != 1 {
 			t.Fatalf("step %d: one action per step: %v", i+1, step)
@@ -80,12 +89,29 @@ func runScenario(t *testing.T, s *apitest.Server, sc scenario) {
 }
 
 type scenarioRun struct {
-	t        *testing.T
-	s        *apitest.Server
-	p        ciProject
-	pipeline int64
-	token    string
-	step     string
+	t         *testing.T
+	s         *apitest.Server
+	p         ciProject
+	pipelines []int64 // in the order made; #1 is the first
+	pipeline  int64   // the one the current step is about
+	token     string
+	step      string
+}
+
+// about picks the pipeline a name or state is about ("#2 …") and returns
+// the rest.
+func (r *scenarioRun) about(s string) string {
+	r.pipeline = r.pipelines[0]
+	if rest, ok := strings.CutPrefix(s, "#"); ok {
+		n, after, _ := strings.Cut(rest, " ")
+		i, err := strconv.Atoi(n)
+		if err != nil || i < 1 || i > len(r.pipelines) {
+			r.t.Fatalf("%s: no pipeline #%s", r.step, n)
+		}
+		r.pipeline = r.pipelines[i-1]
+		return after
+	}
+	return s
 }
 
 // state is the scenario's view of its pipeline: the latest jobs and
@@ -150,6 +176,11 @@ func (r *scenarioRun) api(method, path string, want int) {
 
 func (r *scenarioRun) do(action string, arg any) {
 	t := r.t
+	if s, ok := arg.(string); ok {
+		arg = r.about(s)
+	} else {
+		r.pipeline = r.pipelines[0]
+	}
 	switch action {
 	case "expect":
 		if got := r.state(arg.(string)); got != arg.(string) {
@@ -164,6 +195,15 @@ func (r *scenarioRun) do(action string, arg any) {
 			sleep()
 		}
 		t.Fatalf("%s: after 10s:\n got  %s\n want %s", r.step, got, arg)
+	case "new_pipeline":
+		r.pipelines = append(r.pipelines, r.p.createPipeline(t, "main").ID)
+	case "process_mode":
+		a := arg.(map[string]any)
+		resp := r.s.Do(t, apitest.Request{Method: "PUT", Path: fmt.Sprintf("/projects/%d/resource_groups/%s", r.p.ID, a["key"]),
+			Token: r.token, JSON: map[string]any{"process_mode": a["mode"]}})
+		if resp.Status != http.StatusOK {
+			t.Fatalf("%s: %d %s", r.step, resp.Status, resp.Body)
+		}
 	case "succeed":
 		r.drive(arg.(string), succeed)
 	case "fail":
@@ -171,6 +211,7 @@ func (r *scenarioRun) do(action string, arg any) {
 		case string:
 			r.drive(a, fail)
 		case map[string]any:
+			a["job"] = r.about(a["job"].(string))
 			o := ci.Outcome{Status: model.StatusFailed, Reason: model.FailureScript}
 			if v, ok := a["reason"].(string); ok {
 				o.Reason = model.FailureReason(v)
