@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"quarry/internal/auth"
 	"quarry/internal/git"
@@ -90,6 +91,21 @@ func (s *Service) Pipelines(ctx context.Context, a auth.Actor, projectRef string
 	}
 	f := in.PipelineFilter
 	f.ProjectID = p.ID
+	if f.Scope == "branches" || f.Scope == "tags" {
+		// Only refs that exist have a latest pipeline.
+		repo, err := s.repo(p)
+		if err != nil {
+			return nil, model.PageInfo{}, err
+		}
+		prefix := map[string]string{"branches": "refs/heads/", "tags": "refs/tags/"}[f.Scope]
+		refs, err := repo.Refs(ctx, prefix)
+		if err != nil {
+			return nil, model.PageInfo{}, err
+		}
+		for _, r := range refs {
+			f.Refs = append(f.Refs, strings.TrimPrefix(r.Name, prefix))
+		}
+	}
 	if in.Username != "" {
 		u, err := s.db.UserByUsername(ctx, in.Username)
 		if errors.Is(err, model.ErrNotFound) {
@@ -131,7 +147,20 @@ func (s *Service) LatestPipeline(ctx context.Context, a auth.Actor, projectRef, 
 	if ref == "" {
 		ref = p.DefaultBranch
 	}
-	pl, err := s.db.LatestPipeline(ctx, p.ID, ref)
+	// The latest pipeline of a ref is that of its head commit (none when
+	// the head has none yet), as GitLab's.
+	repo, err := s.repo(p)
+	if err != nil {
+		return PipelineView{}, err
+	}
+	r, err := resolveRef(ctx, repo, ref, "")
+	if model.KindOf(err) == model.KindInvalid {
+		return PipelineView{}, model.NotFound("Pipeline")
+	}
+	if err != nil {
+		return PipelineView{}, err
+	}
+	pl, err := s.db.LatestPipeline(ctx, p.ID, r.name, string(r.sha))
 	if err != nil {
 		return PipelineView{}, model.NotFoundAs(err, "Pipeline")
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"quarry/internal/auth"
+	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
 	"quarry/internal/store"
@@ -13,13 +15,18 @@ import (
 
 // StatusInput is a commit status an external CI reports.
 type StatusInput struct {
-	State       string // pending, running, success, failed, canceled, skipped
-	Ref         string // "": the branch or tag whose tip is the commit
-	Name        string // "": default
-	TargetURL   string
-	Description string
+	State string // pending, running, success, failed, canceled, skipped
+	// Ref: "" is the ref of the commit's newest pipeline, else the first
+	// branch holding the commit.
+	Ref  string
+	Name string // "": default
+	// TargetURL and Description: nil leaves an existing status's value.
+	TargetURL   *string
+	Description *string
 	Coverage    *float64
-	PipelineID  int64 // 0: the commit's external pipeline for the ref
+	// PipelineID: 0 is the commit's newest pipeline for the ref (an
+	// external one is made when there is none).
+	PipelineID int64
 }
 
 // statusEvents are GitLab's events for each reported state, and the path
@@ -76,16 +83,25 @@ func (s *Service) setCommitStatus(ctx context.Context, a auth.Actor, projectRef,
 		return model.Job{}, p, err
 	}
 	if in.Ref == "" {
-		refs, err := repo.RefsContaining(ctx, commit, "refs/heads/", "refs/tags/")
-		if err != nil {
+		if in.Ref, err = s.statusRef(ctx, repo, p, commit); err != nil {
 			return model.Job{}, p, err
 		}
-		if len(refs) == 0 {
-			return model.Job{}, p, model.NotFound("References for commit")
-		}
-		in.Ref = refs[0]
 	}
-	pl, err := s.externalPipeline(ctx, a, p, string(commit), in)
+	// Reporting changes the pipeline of the ref: who may not run it there
+	// (a protected branch) may not.
+	_, acc, err := s.projects.Resolve(ctx, a, projectRef)
+	if err != nil {
+		return model.Job{}, p, err
+	}
+	_, berr := repo.CommitID(ctx, "refs/heads/"+in.Ref)
+	ok, err = s.mayRunOn(ctx, a, &p, acc, in.Ref, berr != nil)
+	if err != nil {
+		return model.Job{}, p, err
+	}
+	if !ok {
+		return model.Job{}, p, model.ForbiddenRaw("403 Forbidden")
+	}
+	pl, err := s.statusPipeline(ctx, a, p, string(commit), in)
 	if err != nil {
 		return model.Job{}, p, err
 	}
@@ -104,7 +120,13 @@ func (s *Service) setCommitStatus(ctx context.Context, a auth.Actor, projectRef,
 		if j == nil || j.Status.Completed() {
 			nj := model.Job{ProjectID: p.ID, PipelineID: pp.ID, Kind: model.JobGeneric, Name: in.Name, Stage: "external",
 				StageIdx: 1000000, Status: model.StatusCreated, When: model.WhenOnSuccess, UserID: a.UserID(), Ref: pp.Ref,
-				Tag: pp.Tag, SHA: pp.SHA, TargetURL: in.TargetURL, Description: in.Description, Coverage: in.Coverage}
+				Tag: pp.Tag, SHA: pp.SHA, Coverage: in.Coverage}
+			if in.TargetURL != nil {
+				nj.TargetURL = *in.TargetURL
+			}
+			if in.Description != nil {
+				nj.Description = *in.Description
+			}
 			if j != nil {
 				if ok, err := tx.MarkJobRetried(ctx, j.ID); err != nil || !ok {
 					return errors.Join(err, errLostRace)
@@ -117,6 +139,9 @@ func (s *Service) setCommitStatus(ctx context.Context, a auth.Actor, projectRef,
 			j = &nj
 		} else if err := tx.UpdateStatusDetails(ctx, j.ID, in.Description, in.TargetURL, in.Coverage); err != nil {
 			return err
+		}
+		if in.Coverage != nil {
+			fx.coverage = true
 		}
 		path := ev.path
 		if j.Status != model.StatusCreated && in.State == "running" {
@@ -142,21 +167,41 @@ func (s *Service) setCommitStatus(ctx context.Context, a auth.Actor, projectRef,
 	return out, p, err
 }
 
-// externalPipeline finds the pipeline a status belongs to: the given one
-// (of this commit), else the newest external pipeline of the commit and
-// ref, made when there is none.
-func (s *Service) externalPipeline(ctx context.Context, a auth.Actor, p model.Project, sha string, in StatusInput) (model.Pipeline, error) {
+// statusRef is the ref a status without one belongs to: that of the
+// commit's newest pipeline, else the first branch holding the commit.
+func (s *Service) statusRef(ctx context.Context, repo *gitrepo.Repo, p model.Project, commit git.ObjectID) (string, error) {
+	pl, err := s.db.CommitPipeline(ctx, p.ID, string(commit), "")
+	if err == nil {
+		return pl.Ref, nil
+	}
+	if !errors.Is(err, model.ErrNotFound) {
+		return "", err
+	}
+	refs, err := repo.RefsContaining(ctx, commit, "refs/heads/")
+	if err != nil {
+		return "", err
+	}
+	if len(refs) == 0 {
+		return "", model.NotFound("References for commit")
+	}
+	return strings.TrimPrefix(refs[0], "refs/heads/"), nil
+}
+
+// statusPipeline finds the pipeline a status joins: the one named (of
+// this commit and ref), else the commit's newest pipeline of the ref,
+// whatever its source, else a new external one.
+func (s *Service) statusPipeline(ctx context.Context, a auth.Actor, p model.Project, sha string, in StatusInput) (model.Pipeline, error) {
 	if in.PipelineID != 0 {
-		pl, err := s.pipelineIn(ctx, s.db.Tx, p.ID, in.PipelineID)
-		if err == nil && pl.SHA != sha {
-			return pl, model.NotFound("Pipeline")
+		pl, err := s.db.Pipeline(ctx, in.PipelineID)
+		if errors.Is(err, model.ErrNotFound) || (err == nil && (pl.ProjectID != p.ID || pl.SHA != sha || pl.Ref != in.Ref)) {
+			return pl, model.NotFound("Pipeline for pipeline_id, sha and ref")
 		}
 		return pl, err
 	}
 	var pl model.Pipeline
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		pl, err = tx.ExternalPipeline(ctx, p.ID, sha, in.Ref)
+		pl, err = tx.CommitPipeline(ctx, p.ID, sha, in.Ref)
 		if !errors.Is(err, model.ErrNotFound) {
 			return err
 		}

@@ -199,12 +199,20 @@ func (tx *Tx) SetJobManualVariables(ctx context.Context, id int64, vars []model.
 	return err
 }
 
-// UpdateStatusDetails sets an external status's description, target URL
-// and coverage.
-func (tx *Tx) UpdateStatusDetails(ctx context.Context, id int64, description, targetURL string, cov *float64) error {
-	_, err := tx.exec(ctx, "UPDATE ci_jobs SET description = ?, target_url = ?, coverage = COALESCE(?, coverage), updated_at = ? WHERE id = ?",
-		emptyNull(description), emptyNull(targetURL), nullFloatValue(cov), micros(tx.Now()), id)
+// UpdateStatusDetails sets those of an external status's description,
+// target URL and coverage that are not nil.
+func (tx *Tx) UpdateStatusDetails(ctx context.Context, id int64, description, targetURL *string, cov *float64) error {
+	_, err := tx.exec(ctx, `UPDATE ci_jobs SET description = COALESCE(?, description), target_url = COALESCE(?, target_url),
+		coverage = COALESCE(?, coverage), updated_at = ? WHERE id = ?`,
+		nullStringValue(description), nullStringValue(targetURL), nullFloatValue(cov), micros(tx.Now()), id)
 	return err
+}
+
+func nullStringValue(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
 }
 
 // PipelineJobs lists a pipeline's jobs by id; retried ones only with

@@ -125,7 +125,10 @@ func (tx *Tx) ChildPipelines(ctx context.Context, parentID int64) ([]model.Pipel
 type PipelineFilter struct {
 	ProjectID int64
 	// Scope: running, pending, finished, branches, tags ("" any).
-	Scope         string
+	Scope string
+	// Refs are the branches (or tags) that exist, for scope branches
+	// (tags): deleted refs have no latest pipeline.
+	Refs          []string
 	Status        model.CIStatus
 	Source        string
 	Ref, SHA      string
@@ -153,8 +156,13 @@ func (tx *Tx) Pipelines(ctx context.Context, f PipelineFilter, page model.Page) 
 	case "finished":
 		w.add("status IN (?, ?, ?)", model.StatusSuccess, model.StatusFailed, model.StatusCanceled)
 	case "branches", "tags":
-		w.add(`id IN (SELECT MAX(id) FROM ci_pipelines WHERE project_id = ? AND tag = ? AND source <> ? GROUP BY ref)`,
-			f.ProjectID, f.Scope == "tags", model.SourceParentPipeline)
+		if len(f.Refs) == 0 {
+			w.add("1 = 0")
+			break
+		}
+		w.add(`id IN (SELECT MAX(id) FROM ci_pipelines WHERE project_id = ? AND tag = ? AND source <> ? AND ref IN (`+
+			placeholders(len(f.Refs))+`) GROUP BY ref)`, append([]any{f.ProjectID, f.Scope == "tags", model.SourceParentPipeline},
+			anys(f.Refs)...)...)
 	}
 	if f.Status != "" {
 		w.add("status = ?", f.Status)
@@ -211,20 +219,26 @@ func (tx *Tx) Pipelines(ctx context.Context, f PipelineFilter, page model.Page) 
 	}, page)
 }
 
-// LatestPipeline is the newest pipeline of a ref (children left out).
-func (tx *Tx) LatestPipeline(ctx context.Context, projectID int64, ref string) (model.Pipeline, error) {
+// LatestPipeline is the newest pipeline of a ref at a commit (children
+// left out).
+func (tx *Tx) LatestPipeline(ctx context.Context, projectID int64, ref, sha string) (model.Pipeline, error) {
 	var p model.Pipeline
-	err := tx.row(ctx, pipelineDest(&p), "SELECT "+pipelineColumns+` FROM ci_pipelines WHERE project_id = ? AND ref = ? AND source <> ?
-		ORDER BY id DESC LIMIT 1`, projectID, ref, model.SourceParentPipeline)
+	err := tx.row(ctx, pipelineDest(&p), "SELECT "+pipelineColumns+` FROM ci_pipelines WHERE project_id = ? AND ref = ? AND sha = ?
+		AND source <> ? ORDER BY id DESC LIMIT 1`, projectID, ref, sha, model.SourceParentPipeline)
 	return p, err
 }
 
-// ExternalPipeline is the newest pipeline of a commit and ref that commit
-// statuses formed (source external).
-func (tx *Tx) ExternalPipeline(ctx context.Context, projectID int64, sha, ref string) (model.Pipeline, error) {
+// CommitPipeline is the newest pipeline of a commit, of one ref when ref
+// is not empty (any source: the pipeline a commit status joins).
+func (tx *Tx) CommitPipeline(ctx context.Context, projectID int64, sha, ref string) (model.Pipeline, error) {
+	var w where
+	w.add("project_id = ?", projectID)
+	w.add("sha = ?", sha)
+	if ref != "" {
+		w.add("ref = ?", ref)
+	}
 	var p model.Pipeline
-	err := tx.row(ctx, pipelineDest(&p), "SELECT "+pipelineColumns+` FROM ci_pipelines WHERE project_id = ? AND sha = ? AND ref = ?
-		AND source = ? ORDER BY id DESC LIMIT 1`, projectID, sha, ref, model.SourceExternal)
+	err := tx.row(ctx, pipelineDest(&p), "SELECT "+pipelineColumns+" FROM ci_pipelines"+w.sql()+" ORDER BY id DESC LIMIT 1", w.args...)
 	return p, err
 }
 

@@ -234,7 +234,11 @@ func (h *Handlers) upcomingJobs(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	return c.List(pg, info, h.r.Jobs(list, c.Actor))
+	out := make([]entity.JobBasic, len(list))
+	for i := range list {
+		out[i] = h.r.JobBasic(list[i], c.Actor)
+	}
+	return c.List(pg, info, out)
 }
 
 func (h *Handlers) currentJob(c *endpoint.Call) error {
@@ -245,5 +249,5 @@ func (h *Handlers) currentJob(c *endpoint.Call) error {
 	if v == nil {
 		return c.JSON(http.StatusOK, nil)
 	}
-	return c.JSON(http.StatusOK, h.r.Job(*v, c.Actor))
+	return c.JSON(http.StatusOK, h.r.JobBasic(*v, c.Actor))
 }

@@ -256,8 +256,8 @@ func (h *Handlers) setStatus(c *endpoint.Call) error {
 	if in.Name == "" {
 		in.Name, _ = c.P.String("context")
 	}
-	in.TargetURL, _ = c.P.String("target_url")
-	in.Description, _ = c.P.String("description")
+	in.TargetURL = c.P.StringPtr("target_url")
+	in.Description = c.P.StringPtr("description")
 	if v, ok := c.P.String("coverage"); ok && v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {

@@ -180,7 +180,9 @@ func seconds(d time.Duration) *float64 {
 	return &s
 }
 
-func (r *Renderer) jobBasic(v ci.JobView, viewer auth.Actor) JobBasic {
+// JobBasic renders a job in GitLab's short form (every job entity's
+// common part; alone for a resource group's upcoming and current jobs).
+func (r *Renderer) JobBasic(v ci.JobView, viewer auth.Actor) JobBasic {
 	j := v.Job
 	now := r.Now()
 	out := JobBasic{ID: j.ID, Status: string(j.Status), Stage: j.Stage, Name: j.Name, Ref: j.Ref, Tag: j.Tag, Coverage: j.Coverage,
@@ -222,7 +224,7 @@ func (r *Renderer) jobBasic(v ci.JobView, viewer auth.Actor) JobBasic {
 
 // Job renders a build.
 func (r *Renderer) Job(v ci.JobView, viewer auth.Actor) Job {
-	out := Job{JobBasic: r.jobBasic(v, viewer), Artifacts: []JobArtifact{}, TagList: v.TagList}
+	out := Job{JobBasic: r.JobBasic(v, viewer), Artifacts: []JobArtifact{}, TagList: v.TagList}
 	if out.TagList == nil {
 		out.TagList = []string{}
 	}
@@ -248,7 +250,7 @@ func (r *Renderer) Jobs(list []ci.JobView, viewer auth.Actor) []Job {
 
 // Bridge renders a trigger job.
 func (r *Renderer) Bridge(v ci.JobView, viewer auth.Actor) Bridge {
-	out := Bridge{JobBasic: r.jobBasic(v, viewer)}
+	out := Bridge{JobBasic: r.JobBasic(v, viewer)}
 	if v.Downstream != nil {
 		d := r.PipelineBasic(*v.Downstream, v.ProjectPath)
 		out.DownstreamPipeline = &d
