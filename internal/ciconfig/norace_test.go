@@ -1,0 +1,5 @@
+//go:build !race
+
+package ciconfig
+
+const raceEnabled = false
