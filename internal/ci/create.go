@@ -338,6 +338,29 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 			return err
 		}
 	}
+	// A new pipeline's first processing is decided before its jobs are
+	// stored: each job is inserted once, in the status it starts in.
+	var first model.Processed
+	if seed != nil {
+		procs := make([]model.ProcJob, len(jobs))
+		for i, j := range jobs {
+			procs[i] = model.ProcJob{ID: int64(i), Name: j.Name, Stage: j.StageIdx, Status: j.Status, When: j.When,
+				AllowFailure: j.AllowFailure, DAG: j.DAG, Needs: j.Needs, ResourceGroup: j.resourceKey != ""}
+		}
+		first = model.Process(procs)
+		now := s.now()
+		for _, m := range first.Moves {
+			j := &jobs[m.ID]
+			j.Status = m.To
+			switch m.To {
+			case model.StatusPending:
+				j.QueuedAt = &now
+			case model.StatusScheduled:
+				at := now.Add(startIn(&j.Job))
+				j.ScheduledAt = &at
+			}
+		}
+	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.CreatePipeline(ctx, p); err != nil {
 			return err
@@ -351,6 +374,7 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 		if seed == nil {
 			return nil
 		}
+		fx := &effects{}
 		groups := map[string]int64{}
 		for i := range jobs {
 			j := &jobs[i]
@@ -368,13 +392,13 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 			if err := tx.CreateJob(ctx, &j.Job); err != nil {
 				return err
 			}
+			fx.entered(&j.Job)
 		}
 		// The persistent ref a runner fetches (refs/pipelines/<id>).
 		if err := repo.UpdateRef(ctx, pipelineRef(p.ID), git.ObjectID(p.SHA), ""); err != nil {
 			return fmt.Errorf("write %s: %w", pipelineRef(p.ID), err)
 		}
-		fx := &effects{}
-		if err := s.process(ctx, tx, p, fx); err != nil {
+		if err := s.savePipeline(ctx, tx, p, first.Status, fx); err != nil {
 			return err
 		}
 		return fx.flush(ctx, tx)

@@ -53,7 +53,16 @@ func (s *Service) moveJob(ctx context.Context, tx *store.Tx, j *model.Job, to mo
 	if ch.Coverage != nil {
 		fx.coverage = true
 	}
-	switch {
+	fx.entered(j)
+	return nil
+}
+
+// entered notes what follows a job's entering its status: a pending
+// bridge starts its downstream pipeline, a scheduled job waits for its
+// time, and a job waiting for, or done with, a resource group's slot
+// makes the group look for its next holder.
+func (fx *effects) entered(j *model.Job) {
+	switch to := j.Status; {
 	case to == model.StatusPending && j.Kind == model.JobBridge:
 		fx.downstream = append(fx.downstream, j.ID)
 	case to == model.StatusWaitingForResource:
@@ -63,7 +72,6 @@ func (s *Service) moveJob(ctx context.Context, tx *store.Tx, j *model.Job, to mo
 	case to.Completed() || to == model.StatusCanceling:
 		fx.assignGroup(j.ResourceGroup)
 	}
-	return nil
 }
 
 // jobOptions is a job's stored configuration: the seeded job and its

@@ -56,6 +56,12 @@ type Tx struct {
 	inTx     bool
 	after    []func()
 	notified map[[2]string]bool
+	// On SQLite, a transaction reuses the statements prepared on the one
+	// writer connection (sqlTx.StmtContext); those it did not find are
+	// prepared there once it has ended (missed), for the next ones.
+	sqlTx  *sql.Tx
+	wstmts *stmtCache
+	missed []string
 }
 
 // afterCommit runs fn once the transaction has committed, before InTx
@@ -67,6 +73,9 @@ type DB struct {
 	*Tx
 	Dialect Dialect
 	w, r    *sql.DB
+	// wstmts are statements prepared on the SQLite writer (nil on
+	// PostgreSQL, whose driver caches statements per connection).
+	wstmts *stmtCache
 }
 
 // Open connects to PostgreSQL when databaseURL is set, else to the SQLite
@@ -125,7 +134,8 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
 	notes := newNotifier()
-	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}}, Dialect: SQLite, w: w, r: r}, nil
+	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}}, Dialect: SQLite, w: w, r: r,
+		wstmts: newStmtCache(w)}, nil
 }
 
 // Close closes every connection, ends every subscription and stops the
@@ -133,6 +143,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 func (db *DB) Close() error {
 	db.notes.close()
 	db.Tx.stmts.close()
+	db.wstmts.close()
 	err := db.w.Close()
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())
@@ -154,6 +165,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("begin: %w", mapErr(err))
 	}
+	tx := &Tx{q: sqlTx, dialect: db.Dialect, notes: db.notes, clock: db.clock, inTx: true, sqlTx: sqlTx, wstmts: db.wstmts}
 	defer func() {
 		if p := recover(); p != nil {
 			_ = sqlTx.Rollback()
@@ -162,8 +174,10 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		if err != nil {
 			_ = sqlTx.Rollback()
 		}
+		// The writer is free again: prepare what this transaction
+		// missed, for the next ones.
+		db.wstmts.prepareAll(ctx, tx.missed)
 	}()
-	tx := &Tx{q: sqlTx, dialect: db.Dialect, notes: db.notes, clock: db.clock, inTx: true}
 	if err = fn(tx); err != nil {
 		return err
 	}
@@ -218,8 +232,20 @@ func (tx *Tx) rebind(q string) string {
 }
 
 // prepared returns the cached statement for q, or nil when statements
-// are not cached.
+// are not cached. Inside a transaction on SQLite it is the writer's
+// statement bound to the transaction; one not prepared yet is noted and
+// the query runs unprepared this time.
 func (tx *Tx) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	if tx.sqlTx != nil {
+		st, ok := tx.wstmts.lookup(q)
+		if !ok {
+			if tx.wstmts != nil {
+				tx.missed = append(tx.missed, q)
+			}
+			return nil, nil
+		}
+		return tx.sqlTx.StmtContext(ctx, st), nil
+	}
 	return tx.stmts.get(ctx, q)
 }
 
@@ -344,6 +370,28 @@ func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
 	}
 	c.m[q] = st
 	return st, nil
+}
+
+// lookup returns the prepared statement for q without preparing it.
+func (c *stmtCache) lookup(q string) (*sql.Stmt, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.m[q]
+	return st, ok
+}
+
+// prepareAll prepares the queries not cached yet (a statement that fails
+// to prepare is left out: its query keeps running unprepared).
+func (c *stmtCache) prepareAll(ctx context.Context, queries []string) {
+	if c == nil {
+		return
+	}
+	for _, q := range queries {
+		_, _ = c.get(ctx, q)
+	}
 }
 
 func (c *stmtCache) close() {
