@@ -27,6 +27,7 @@ import (
 //	  - wait: "…"                                  the same, awaited (background work)
 //	  - succeed: a       | fail: a | fail: {job: a, exit_code: 137, reason: script_failure}
 //	  - start: a                                   pending → running only
+//	  - drop: {job: a, reason: stuck_or_timeout_failure}   the server fails an unfinished job
 //	  - cancel: a | retry: a | play: a            through the API
 //	  - retry_pipeline: true | cancel_pipeline: true
 //	  - new_pipeline: true                         another pipeline of the same commit (#2, #3, …)
@@ -220,6 +221,11 @@ func (r *scenarioRun) do(action string, arg any) {
 				o.ExitCode = &v
 			}
 			r.drive(a["job"].(string), o)
+		}
+	case "drop":
+		a := arg.(map[string]any)
+		if _, err := engine(r.s).Drop(ctx(t), r.jobID(r.about(a["job"].(string))).ID, model.FailureReason(a["reason"].(string))); err != nil {
+			t.Fatalf("%s: %v", r.step, err)
 		}
 	case "start":
 		if _, err := engine(r.s).Start(ctx(t), r.jobID(arg.(string)).ID); err != nil {

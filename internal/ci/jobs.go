@@ -57,9 +57,28 @@ func (s *Service) Start(ctx context.Context, jobID int64) (model.Job, error) {
 // allowed; one retry: allows is retried at once. The coverage is read
 // from the finished log. A job that no longer runs is errNotRunning.
 func (s *Service) Finish(ctx context.Context, jobID int64, o Outcome) (model.Job, error) {
+	if o.Status == model.StatusFailed {
+		o.Reason = normalizeReason(o.Reason)
+	}
+	return s.end(ctx, jobID, o, func(st model.CIStatus) bool {
+		return st == model.StatusRunning || st == model.StatusPending || st == model.StatusCanceling
+	})
+}
+
+// Drop fails a job that has not finished — created, waiting, pending,
+// running, manual or scheduled — for a reason the server found (stuck,
+// timed out, no runner can take it), as GitLab drops jobs: retry: applies
+// as to a runner's failure. A finished job is errNotRunning.
+func (s *Service) Drop(ctx context.Context, jobID int64, reason model.FailureReason) (model.Job, error) {
+	return s.end(ctx, jobID, Outcome{Status: model.StatusFailed, Reason: reason}, func(st model.CIStatus) bool { return !st.Completed() })
+}
+
+// end moves a job in a status may allows to the outcome's status (a job
+// being canceled ends canceled).
+func (s *Service) end(ctx context.Context, jobID int64, o Outcome, may func(model.CIStatus) bool) (model.Job, error) {
 	var out model.Job
 	err := s.withJob(ctx, jobID, func(tx *store.Tx, p *model.Pipeline, j *model.Job, fx *effects) error {
-		if j.Status != model.StatusRunning && j.Status != model.StatusPending && j.Status != model.StatusCanceling {
+		if !may(j.Status) {
 			return errNotRunning{j.Status}
 		}
 		to := o.Status
@@ -77,7 +96,7 @@ func (s *Service) Finish(ctx context.Context, jobID int64, o Outcome) (model.Job
 		switch to {
 		case model.StatusSuccess, model.StatusCanceled:
 		case model.StatusFailed:
-			reason := normalizeReason(o.Reason)
+			reason := o.Reason
 			ch.FailureReason, ch.ExitCode = &reason, o.ExitCode
 			if o.ExitCode != nil && slices.Contains(pl.AllowFailureExitCodes, *o.ExitCode) {
 				allow := true

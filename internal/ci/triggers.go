@@ -23,22 +23,13 @@ type TriggerView struct {
 }
 
 func (s *Service) triggerViews(ctx context.Context, list []model.Trigger) ([]TriggerView, error) {
-	ids := make([]int64, 0, len(list))
-	for _, t := range list {
-		if t.OwnerID != 0 {
-			ids = append(ids, t.OwnerID)
-		}
-	}
-	users, err := s.db.UsersByIDs(ctx, ids)
+	ownerOf, err := usersOf(ctx, s.db, list, func(t model.Trigger) int64 { return t.OwnerID })
 	if err != nil {
 		return nil, err
 	}
 	out := make([]TriggerView, len(list))
 	for i, t := range list {
-		out[i] = TriggerView{Trigger: t}
-		if u, ok := users[t.OwnerID]; ok {
-			out[i].Owner = &u
-		}
+		out[i] = TriggerView{Trigger: t, Owner: ownerOf(t)}
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
+	"quarry/internal/store"
 )
 
 // JobView is a job with what its JSON shows: its pipeline, the user who
@@ -27,24 +28,42 @@ type PipelineView struct {
 	ProjectPath string
 }
 
+// usersOf loads in one query the users items name (by id; 0 is none)
+// and returns the lookup of an item's user (nil for none).
+func usersOf[T any](ctx context.Context, db *store.DB, items []T, id func(T) int64) (func(T) *model.User, error) {
+	ids := make([]int64, 0, len(items))
+	for _, it := range items {
+		if n := id(it); n != 0 {
+			ids = append(ids, n)
+		}
+	}
+	users, err := db.UsersByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return func(it T) *model.User {
+		if u, ok := users[id(it)]; ok {
+			return &u
+		}
+		return nil
+	}, nil
+}
+
 // jobViews loads, in a few batched reads, what the jobs' JSON shows.
 func (s *Service) jobViews(ctx context.Context, p model.Project, jobs []model.Job) ([]JobView, error) {
 	out := make([]JobView, len(jobs))
 	if len(jobs) == 0 {
 		return out, nil
 	}
-	pipelineIDs, userIDs, jobIDs := make([]int64, 0, len(jobs)), make([]int64, 0, len(jobs)), make([]int64, len(jobs))
+	pipelineIDs, jobIDs := make([]int64, 0, len(jobs)), make([]int64, len(jobs))
 	for i, j := range jobs {
 		pipelineIDs, jobIDs[i] = append(pipelineIDs, j.PipelineID), j.ID
-		if j.UserID != 0 {
-			userIDs = append(userIDs, j.UserID)
-		}
 	}
 	pipelines, err := s.db.PipelinesByIDs(ctx, pipelineIDs)
 	if err != nil {
 		return nil, err
 	}
-	users, err := s.db.UsersByIDs(ctx, userIDs)
+	userOf, err := usersOf(ctx, s.db, jobs, func(j model.Job) int64 { return j.UserID })
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +80,7 @@ func (s *Service) jobViews(ctx context.Context, p model.Project, jobs []model.Jo
 		return nil, err
 	}
 	for i, j := range jobs {
-		v := JobView{Job: j, Pipeline: pipelines[j.PipelineID], Artifacts: byJob[j.ID], ProjectPath: p.FullPath()}
-		if u, ok := users[j.UserID]; ok {
-			v.User = &u
-		}
+		v := JobView{Job: j, Pipeline: pipelines[j.PipelineID], User: userOf(j), Artifacts: byJob[j.ID], ProjectPath: p.FullPath()}
 		if c, ok := commits[j.SHA]; ok {
 			v.Commit = &c
 		}
@@ -114,22 +130,13 @@ func (s *Service) commits(ctx context.Context, p model.Project, jobs []model.Job
 
 // pipelineViews loads the users of pipelines.
 func (s *Service) pipelineViews(ctx context.Context, p model.Project, pls []model.Pipeline) ([]PipelineView, error) {
-	ids := make([]int64, 0, len(pls))
-	for _, pl := range pls {
-		if pl.UserID != 0 {
-			ids = append(ids, pl.UserID)
-		}
-	}
-	users, err := s.db.UsersByIDs(ctx, ids)
+	userOf, err := usersOf(ctx, s.db, pls, func(pl model.Pipeline) int64 { return pl.UserID })
 	if err != nil {
 		return nil, err
 	}
 	out := make([]PipelineView, len(pls))
 	for i, pl := range pls {
-		out[i] = PipelineView{Pipeline: pl, ProjectPath: p.FullPath()}
-		if u, ok := users[pl.UserID]; ok {
-			out[i].User = &u
-		}
+		out[i] = PipelineView{Pipeline: pl, User: userOf(pl), ProjectPath: p.FullPath()}
 	}
 	return out, nil
 }
