@@ -10,7 +10,6 @@ import (
 	"quarry/internal/apitest"
 	"quarry/internal/ci"
 	"quarry/internal/model"
-	"quarry/internal/storetest"
 )
 
 // parallelWork is a pipeline of n jobs in one stage and one job after.
@@ -115,55 +114,6 @@ func TestPipelines_concurrentFinishes(t *testing.T) {
 		finishAll(t, []*ci.Service{engine(s)}, work)
 		checkDone(t, p, pl.ID, n)
 	})
-}
-
-// TestPipelines_twoInstancesSharePostgres: two Quarry instances on one
-// PostgreSQL database (their own connection pools, task workers and
-// notification listeners, the repositories shared) finish the jobs of
-// one pipeline together, and drive the deploy jobs of many pipelines
-// through one resource group: each job finishes once, the pipeline ends
-// right, and the group's jobs never overlap.
-func TestPipelines_twoInstancesSharePostgres(t *testing.T) {
-	t.Parallel()
-	for _, d := range storetest.Dialects() {
-		if d != "postgres" {
-			continue // one SQLite file has one Quarry process
-		}
-		t.Run(d, func(t *testing.T) {
-			target := storetest.Target{Name: d, DatabaseURL: storetest.NewPostgresSchema(t)}
-			dir := t.TempDir()
-			a := apitest.StartIn(t, target, dir)
-			b := apitest.StartIn(t, target, dir)
-			owner := a.NewUser(t, "owner")
-			const n = 60
-			p := newCIProject(t, a, owner, "shared", map[string]string{".gitlab-ci.yml": parallelWork(n) +
-				"release: {stage: deploy, script: [x], resource_group: prod, needs: []}\n"})
-			p.settle(t, 1)
-			// The push pipeline's work is not driven: cancel it.
-			push := p.pipelines(t, "source=push")[0]
-			a.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/pipelines/%d/cancel", p.ID, push.ID),
-				Token: owner.Token}).Want(t, 200)
-			pl := p.createPipeline(t, "main")
-			var work []jobJSON
-			for _, j := range p.ownJobs(t, pl.ID) {
-				if j.Name != "deploy" && j.Name != "release" {
-					work = append(work, j)
-				}
-			}
-			finishAll(t, []*ci.Service{engine(a), engine(b)}, work)
-			pb := ciProject{s: b, ID: p.ID, Path: p.Path, Token: p.Token}
-			if st := pb.job(t, pl.ID, "deploy").Status; st != "pending" {
-				t.Fatalf("deploy %s (read through the second instance); want pending", st)
-			}
-
-			// Eight more pipelines; their release jobs (and the push
-			// pipeline's) share one slot.
-			for i := 0; i < 8; i++ {
-				p.createPipeline(t, "main")
-			}
-			driveResourceGroup(t, []*apitest.Server{a, b}, p.ID, projectPipelineIDs(t, p))
-		})
-	}
 }
 
 // projectPipelineIDs lists every pipeline of a project.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"testing"
 
 	"quarry/internal/leaktest"
@@ -10,4 +11,11 @@ import (
 // behind (STYLE.md rule 14): every server, client and git process a test
 // starts must be stopped by the time the tests end.
 // Servers benchmarks keep for the whole run stop before the check.
-func TestMain(m *testing.M) { leaktest.Main(m, leaktest.AfterTests(stopBenchServers)) }
+// With ciChildDB set, the binary is the second Quarry process of
+// TestPipelines_twoProcessesSharePostgres instead.
+func TestMain(m *testing.M) {
+	if os.Getenv(ciChildDB) != "" {
+		os.Exit(ciChild())
+	}
+	leaktest.Main(m, leaktest.AfterTests(stopBenchServers))
+}
