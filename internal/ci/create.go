@@ -55,13 +55,11 @@ func chainError(msg string) error { return model.Invalid("base", msg) }
 
 // Chain messages (reference §9.2).
 const (
-	msgRefNotFound     = "Reference not found"
-	msgCommitNotFound  = "Commit not found"
-	msgRefAmbiguous    = "Ref is ambiguous"
-	msgMissingConfig   = "Missing CI config file"
-	msgProtectedRef    = "Insufficient permissions for protected ref"
-	msgCannotCreate    = "Insufficient permissions to create a new pipeline"
-	msgProjectArchived = "Project is archived"
+	msgRefNotFound    = "Reference not found"
+	msgCommitNotFound = "Commit not found"
+	msgRefAmbiguous   = "Ref is ambiguous"
+	msgMissingConfig  = "Missing CI config file"
+	msgProtectedRef   = "Insufficient permissions for protected ref"
 )
 
 var skipCI = regexp.MustCompile(`(?i)\[(ci[ _-]skip|skip[ _-]ci)\]`)

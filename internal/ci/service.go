@@ -153,7 +153,6 @@ type effects struct {
 	downstream []int64        // bridges that became pending
 	delayed    []delayedJob   // jobs scheduled for later
 	bridges    []int64        // bridges whose downstream pipeline completed
-	removed    []model.Job    // jobs whose files go once the rows are gone
 	// coverage: a job's coverage changed, or which jobs are latest did;
 	// the pipeline's mean is computed again.
 	coverage bool
@@ -196,7 +195,7 @@ func (fx *effects) flush(ctx context.Context, tx *store.Tx) error {
 			return err
 		}
 	}
-	*fx = effects{removed: fx.removed}
+	*fx = effects{}
 	return nil
 }
 
@@ -212,7 +211,6 @@ const maxRaceRetries = 8
 // processes the pipeline and enqueues what follows, all before it commits.
 // fn sees the locked pipeline. A lost race retries on fresh state.
 func (s *Service) inPipeline(ctx context.Context, id int64, fn func(tx *store.Tx, p *model.Pipeline, fx *effects) error) error {
-	var removed []model.Job
 	var err error
 	for range maxRaceRetries {
 		err = s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -227,15 +225,11 @@ func (s *Service) inPipeline(ctx context.Context, id int64, fn func(tx *store.Tx
 			if err := s.process(ctx, tx, &p, fx); err != nil {
 				return err
 			}
-			removed = fx.removed
 			return fx.flush(ctx, tx)
 		})
 		if !errors.Is(err, errLostRace) {
 			break
 		}
-	}
-	if err == nil {
-		s.removeFiles(removed)
 	}
 	return err
 }
