@@ -47,6 +47,9 @@ type request struct {
 	triggered bool
 	// eventKey names the refs-changed event of a push pipeline.
 	eventKey string
+	// resolved is the ref and commit when the caller resolved them
+	// already (to check who may run on it).
+	resolved *resolvedRef
 }
 
 // chainError is a failure of the creation chain with GitLab's message:
@@ -187,8 +190,10 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 	if err != nil {
 		return model.Pipeline{}, err
 	}
-	ref, err := resolveRef(ctx, repo, req.ref, req.sha)
-	if err != nil {
+	var ref resolvedRef
+	if req.resolved != nil {
+		ref = *req.resolved
+	} else if ref, err = resolveRef(ctx, repo, req.ref, req.sha); err != nil {
 		return model.Pipeline{}, err
 	}
 	commit, err := repo.ReadCommit(ctx, string(ref.sha))

@@ -69,7 +69,7 @@ func (s *Service) CreatePipeline(ctx context.Context, a auth.Actor, projectRef, 
 	if !ok {
 		return PipelineView{}, chainError(msgProtectedRef)
 	}
-	pl, err := s.create(ctx, request{project: p, source: model.SourceAPI, ref: ref, sha: string(r.sha), user: a.User, variables: vars})
+	pl, err := s.create(ctx, request{project: p, source: model.SourceAPI, resolved: &r, user: a.User, variables: vars})
 	if err != nil {
 		return PipelineView{}, err
 	}

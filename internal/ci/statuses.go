@@ -60,7 +60,7 @@ func (s *Service) SetCommitStatus(ctx context.Context, a auth.Actor, projectRef,
 }
 
 func (s *Service) setCommitStatus(ctx context.Context, a auth.Actor, projectRef, sha string, in StatusInput) (model.Job, model.Project, error) {
-	p, _, err := s.project(ctx, a, projectRef, auth.CreateCommitStatus)
+	p, acc, err := s.project(ctx, a, projectRef, auth.CreateCommitStatus)
 	if err != nil {
 		return model.Job{}, p, err
 	}
@@ -89,10 +89,6 @@ func (s *Service) setCommitStatus(ctx context.Context, a auth.Actor, projectRef,
 	}
 	// Reporting changes the pipeline of the ref: who may not run it there
 	// (a protected branch) may not.
-	_, acc, err := s.projects.Resolve(ctx, a, projectRef)
-	if err != nil {
-		return model.Job{}, p, err
-	}
 	_, berr := repo.CommitID(ctx, "refs/heads/"+in.Ref)
 	ok, err = s.mayRunOn(ctx, a, &p, acc, in.Ref, berr != nil)
 	if err != nil {

@@ -199,7 +199,7 @@ func (s *Service) triggerPipeline(ctx context.Context, projectRef, token, ref st
 	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.TouchTrigger(ctx, t.ID) }); err != nil {
 		return model.Pipeline{}, p, err
 	}
-	pl, err := s.create(ctx, request{project: p, source: model.SourceTrigger, ref: ref, sha: string(r.sha), user: &owner,
+	pl, err := s.create(ctx, request{project: p, source: model.SourceTrigger, resolved: &r, user: &owner,
 		variables: pv, save: true, triggered: true})
 	return pl, p, err
 }
