@@ -32,6 +32,14 @@ func rowsMatching(rows []endpoint.Route, path string) []endpoint.Route {
 	var out []endpoint.Route
 	for _, rt := range rows {
 		tmpl := strings.Split(rt.Path, "/")
+		if last := tmpl[len(tmpl)-1]; strings.HasSuffix(last, "...}") && len(segs) >= len(tmpl) {
+			// A rest wildcard takes every segment from its place on.
+			segs := append(segs[:len(tmpl)-1:len(tmpl)-1], strings.Join(segs[len(tmpl)-1:], "/"))
+			if matchesTemplate(tmpl, segs) {
+				out = append(out, rt)
+			}
+			continue
+		}
 		if len(tmpl) != len(segs) {
 			continue
 		}
@@ -47,6 +55,17 @@ func rowsMatching(rows []endpoint.Route, path string) []endpoint.Route {
 		}
 	}
 	return out
+}
+
+// matchesTemplate reports whether segs fit a row's segments (literals
+// equal, wildcards anything).
+func matchesTemplate(tmpl, segs []string) bool {
+	for i, s := range tmpl {
+		if !strings.HasPrefix(s, "{") && s != segs[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func TestRouting_unknownPathsAndMethods(t *testing.T) {

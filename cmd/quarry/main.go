@@ -39,6 +39,7 @@ Commands:
   serve     run the server (default)
   migrate   apply database migrations and exit
   admin     create users and personal access tokens (see quarry admin --help)
+  runner    register and run a CI runner (see quarry runner --help)
   version   print the version
 
 Run "quarry <command> --help" for a command's flags.
@@ -59,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return migrate(args, stdout, stderr)
 	case "admin":
 		return admin(args, stdout, stderr)
+	case "runner":
+		return runnerCmd(args, stdout, stderr)
 	case "version":
 		fs := flag.NewFlagSet("version", flag.ContinueOnError)
 		fs.SetOutput(stderr)

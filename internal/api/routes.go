@@ -3,6 +3,7 @@ package api
 import (
 	"slices"
 
+	"quarry/internal/api/agents"
 	"quarry/internal/api/attributes"
 	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
@@ -10,6 +11,7 @@ import (
 	"quarry/internal/api/members"
 	"quarry/internal/api/projects"
 	"quarry/internal/api/repository"
+	"quarry/internal/api/runners"
 	"quarry/internal/api/tokens"
 	"quarry/internal/api/topics"
 	"quarry/internal/api/users"
@@ -33,9 +35,13 @@ func (s *Server) Table() []endpoint.Route {
 		topics.New(d.Topics, r).Routes(),
 		repository.New(d.Files, d.Projects, d.Changelog, r).Routes(),
 		ci.New(d.CI, r).Routes(),
+		agents.New(d.Agents, d.JobTokenScope, d.Projects, r).Routes(),
+		agents.New(d.Agents, d.JobTokenScope, d.Projects, r).JobRoutes(),
+		runners.New(d.Runners, d.CI, r).ProtocolRoutes(),
+		runners.New(d.Runners, d.CI, r).Routes(),
 	)
 }
 
 // shapes are the row shapes ServeMux cannot hold side by side; their rows
 // are told apart by one explicit sub-table each (endpoint.Mux).
-var shapes = slices.Concat(projects.Shapes)
+var shapes = slices.Concat(projects.Shapes, ci.Shapes)

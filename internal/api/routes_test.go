@@ -46,7 +46,11 @@ var update = flag.Bool("update", false, "rewrite testdata/routes.txt from the ta
 func TestTable_golden(t *testing.T) {
 	var b strings.Builder
 	for _, rt := range table() {
-		fmt.Fprintf(&b, "%-7s %-72s %-8s %s\n", rt.Method, rt.Path, rt.Auth, rt.Body)
+		kind := rt.Auth.String()
+		if rt.JobTokens {
+			kind += "+job"
+		}
+		fmt.Fprintf(&b, "%-7s %-72s %-8s %s\n", rt.Method, rt.Path, kind, rt.Body)
 	}
 	const golden = "testdata/routes.txt"
 	if *update {
@@ -89,7 +93,7 @@ func TestTable_noActionWildcards(t *testing.T) {
 }
 
 func TestTable_mounts(t *testing.T) {
-	site := &endpoint.Site{Personal: personalStub{}}
+	site := &endpoint.Site{Personal: personalStub{}, Jobs: personalStub{}, Runners: personalStub{}, Integrations: personalStub{}}
 	if _, err := endpoint.NewMux(site, table(), shapes); err != nil {
 		t.Fatal(err)
 	}

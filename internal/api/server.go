@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"quarry/internal/agents"
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/entity"
 	"quarry/internal/attributes"
@@ -23,9 +24,11 @@ import (
 	"quarry/internal/changelog"
 	"quarry/internal/ci"
 	"quarry/internal/groups"
+	"quarry/internal/jobtokenscope"
 	"quarry/internal/members"
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
+	"quarry/internal/runners"
 	"quarry/internal/tokens"
 	"quarry/internal/topics"
 	"quarry/internal/uploads"
@@ -49,6 +52,10 @@ type Deps struct {
 	Files      *repofiles.Service
 	Changelog  *changelog.Service
 	CI         *ci.Service
+	Runners    *runners.Service
+	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
+	Agents        *agents.Service
+	JobTokenScope *jobtokenscope.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git         http.Handler
 	Uploads     *uploads.Store
@@ -86,7 +93,8 @@ func New(d Deps) (*Server, error) {
 	}
 	s := &Server{Deps: d, log: d.Log, render: entity.New(d.ExternalURL, d.Now)}
 	s.metrics = newMetrics(s.Registry)
-	site := &endpoint.Site{ExternalURL: s.render.ExternalURL, MaxBody: d.MaxBody, Log: d.Log, Personal: d.Tokens, Seen: seen}
+	site := &endpoint.Site{ExternalURL: s.render.ExternalURL, MaxBody: d.MaxBody, Log: d.Log, Personal: d.Tokens, Seen: seen,
+		Jobs: secretFunc(d.CI.AuthenticateJobToken), Runners: secretFunc(d.Runners.Authenticate)}
 	mux, err := endpoint.NewMux(site, s.Table(), shapes)
 	if err != nil {
 		return nil, err
@@ -102,6 +110,13 @@ func New(d Deps) (*Server, error) {
 	}))
 	s.handler = s.middleware(mux)
 	return s, nil
+}
+
+// secretFunc adapts a function to endpoint.SecretAuthenticator.
+type secretFunc func(ctx context.Context, secret string) (auth.Actor, error)
+
+func (f secretFunc) Authenticate(ctx context.Context, secret string) (auth.Actor, error) {
+	return f(ctx, secret)
 }
 
 // ServeHTTP implements http.Handler.

@@ -205,6 +205,7 @@ func StartIn(t testing.TB, target storetest.Target, dir string, opts ...Option) 
 // Stop shuts the server down (also done when the test ends).
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
+		s.App.StopRunnerQueue()
 		s.http.Close()
 		s.App.Close()
 	})
@@ -245,6 +246,8 @@ type Request struct {
 	Form      url.Values
 	Multipart map[string]string
 	Files     map[string]File
+	// Raw is a body sent as it is (set its Content-Type in Header).
+	Raw []byte
 }
 
 // File is a multipart file part.
@@ -275,6 +278,8 @@ func (s *Server) Do(t testing.TB, r Request) *Response {
 		body, ct = bytes.NewReader(b), "application/json"
 	case r.Form != nil:
 		body, ct = strings.NewReader(r.Form.Encode()), "application/x-www-form-urlencoded"
+	case r.Raw != nil:
+		body = bytes.NewReader(r.Raw)
 	case r.Multipart != nil || r.Files != nil:
 		var buf bytes.Buffer
 		mw := multipart.NewWriter(&buf)
@@ -318,6 +323,15 @@ func (s *Server) Do(t testing.TB, r Request) *Response {
 		t.Fatal(err)
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// WantText checks the body is exactly want (not JSON: logs, files).
+func (r *Response) WantText(t testing.TB, want string) *Response {
+	t.Helper()
+	if string(r.Body) != want {
+		t.Fatalf("body %q; want %q", r.Body, want)
+	}
+	return r
 }
 
 // Get is a GET with a token.

@@ -18,8 +18,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"quarry/internal/agents"
 	"quarry/internal/api"
 	"quarry/internal/attributes"
+	"quarry/internal/auth"
 	"quarry/internal/buildinfo"
 	"quarry/internal/changelog"
 	"quarry/internal/ci"
@@ -31,9 +33,11 @@ import (
 	"quarry/internal/gitaccess"
 	"quarry/internal/groups"
 	"quarry/internal/jobfiles"
+	"quarry/internal/jobtokenscope"
 	"quarry/internal/members"
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
+	"quarry/internal/runners"
 	"quarry/internal/store"
 	"quarry/internal/tasks"
 	"quarry/internal/tokens"
@@ -52,12 +56,20 @@ type App struct {
 	Groups   *groups.Service
 	Topics   *topics.Service
 	CI       *ci.Service
+	Runners  *runners.Service
 	Queue    *tasks.Queue
 	Events   *events.Bus
 	storages *gitrepo.Storages
 	Handler  http.Handler
 	log      *slog.Logger
 	stop     context.CancelFunc
+	// stopRunners ends the runner queue's listener and answers parked job
+	// requests; runnersDone is closed once it has stopped.
+	stopRunners context.CancelFunc
+	runnersDone <-chan struct{}
+	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
+	Agents        *agents.Service
+	JobTokenScope *jobtokenscope.Service
 }
 
 // New opens the data folder and database, migrates, bootstraps the first
@@ -114,7 +126,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		log:      log,
 	}
 	a.CI = ci.New(db, a.Projects, a.Groups, storages, jobfiles.New(cfg.JobFilesDir()), queue, log, ci.Config{
-		ExternalURL: strings.TrimRight(cfg.ExternalURL, "/"), ServerVersion: buildinfo.APIVersion, ServerRevision: buildinfo.Revision()})
+		ExternalURL: strings.TrimRight(cfg.ExternalURL, "/"), ServerVersion: buildinfo.APIVersion, ServerRevision: buildinfo.Revision(),
+		SweepInterval: cfg.StuckJobsInterval, RunnerSilence: cfg.RunnerSilence})
+	a.Runners = runners.New(db, a.CI, a.Projects, a.Groups, log, runners.Config{LongPoll: cfg.RunnerLongPoll})
+	a.Agents, a.JobTokenScope = agents.New(db, a.Projects, storages, log), jobtokenscope.New(db, a.Projects, a.Groups)
+	a.Projects.SetJobTokenScope(a.JobTokenScope.Allowed)
 	a.Projects.SetGroupResolver(a.Groups)
 	a.Projects.OnRemoved(a.CI.OnProjectRemoved)
 	a.Groups.SetProjectRemover(a.Projects)
@@ -130,6 +146,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	// Background work runs until Close; tasks left over from a previous run
 	// (or a crash) are picked up here.
+	rctx, stopRunners := context.WithCancel(context.Background())
+	a.stopRunners = stopRunners
+	if a.runnersDone, err = a.Runners.Start(rctx); err != nil {
+		stopRunners()
+		storages.Close()
+		db.Close()
+		return nil, err
+	}
+	if err := a.CI.StartSweeps(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if cfg.TaskWorkers > 0 {
 		qctx, stop := context.WithCancel(context.Background())
 		a.stop = stop
@@ -150,8 +178,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Files:     files,
 		Changelog: changelog.New(db, a.Projects, a.Groups, files, storages, cfg.ExternalURL),
 		CI:        a.CI,
+		Runners:   a.Runners,
+		Agents:    a.Agents, JobTokenScope: a.JobTokenScope,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
-			Access: gitaccess.New(a.Tokens, a.Users, a.Projects, bus)},
+			Access: gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus)},
 		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
 		MaxBody: cfg.MaxBodyBytes, Registry: reg, Now: db.Now,
@@ -169,8 +199,14 @@ func Open(ctx context.Context, cfg config.Config) (*store.DB, error) {
 	return store.Open(ctx, cfg.DatabaseURL, cfg.SQLitePath())
 }
 
+// StopRunnerQueue answers the runners' parked job requests now and parks
+// no more (before a listener that waits for open requests closes).
+func (a *App) StopRunnerQueue() { a.stopRunners() }
+
 // Close stops the background workers and releases the database.
 func (a *App) Close() error {
+	a.stopRunners()
+	<-a.runnersDone
 	if a.stop != nil {
 		a.stop()
 		a.Queue.Wait()
@@ -196,15 +232,35 @@ func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
 	go func() { errc <- srv.Serve(ln) }()
 	a.log.Info("quarry listening", "addr", ln.Addr().String(), "external_url", a.Config.ExternalURL,
 		"database", string(a.DB.Dialect), "data_dir", a.Config.DataDir)
+	// The built-in runner works until the server begins to shut down, and
+	// reports its jobs while the server still listens.
+	rctx, stopBuiltin := context.WithCancel(context.Background())
+	defer stopBuiltin()
+	builtinDone := make(chan struct{})
+	if n := a.Config.WithRunner; n > 0 {
+		go func() {
+			defer close(builtinDone)
+			if err := a.runBuiltinRunner(rctx, "http://"+ln.Addr().String(), n); err != nil {
+				a.log.Error("built-in runner stopped", "err", err)
+			}
+		}()
+	} else {
+		close(builtinDone)
+	}
 	if ready != nil {
 		ready(ln.Addr())
 	}
 	select {
 	case err := <-errc:
+		stopBuiltin()
+		<-builtinDone
 		return err
 	case <-ctx.Done():
 	}
 	a.log.Info("shutting down")
+	stopBuiltin()
+	<-builtinDone
+	a.stopRunners() // parked job requests answer now
 	sctx, cancel := context.WithTimeout(context.Background(), a.Config.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -214,4 +270,11 @@ func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
 		return err
 	}
 	return nil
+}
+
+// jobTokens adapts the CI engine's job token check to an authenticator.
+type jobTokens func(ctx context.Context, secret string) (auth.Actor, error)
+
+func (f jobTokens) Authenticate(ctx context.Context, secret string) (auth.Actor, error) {
+	return f(ctx, secret)
 }

@@ -10,7 +10,7 @@ import (
 // may import from Quarry itself (the standard library and third-party
 // modules are always allowed). A package matches the longest prefix.
 var allowedImports = map[string][]string{
-	"quarry/cmd/quarry":              {"app", "config", "buildinfo", "storetest", "leaktest"},
+	"quarry/cmd/quarry":              {"app", "config", "buildinfo", "storetest", "leaktest", "runner"},
 	"quarry/internal/leaktest":       {},
 	"quarry/internal/app":            {"*"},
 	"quarry/internal/config":         {},
@@ -28,6 +28,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/git/smarthttp":  {"git"},
 	"quarry/internal/gitaccess":      {"auth", "model", "git/smarthttp"},
 	"quarry/internal/git/gitrepo":    {"git"},
+	"quarry/internal/runner":         {"git"},
 	"quarry/internal/groups":         {"store", "auth", "model", "uploads", "tasks"},
 	"quarry/internal/projects":       {"store", "auth", "model", "uploads", "tasks", "git/gitrepo"},
 	"quarry/internal/topics":         {"store", "auth", "model", "uploads"},
@@ -36,6 +37,9 @@ var allowedImports = map[string][]string{
 	"quarry/internal/testreport":     {},
 	"quarry/internal/jobfiles":       {},
 	"quarry/internal/ci":             {"store", "auth", "model", "tasks", "git", "ciconfig", "testreport", "jobfiles"},
+	"quarry/internal/runners":        {"store", "auth", "model", "ci"},
+	"quarry/internal/agents":         {"store", "auth", "model", "git"},
+	"quarry/internal/jobtokenscope":  {"store", "auth", "model"},
 	"quarry/internal/events":         {"tasks", "store", "model"},
 	"quarry/internal/uploads":        {"model"},
 	"quarry/internal/users":          {"store", "auth", "model", "uploads"},
@@ -44,10 +48,13 @@ var allowedImports = map[string][]string{
 	// area; an area imports the services it calls, never another area.
 	"quarry/internal/api": {"api/endpoint", "api/entity", "api/attributes", "api/groups", "api/members", "api/projects",
 		"api/repository", "api/tokens", "api/topics", "api/users", "tokens", "uploads", "auth", "model", "users", "projects",
-		"groups", "topics", "attributes", "members", "repofiles", "changelog", "api/ci", "ci"},
+		"groups", "topics", "attributes", "members", "repofiles", "changelog", "api/ci", "ci", "api/runners", "runners",
+		"api/agents", "agents", "jobtokenscope"},
 	"quarry/internal/api/endpoint":   {"auth", "model", "tokens", "uploads"},
-	"quarry/internal/api/entity":     {"auth", "model", "projects", "repofiles", "users", "ci", "testreport"},
+	"quarry/internal/api/entity":     {"auth", "model", "projects", "repofiles", "users", "ci", "testreport", "agents"},
 	"quarry/internal/api/ci":         {"api/endpoint", "api/entity", "auth", "model", "ci"},
+	"quarry/internal/api/agents":     {"api/endpoint", "api/entity", "auth", "model", "agents", "jobtokenscope", "projects"},
+	"quarry/internal/api/runners":    {"api/endpoint", "api/entity", "auth", "model", "ci", "runners"},
 	"quarry/internal/api/attributes": {"api/endpoint", "api/entity", "auth", "model", "attributes"},
 	"quarry/internal/api/groups":     {"api/endpoint", "api/entity", "auth", "model", "groups", "projects", "attributes"},
 	"quarry/internal/api/members":    {"api/endpoint", "api/entity", "auth", "model", "members", "users"},

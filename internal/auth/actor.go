@@ -15,6 +15,21 @@ type Actor struct {
 	Token *model.PersonalAccessToken
 	// Sudoer is the administrator who used sudo, if any.
 	Sudoer *model.User
+	// Job is set when a CI job token authenticated the request: the
+	// request runs as the user who triggered the job (User), limited to
+	// the endpoints that take job tokens and, outside the job's own
+	// project, to projects whose job token scope admits it.
+	Job *JobActor
+	// Runner is set when a runner's authentication token authenticated
+	// the request (the runner protocol); User is nil then.
+	Runner *model.Runner
+}
+
+// JobActor is the running job whose token authenticated a request.
+type JobActor struct {
+	ID         int64
+	ProjectID  int64
+	PipelineID int64
 }
 
 // Anonymous is the actor of a request without credentials.

@@ -65,6 +65,8 @@ func (fx *effects) entered(j *model.Job) {
 	switch to := j.Status; {
 	case to == model.StatusPending && j.Kind == model.JobBridge:
 		fx.downstream = append(fx.downstream, j.ID)
+	case to == model.StatusPending && j.Kind == model.JobBuild:
+		fx.queued = true
 	case to == model.StatusWaitingForResource:
 		fx.assignGroup(j.ResourceGroup)
 	case to == model.StatusScheduled:

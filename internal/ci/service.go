@@ -46,6 +46,11 @@ type Config struct {
 	// MaxConfigBytes bounds a CI configuration file and each include
 	// (default 1 MiB).
 	MaxConfigBytes int
+	// SweepInterval is how often stuck jobs and expired artifacts are
+	// looked for (0: never); RunnerSilence is how long a running job may
+	// go without word from its runner (0: forever).
+	SweepInterval time.Duration
+	RunnerSilence time.Duration
 }
 
 // Service is the CI engine.
@@ -91,6 +96,8 @@ func New(db *store.DB, projects Projects, groups Groups, storages *gitrepo.Stora
 	tasks.Handle(queue, assignTask, s.runAssign, nil)
 	tasks.Handle(queue, downstreamTask, s.runDownstream, s.downstreamFailed)
 	tasks.Handle(queue, bridgeTask, s.runBridgeSync, nil)
+	tasks.Handle(queue, sweepTask, s.runSweep, nil)
+	tasks.Handle(queue, deleteArtifactsTask, s.runDeleteArtifacts, nil)
 	return s
 }
 
@@ -156,6 +163,8 @@ type effects struct {
 	// coverage: a job's coverage changed, or which jobs are latest did;
 	// the pipeline's mean is computed again.
 	coverage bool
+	// queued: a build became pending; waiting runners are woken.
+	queued bool
 }
 
 type delayedJob struct {
@@ -192,6 +201,11 @@ func (fx *effects) flush(ctx context.Context, tx *store.Tx) error {
 	}
 	for _, id := range fx.bridges {
 		if _, err := bridgeTask.Enqueue(ctx, tx, jobPayload{JobID: id}); err != nil {
+			return err
+		}
+	}
+	if fx.queued {
+		if err := tx.Notify(ctx, QueueChannel, ""); err != nil {
 			return err
 		}
 	}

@@ -144,26 +144,40 @@ func (s *Service) triggerPipeline(ctx context.Context, projectRef, token, ref st
 	if err != nil {
 		return model.Pipeline{}, p, err
 	}
-	t, err := s.db.TriggerByDigest(ctx, auth.Digest(token))
-	if errors.Is(err, model.ErrNotFound) || (err == nil && t.ProjectID != p.ID) {
-		return model.Pipeline{}, p, notFound
-	}
-	if err != nil {
-		return model.Pipeline{}, p, err
-	}
-	if t.ExpiresAt != "" && t.ExpiresAt <= s.now().UTC().Format(model.DateLayout) {
-		return model.Pipeline{}, p, notFound
-	}
-	if t.OwnerID == 0 {
-		return model.Pipeline{}, p, model.ForbiddenRaw("403 Forbidden")
-	}
-	owner, err := s.db.UserByID(ctx, t.OwnerID)
-	if err != nil {
-		return model.Pipeline{}, p, model.NotFoundAs(err, "")
-	}
-	a := auth.Actor{User: &owner}
-	if owner.State.IsBlocked() {
-		return model.Pipeline{}, p, model.ForbiddenRaw("403 Forbidden")
+	var (
+		a       auth.Actor
+		trigger *model.Trigger
+		source  = model.SourceTrigger
+	)
+	if strings.HasPrefix(token, model.JobTokenPrefix) {
+		// A running job's token: the pipeline is the job's user's, with
+		// source "pipeline" (a multi-project pipeline from a script).
+		if a, err = s.AuthenticateJobToken(ctx, token); err != nil {
+			return model.Pipeline{}, p, notFound
+		}
+		source = model.SourcePipeline
+	} else {
+		t, err := s.db.TriggerByDigest(ctx, auth.Digest(token))
+		if errors.Is(err, model.ErrNotFound) || (err == nil && t.ProjectID != p.ID) {
+			return model.Pipeline{}, p, notFound
+		}
+		if err != nil {
+			return model.Pipeline{}, p, err
+		}
+		if t.ExpiresAt != "" && t.ExpiresAt <= s.now().UTC().Format(model.DateLayout) {
+			return model.Pipeline{}, p, notFound
+		}
+		if t.OwnerID == 0 {
+			return model.Pipeline{}, p, model.ForbiddenRaw("403 Forbidden")
+		}
+		owner, err := s.db.UserByID(ctx, t.OwnerID)
+		if err != nil {
+			return model.Pipeline{}, p, model.NotFoundAs(err, "")
+		}
+		if owner.State.IsBlocked() {
+			return model.Pipeline{}, p, model.ForbiddenRaw("403 Forbidden")
+		}
+		a, trigger = auth.Actor{User: &owner}, &t
 	}
 	_, acc, err := s.projects.Resolve(ctx, a, projectRef)
 	if err != nil {
@@ -196,10 +210,12 @@ func (s *Service) triggerPipeline(ctx context.Context, projectRef, token, ref st
 	if !ok {
 		return model.Pipeline{}, p, chainError(msgProtectedRef)
 	}
-	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.TouchTrigger(ctx, t.ID) }); err != nil {
-		return model.Pipeline{}, p, err
+	if trigger != nil {
+		if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.TouchTrigger(ctx, trigger.ID) }); err != nil {
+			return model.Pipeline{}, p, err
+		}
 	}
-	pl, err := s.create(ctx, request{project: p, source: model.SourceTrigger, resolved: &r, user: &owner,
-		variables: pv, save: true, triggered: true})
+	pl, err := s.create(ctx, request{project: p, source: source, resolved: &r, user: a.User,
+		variables: pv, save: true, triggered: trigger != nil})
 	return pl, p, err
 }

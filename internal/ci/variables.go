@@ -164,10 +164,9 @@ func (s *Service) expressionVariables(ctx context.Context, req request, ref reso
 	return v.asMap(), nil
 }
 
-// pipelineVariables are the variables of a pipeline that exists, lowest
-// precedence first: predefined (with its id, iid, URL and creation time),
-// group and project CI/CD variables, and its own.
-func (s *Service) pipelineVariables(ctx context.Context, p model.Project, pl model.Pipeline) (vars, error) {
+// pipelinePredefined are the predefined variables of a pipeline that
+// exists (with its id, iid, URL and creation time).
+func (s *Service) pipelinePredefined(ctx context.Context, p model.Project, pl model.Pipeline) (vars, error) {
 	repo, err := s.repo(p)
 	if err != nil {
 		return nil, err
@@ -194,6 +193,17 @@ func (s *Service) pipelineVariables(ctx context.Context, p model.Project, pl mod
 	if pl.Name != "" {
 		v.add("CI_PIPELINE_NAME", pl.Name)
 	}
+	return v, nil
+}
+
+// pipelineVariables are the variables of a pipeline that exists, lowest
+// precedence first: predefined (with its id, iid, URL and creation time),
+// group and project CI/CD variables, and its own.
+func (s *Service) pipelineVariables(ctx context.Context, p model.Project, pl model.Pipeline) (vars, error) {
+	v, err := s.pipelinePredefined(ctx, p, pl)
+	if err != nil {
+		return nil, err
+	}
 	secret, err := s.secretVariables(ctx, s.db.Tx, p, pl.Protected)
 	if err != nil {
 		return nil, err
@@ -206,10 +216,21 @@ func (s *Service) pipelineVariables(ctx context.Context, p model.Project, pl mod
 }
 
 // secretVariables are the group and project CI/CD variables a pipeline of
-// the project gets: groups outermost first, then the project; protected
-// ones only for protected refs; environment scope "*" (scoped ones belong
-// to jobs of that environment).
+// the project gets, as pipeline variables (see secretCIVariables).
 func (s *Service) secretVariables(ctx context.Context, tx *store.Tx, p model.Project, protected bool) ([]model.Variable, error) {
+	list, err := s.secretCIVariables(ctx, tx, p, protected)
+	out := make([]model.Variable, len(list))
+	for i, cv := range list {
+		out[i] = model.Variable{Key: cv.Key, Value: cv.Value, VariableType: cv.VariableType, Raw: cv.Raw}
+	}
+	return out, err
+}
+
+// secretCIVariables are the group and project CI/CD variables a pipeline
+// of the project gets: groups outermost first, then the project;
+// protected ones only for protected refs; environment scope "*" (scoped
+// ones belong to jobs of that environment).
+func (s *Service) secretCIVariables(ctx context.Context, tx *store.Tx, p model.Project, protected bool) ([]model.CIVariable, error) {
 	var groupIDs []int64
 	if p.Namespace.Kind == model.NamespaceGroup {
 		for _, part := range strings.Split(strings.TrimSuffix(p.Namespace.Traversal, "/"), "/") {
@@ -230,17 +251,17 @@ func (s *Service) secretVariables(ctx context.Context, tx *store.Tx, p model.Pro
 	if err != nil {
 		return nil, err
 	}
-	var out []model.Variable
+	var out []model.CIVariable
 	for d := range groupIDs {
 		for _, cv := range groupVars {
 			if depth[cv.OwnerID] == d && cv.EnvironmentScope == "*" && (protected || !cv.Protected) {
-				out = append(out, model.Variable{Key: cv.Key, Value: cv.Value, VariableType: cv.VariableType, Raw: cv.Raw})
+				out = append(out, cv)
 			}
 		}
 	}
 	for _, cv := range projectVars {
 		if cv.EnvironmentScope == "*" && (protected || !cv.Protected) {
-			out = append(out, model.Variable{Key: cv.Key, Value: cv.Value, VariableType: cv.VariableType, Raw: cv.Raw})
+			out = append(out, cv)
 		}
 	}
 	return out, nil

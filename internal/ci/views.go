@@ -19,6 +19,8 @@ type JobView struct {
 	Artifacts   []model.Artifact
 	Downstream  *model.Pipeline
 	ProjectPath string
+	// Runner ran the job (nil: none, or since deleted).
+	Runner *model.Runner
 }
 
 // PipelineView is a pipeline with the user who ran it.
@@ -79,8 +81,21 @@ func (s *Service) jobViews(ctx context.Context, p model.Project, jobs []model.Jo
 	if err != nil {
 		return nil, err
 	}
+	runnerIDs := make([]int64, 0, len(jobs))
+	for _, j := range jobs {
+		if j.RunnerID != 0 {
+			runnerIDs = append(runnerIDs, j.RunnerID)
+		}
+	}
+	runners, err := s.db.RunnersByIDs(ctx, runnerIDs)
+	if err != nil {
+		return nil, err
+	}
 	for i, j := range jobs {
 		v := JobView{Job: j, Pipeline: pipelines[j.PipelineID], User: userOf(j), Artifacts: byJob[j.ID], ProjectPath: p.FullPath()}
+		if r, ok := runners[j.RunnerID]; ok {
+			v.Runner = &r
+		}
 		if c, ok := commits[j.SHA]; ok {
 			v.Commit = &c
 		}

@@ -72,6 +72,18 @@ type Config struct {
 	// <data-dir>/cache/archives; 0 keeps none.
 	ArchiveCacheBytes int64 `toml:"archive_cache_bytes"`
 
+	// RunnerLongPoll is how long a runner's request for a job waits for
+	// one before the server answers that there is none.
+	RunnerLongPoll time.Duration `toml:"runner_long_poll"`
+	// StuckJobsInterval is how often running and pending jobs are checked
+	// for timeouts and silent runners; RunnerSilence is how long a running
+	// job may go without word from its runner before it is failed.
+	StuckJobsInterval time.Duration `toml:"stuck_jobs_interval"`
+	RunnerSilence     time.Duration `toml:"runner_silence"`
+	// WithRunner starts a runner inside the server taking this many jobs
+	// at once (0: none), for a set-up with nothing else installed.
+	WithRunner int `toml:"with_runner"`
+
 	ShutdownTimeout time.Duration `toml:"shutdown_timeout"`
 	// MaxBodyBytes bounds request bodies that are read into memory.
 	MaxBodyBytes int64 `toml:"max_body_bytes"`
@@ -102,6 +114,10 @@ func Default() Config {
 
 		ArchiveRateLimit:  5,
 		ArchiveCacheBytes: 1 << 30,
+
+		RunnerLongPoll:    50 * time.Second,
+		StuckJobsInterval: time.Minute,
+		RunnerSilence:     time.Hour,
 	}
 }
 
@@ -159,6 +175,10 @@ func (c *Config) options() []option {
 		{Server, "user-cap", "QUARRY_USER_CAP", "users a top-level group takes before new members need approval (0: no cap)", &c.UserCap},
 		{Server, "archive-rate-limit", "QUARRY_ARCHIVE_RATE_LIMIT", "repository archives one user may request per minute (0: no limit)", &c.ArchiveRateLimit},
 		{Server, "archive-cache-bytes", "QUARRY_ARCHIVE_CACHE_BYTES", "bytes of built archives kept for reuse (0: none)", &c.ArchiveCacheBytes},
+		{Server, "runner-long-poll", "QUARRY_RUNNER_LONG_POLL", "how long a runner's request for a job waits for one", &c.RunnerLongPoll},
+		{Server, "stuck-jobs-interval", "QUARRY_STUCK_JOBS_INTERVAL", "how often jobs are checked for timeouts and silent runners", &c.StuckJobsInterval},
+		{Server, "runner-silence", "QUARRY_RUNNER_SILENCE", "how long a running job may go without word from its runner", &c.RunnerSilence},
+		{Server, "with-runner", "QUARRY_WITH_RUNNER", "start a built-in runner taking this many jobs at once (0: none)", &c.WithRunner},
 		{Server, "shutdown-timeout", "QUARRY_SHUTDOWN_TIMEOUT", "how long a graceful shutdown waits for requests", &c.ShutdownTimeout},
 		{Server, "max-body-bytes", "QUARRY_MAX_BODY_BYTES", "largest request body read into memory", &c.MaxBodyBytes},
 	}

@@ -40,14 +40,20 @@ type RefsEvents interface {
 // Service implements smarthttp.Access.
 type Service struct {
 	tokens    Tokens
+	jobs      Tokens
 	passwords Passwords
 	projects  Projects
 	events    RefsEvents
 }
 
-// New returns the git access service.
-func New(tokens Tokens, passwords Passwords, projects Projects, events RefsEvents) *Service {
-	return &Service{tokens: tokens, passwords: passwords, projects: projects, events: events}
+// JobUser is the user name a CI job clones with, its job token the
+// password.
+const JobUser = "gitlab-ci-token"
+
+// New returns the git access service; jobs authenticates CI job tokens
+// (user gitlab-ci-token).
+func New(tokens, jobs Tokens, passwords Passwords, projects Projects, events RefsEvents) *Service {
+	return &Service{tokens: tokens, jobs: jobs, passwords: passwords, projects: projects, events: events}
 }
 
 var _ smarthttp.Access = (*Service)(nil)
@@ -61,6 +67,13 @@ const accessDenied = "HTTP Basic: Access denied. If a password was provided for 
 func (s *Service) actor(ctx context.Context, username, password string, has bool) (auth.Actor, error) {
 	if !has {
 		return auth.Anonymous, nil
+	}
+	if username == JobUser {
+		a, err := s.jobs.Authenticate(ctx, password)
+		if err != nil {
+			return auth.Anonymous, deny(http.StatusUnauthorized, accessDenied)
+		}
+		return a, nil
 	}
 	a, err := s.tokens.Authenticate(ctx, password)
 	if err == nil {
@@ -128,6 +141,9 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 	}
 	if !a.SignedIn() {
 		return g, deny(http.StatusUnauthorized, accessDenied)
+	}
+	if a.Job != nil {
+		return g, deny(http.StatusForbidden, "You are not allowed to upload code.")
 	}
 	if p.Archived {
 		return g, deny(http.StatusForbidden, "You are not allowed to push code to an archived project.")

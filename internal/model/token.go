@@ -15,11 +15,12 @@ const (
 	ScopeSudo            Scope = "sudo"
 	ScopeAdminMode       Scope = "admin_mode"
 	ScopeSelfRotate      Scope = "self_rotate"
+	ScopeCreateRunner    Scope = "create_runner"
 )
 
 // AllScopes lists every scope a personal access token may be given.
 var AllScopes = []Scope{ScopeAPI, ScopeReadAPI, ScopeReadUser, ScopeReadRepository,
-	ScopeWriteRepository, ScopeSudo, ScopeAdminMode, ScopeSelfRotate}
+	ScopeWriteRepository, ScopeSudo, ScopeAdminMode, ScopeSelfRotate, ScopeCreateRunner}
 
 // ValidScope reports whether s names a known scope.
 func ValidScope(s string) bool {

@@ -39,6 +39,16 @@ type Service struct {
 	now      func() time.Time
 	groups   GroupResolver
 	removed  []func(projectID int64) error
+	// jobScope says whether a CI job of project source may reach project
+	// target with its token (nil: every project the job's user may read).
+	jobScope func(ctx context.Context, source, target int64) (bool, error)
+}
+
+// SetJobTokenScope installs the check of the CI job token scope: a
+// request authenticated by a job token reaches another project only if
+// allowed says so.
+func (s *Service) SetJobTokenScope(allowed func(ctx context.Context, source, target int64) (bool, error)) {
+	s.jobScope = allowed
 }
 
 // New returns the projects service and registers its background tasks.
@@ -82,6 +92,16 @@ func (s *Service) Resolve(ctx context.Context, a auth.Actor, ref string) (model.
 	}
 	if !auth.Can(a, auth.ReadProject, auth.Resource{Project: &p, Access: acc}) {
 		return p, 0, model.NotFound("Project")
+	}
+	if a.Job != nil && a.Job.ProjectID != p.ID && s.jobScope != nil {
+		ok, err := s.jobScope(ctx, a.Job.ProjectID, p.ID)
+		if err != nil {
+			return p, 0, err
+		}
+		if !ok {
+			src, _ := s.db.ProjectByID(ctx, a.Job.ProjectID)
+			return p, 0, model.ForbiddenRaw("Authentication by CI/CD job token not allowed from " + src.FullPath() + " to " + p.FullPath() + ".")
+		}
 	}
 	return p, acc, nil
 }

@@ -40,13 +40,22 @@ func (h *Handlers) Routes() []endpoint.Route {
 	}
 	rows := []endpoint.Route{
 		// Jobs.
-		row("GET", project+"/jobs", public, api, parsed, h.listJobs),
-		row("GET", job, public, api, parsed, h.getJob),
+		row("GET", project+"/jobs", public, api, parsed, h.listJobs).WithJobTokens(),
+		row("GET", job, public, api, parsed, h.getJob).WithJobTokens(),
 		row("GET", job+"/trace", public, api, parsed, h.trace),
 		row("POST", job+"/cancel", token, api, parsed, h.cancelJob),
 		row("POST", job+"/retry", token, api, parsed, h.retryJob),
 		row("POST", job+"/erase", token, api, parsed, h.eraseJob),
 		row("POST", job+"/play", token, api, parsed, h.playJob),
+
+		// Artifacts (jobs may fetch them with their token).
+		row("GET", job+"/artifacts", public, api, parsed, h.jobArchive).WithJobTokens(),
+		row("GET", job+"/artifacts/{artifact_path...}", public, api, parsed, h.jobArtifactFile).WithJobTokens(),
+		row("GET", project+"/jobs/artifacts/{ref}/download", public, api, parsed, h.refArchive).WithJobTokens(),
+		row("GET", project+"/jobs/artifacts/{ref}/raw/{artifact_path...}", public, api, parsed, h.refArtifactFile).WithJobTokens(),
+		row("POST", job+"/artifacts/keep", token, api, parsed, h.keepArtifacts),
+		row("DELETE", job+"/artifacts", token, api, parsed, h.deleteJobArtifacts),
+		row("DELETE", project+"/artifacts", token, api, parsed, h.deleteProjectArtifacts),
 
 		// Pipelines.
 		row("GET", project+"/pipelines", public, api, parsed, h.listPipelines),
@@ -54,7 +63,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("GET", project+"/pipelines/latest", public, api, parsed, h.latestPipeline),
 		row("GET", pipeline, public, api, parsed, h.getPipeline),
 		row("DELETE", pipeline, token, api, parsed, h.deletePipeline),
-		row("GET", pipeline+"/jobs", public, api, parsed, h.pipelineJobs),
+		row("GET", pipeline+"/jobs", public, api, parsed, h.pipelineJobs).WithJobTokens(),
 		row("GET", pipeline+"/bridges", public, api, parsed, h.pipelineBridges),
 		row("GET", pipeline+"/variables", token, api, parsed, h.pipelineVariables),
 		row("GET", pipeline+"/test_report", public, api, parsed, h.testReport),

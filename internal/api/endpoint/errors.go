@@ -127,11 +127,15 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 }
 
 // BodyError classifies a failure to read a request body: over the limit is
-// a 413, anything else a 400.
+// a 413, a classified error stays as it is, anything else is a 400.
 func BodyError(err error) error {
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
 		return model.TooLarge()
+	}
+	var me *model.Error
+	if errors.As(err, &me) {
+		return err // already classified (a service's verdict on the body)
 	}
 	return model.Param("request body is invalid")
 }

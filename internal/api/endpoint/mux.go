@@ -58,6 +58,8 @@ func NewMux(site *Site, rows []Route, shapes []string) (m *Mux, err error) {
 		for i, s := range segs {
 			if s == "{}" {
 				pattern += "/{s" + strconv.Itoa(i) + "}"
+			} else if s == "{...}" && i == len(segs)-1 {
+				pattern += "/{rest...}"
 			} else {
 				pattern += "/" + s
 			}
@@ -95,9 +97,17 @@ rows:
 }
 
 // fits reports whether a row's segments have the shape's: same length,
-// the shape's literals in the same places.
+// the shape's literals in the same places. A shape ending in "{...}"
+// takes rows of its length or longer (their last segment may be a rest
+// wildcard, "{name...}").
 func fits(shape, row []string) bool {
-	if len(shape) != len(row) {
+	rest := len(shape) > 0 && shape[len(shape)-1] == "{...}"
+	if rest {
+		if len(row) < len(shape) {
+			return false
+		}
+		shape = shape[:len(shape)-1]
+	} else if len(shape) != len(row) {
 		return false
 	}
 	for i, s := range shape {
@@ -107,6 +117,9 @@ func fits(shape, row []string) bool {
 	}
 	return true
 }
+
+// isRest reports whether a segment is a rest wildcard ("{name...}").
+func isRest(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "...}") }
 
 // Handle registers a handler outside the API's rows (service endpoints).
 func (m *Mux) Handle(pattern string, h http.Handler) { m.mux.Handle(pattern, h) }
@@ -159,6 +172,12 @@ func (t *table) match(r *http.Request) (*tableRow, []string) {
 }
 
 func matches(tmpl, segs []string) bool {
+	if n := len(tmpl); n > 0 && isRest(tmpl[n-1]) {
+		if len(segs) < n {
+			return false
+		}
+		segs = append(segs[:n-1:n-1], strings.Join(segs[n-1:], "/"))
+	}
 	if len(tmpl) != len(segs) {
 		return false
 	}
@@ -177,7 +196,7 @@ func matches(tmpl, segs []string) bool {
 // moreLiteral reports whether a has a literal at the first position where
 // a and b differ in kind.
 func moreLiteral(a, b []string) bool {
-	for i := range a {
+	for i := range min(len(a), len(b)) {
 		la, lb := !strings.HasPrefix(a[i], "{"), !strings.HasPrefix(b[i], "{")
 		if la != lb {
 			return la
@@ -206,7 +225,10 @@ func (t *table) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i, s := range row.segs {
-		if strings.HasPrefix(s, "{") {
+		switch {
+		case isRest(s):
+			r.SetPathValue(strings.TrimSuffix(strings.Trim(s, "{}"), "..."), strings.Join(segs[i:], "/"))
+		case strings.HasPrefix(s, "{"):
 			r.SetPathValue(strings.Trim(s, "{}"), segs[i])
 		}
 	}

@@ -100,6 +100,16 @@ type Route struct {
 	Scopes auth.ScopeRule
 	Body   Body
 	Handle Handler
+	// JobTokens lets a Public or Token row also take a CI job token
+	// (JOB-TOKEN, job_token, or a Bearer glcbt- token): the endpoints
+	// GitLab opens to jobs.
+	JobTokens bool
+}
+
+// WithJobTokens returns the row taking CI job tokens too.
+func (rt Route) WithJobTokens() Route {
+	rt.JobTokens = true
+	return rt
 }
 
 // Row builds a route row; every part is required.
@@ -131,6 +141,9 @@ var identifierWildcards = map[string]bool{
 	"id": true, "user_id": true, "group_id": true, "project_id": true, "forked_from_id": true,
 	"key": true, "provider": true, "file_path": true, "sha": true, "branch": true, "tag": true,
 	"name": true, "path...": true, "job_id": true, "pipeline_id": true, "trigger_id": true, "ref": true,
+	"artifact_path...": true,
+	"agent_id":         true, "target_project_id": true, "target_group_id": true,
+	"runner_id": true,
 }
 
 // Check reports what is wrong with a row: an unknown method, a path that
@@ -153,6 +166,9 @@ func (rt Route) Check() error {
 	}
 	if rt.Handle == nil {
 		return fmt.Errorf("%s: no handler", rt.Pattern())
+	}
+	if rt.JobTokens && rt.Auth != Public && rt.Auth != Token {
+		return fmt.Errorf("%s: only public and token rows take job tokens too", rt.Pattern())
 	}
 	for _, seg := range strings.Split(rt.Path, "/") {
 		if strings.HasPrefix(seg, "{") {

@@ -54,6 +54,9 @@ func (s *Site) Handler(rt Route) http.Handler {
 	if s.authenticator(rt.Auth) == nil && rt.Auth != NoAuth {
 		panic(fmt.Sprintf("endpoint: %s: no authenticator for %s", rt.Pattern(), rt.Auth))
 	}
+	if rt.JobTokens && s.Jobs == nil {
+		panic(fmt.Sprintf("endpoint: %s: no authenticator for job tokens", rt.Pattern()))
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &Call{W: w, R: r, site: s}
 		var err error
@@ -67,7 +70,7 @@ func (s *Site) Handler(rt Route) http.Handler {
 			c.Fail(err)
 			return
 		}
-		if c.Actor, err = s.authenticate(rt.Auth, r, c.P); err != nil {
+		if c.Actor, err = s.authenticateRow(rt, r, c.P); err != nil {
 			c.Fail(err)
 			return
 		}
@@ -108,6 +111,21 @@ func (s *Site) authenticator(a Auth) any {
 	return nil
 }
 
+// authenticateRow authenticates with the row's kind, or with a CI job
+// token where the row takes one and the request carries one.
+func (s *Site) authenticateRow(rt Route, r *http.Request, p *Params) (auth.Actor, error) {
+	if rt.JobTokens {
+		secret := first(r.Header.Get("Job-Token"), param(p, "job_token"))
+		if b := trimBearer(r.Header.Get("Authorization")); secret == "" && strings.HasPrefix(b, model.JobTokenPrefix) {
+			secret = b
+		}
+		if secret != "" {
+			return s.Jobs.Authenticate(r.Context(), secret)
+		}
+	}
+	return s.authenticate(rt.Auth, r, p)
+}
+
 // authenticate resolves the credentials of the row's kind to an actor.
 // Missing credentials are the anonymous actor where the kind allows it and
 // 401 otherwise; bad credentials are the authenticator's error.
@@ -123,6 +141,9 @@ func (s *Site) authenticate(kind Auth, r *http.Request, p *Params) (auth.Actor, 
 		return a, err
 	}
 	secret := Credential(kind, r, p)
+	if secret == "" && kind == RunnerToken {
+		return auth.Anonymous, model.Param("token is missing")
+	}
 	if secret == "" {
 		return auth.Anonymous, model.Unauthorized("")
 	}
@@ -156,18 +177,7 @@ func (s *Site) personal(r *http.Request, p *Params) (auth.Actor, error) {
 // Credential finds the secret of a credential kind where GitLab's clients
 // send it.
 func Credential(kind Auth, r *http.Request, p *Params) string {
-	first := func(vals ...string) string {
-		for _, v := range vals {
-			if v = strings.TrimSpace(v); v != "" {
-				return v
-			}
-		}
-		return ""
-	}
-	param := func(key string) string {
-		v, _ := p.String(key)
-		return v
-	}
+	param := func(key string) string { return param(p, key) }
 	bearer := trimBearer(r.Header.Get("Authorization"))
 	switch kind {
 	case Public, Token:
@@ -198,4 +208,20 @@ func sentryKey(h string) string {
 		}
 	}
 	return ""
+}
+
+// first is the first non-blank value.
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// param is a parameter's value, "" when absent.
+func param(p *Params, key string) string {
+	v, _ := p.String(key)
+	return v
 }

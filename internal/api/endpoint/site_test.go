@@ -84,7 +84,7 @@ func TestSite_credentialsByKind(t *testing.T) {
 		{"job token unknown", JobToken, withHeader(get("/x"), "Job-Token", "nope"), 403, `{"message":"403 Forbidden"}`},
 		{"runner token in body", RunnerToken, jsonReq(`{"token":"run","info":{"name":"r"}}`), 200, "runner"},
 		{"runner token header", RunnerToken, withHeader(get("/x"), "Runner-Token", "run"), 200, "runner"},
-		{"runner token missing", RunnerToken, jsonReq(`{}`), 401, `{"message":"401 Unauthorized"}`},
+		{"runner token missing", RunnerToken, jsonReq(`{}`), 400, `{"error":"token is missing"}`},
 		{"integration Bearer", IntegrationKey, withHeader(jsonReq(`{"title":"a"}`), "Authorization", "Bearer key"), 200, "integration"},
 		{"integration X-Sentry-Auth", IntegrationKey, withHeader(get("/x"), "X-Sentry-Auth", "Sentry sentry_version=7, sentry_key=key, sentry_client=go"), 200, "integration"},
 		{"integration sentry_key", IntegrationKey, get("/x?sentry_key=key"), 200, "integration"},

@@ -162,7 +162,7 @@ type Job struct {
 	JobBasic
 	ArtifactsFile     *ArtifactFile `json:"artifacts_file,omitempty"`
 	Artifacts         []JobArtifact `json:"artifacts"`
-	Runner            *struct{}     `json:"runner"`
+	Runner            *Runner       `json:"runner"`
 	RunnerManager     *struct{}     `json:"runner_manager"`
 	ArtifactsExpireAt *Time         `json:"artifacts_expire_at,omitempty"`
 	Archived          bool          `json:"archived"`
@@ -227,6 +227,10 @@ func (r *Renderer) Job(v ci.JobView, viewer auth.Actor) Job {
 	out := Job{JobBasic: r.JobBasic(v, viewer), Artifacts: []JobArtifact{}, TagList: v.TagList}
 	if out.TagList == nil {
 		out.TagList = []string{}
+	}
+	if v.Runner != nil {
+		rn := r.Runner(v.Runner, false)
+		out.Runner = &rn
 	}
 	for _, a := range v.Artifacts {
 		f := a.Format
