@@ -538,3 +538,94 @@ func TestRunnerProtocol_stuckJobs(t *testing.T) {
 		c.RunnerSilence = 500 * time.Millisecond
 	})
 }
+
+// GET /job/allowed_agents with a running job's token: the agents whose
+// configuration admits the job's project, with the job, pipeline, project
+// and user; other credentials are 401.
+func TestRunnerProtocol_allowedAgents(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "agentowner")
+		p := newCIProject(t, s, owner, "agented", map[string]string{
+			".gitlab-ci.yml":                     "deploy:\n  script: [\"true\"]\n",
+			".gitlab/agents/prod/config.yaml":    "ci_access:\n  projects:\n    - id: " + "agentowner/agented" + "\n",
+			".gitlab/agents/staging/config.yaml": "ci_access: {}\n",
+		})
+		p.settle(t, 1)
+		for _, name := range []string{"prod", "staging"} {
+			s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/cluster_agents", p.ID), Token: owner.Token,
+				JSON: map[string]any{"name": name}}).Want(t, http.StatusCreated)
+		}
+		r := projectRunner(t, p, nil)
+		job := r.take(t)
+		var got struct {
+			AllowedAgents []struct {
+				ID            int64 `json:"id"`
+				ConfigProject struct {
+					ID                int64  `json:"id"`
+					PathWithNamespace string `json:"path_with_namespace"`
+				} `json:"config_project"`
+			} `json:"allowed_agents"`
+			Job struct {
+				ID          int64  `json:"id"`
+				Name        string `json:"name"`
+				ProjectName string `json:"project_name"`
+			} `json:"job"`
+			Pipeline struct {
+				ID     int64  `json:"id"`
+				WebURL string `json:"web_url"`
+			} `json:"pipeline"`
+			Project struct {
+				ID int64 `json:"id"`
+			} `json:"project"`
+			User struct {
+				Username string `json:"username"`
+			} `json:"user"`
+		}
+		s.Do(t, apitest.Request{Path: "/job/allowed_agents", Header: map[string]string{"JOB-TOKEN": job.Token}}).Want(t, http.StatusOK).JSON(t, &got)
+		// Both are the project's own agents: its own project is always
+		// admitted.
+		if len(got.AllowedAgents) != 2 || got.AllowedAgents[0].ConfigProject.ID != p.ID || got.Job.ID != job.ID || got.Job.Name != "deploy" ||
+			got.Project.ID != p.ID || got.User.Username != owner.Username || !strings.HasSuffix(got.Pipeline.WebURL, fmt.Sprintf("/-/pipelines/%d", got.Pipeline.ID)) {
+			t.Errorf("allowed agents %+v", got)
+		}
+		s.Do(t, apitest.Request{Path: "/job/allowed_agents?job_token=" + job.Token}).Want(t, http.StatusOK)
+		s.Do(t, apitest.Request{Path: "/job/allowed_agents", Token: owner.Token}).Want(t, http.StatusUnauthorized)
+		s.Do(t, apitest.Request{Path: "/job/allowed_agents"}).Want(t, http.StatusUnauthorized)
+		r.update(t, job, map[string]any{"state": "success"}).Want(t, http.StatusOK)
+		s.Do(t, apitest.Request{Path: "/job/allowed_agents", Header: map[string]string{"JOB-TOKEN": job.Token}}).Want(t, http.StatusUnauthorized)
+	}, shortPoll)
+}
+
+// A job token reaches another project only through that project's job
+// token scope: the allowlist admits it.
+func TestRunnerProtocol_jobTokenScope(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "scopeowner")
+		src := newCIProject(t, s, owner, "src", map[string]string{".gitlab-ci.yml": "job1:\n  script: [\"true\"]\n"})
+		dst := newCIProject(t, s, owner, "dst", map[string]string{".gitlab-ci.yml": "job2:\n  script: [\"true\"]\n"})
+		src.settle(t, 1)
+		r := projectRunner(t, src, nil)
+		job := r.take(t)
+		read := apitest.Request{Path: fmt.Sprintf("/projects/%d/jobs", dst.ID), Header: map[string]string{"JOB-TOKEN": job.Token}}
+		res := s.Do(t, read).Want(t, http.StatusForbidden)
+		if !strings.Contains(string(res.Body), "job token not allowed") {
+			t.Errorf("refusal %s", res.Body)
+		}
+		// A pipeline triggered with the job token in another project is
+		// refused as well…
+		trigger := apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/trigger/pipeline", dst.ID),
+			Form: map[string][]string{"token": {job.Token}, "ref": {"main"}}}
+		s.Do(t, trigger).Want(t, http.StatusForbidden)
+		// …until the target admits the source.
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/job_token_scope/allowlist", dst.ID), Token: owner.Token,
+			JSON: map[string]any{"target_project_id": src.ID}}).Want(t, http.StatusCreated)
+		s.Do(t, read).Want(t, http.StatusOK)
+		var pl pipelineJSON
+		s.Do(t, trigger).Want(t, http.StatusCreated).JSON(t, &pl)
+		if pl.Source != "pipeline" {
+			t.Errorf("a pipeline triggered with a job token has source %q; want pipeline", pl.Source)
+		}
+		r.update(t, job, map[string]any{"state": "success"}).Want(t, http.StatusOK)
+		s.Do(t, trigger).Want(t, http.StatusNotFound)
+	}, shortPoll)
+}

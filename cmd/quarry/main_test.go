@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -254,7 +255,13 @@ func buildBinary(t *testing.T) string {
 // returns once it listens.
 func startBinary(t *testing.T, bin, work string, env ...string) (*exec.Cmd, string, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0")
+	return startBinaryOn(t, bin, work, "127.0.0.1:0", env...)
+}
+
+// startBinaryOn is startBinary listening on addr.
+func startBinaryOn(t *testing.T, bin, work, addr string, env ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--listen", addr)
 	cmd.Dir = work
 	cmd.Env = append(append(os.Environ(), "QUARRY_LOG_FORMAT=text", "QUARRY_PASSWORD_COST=4"), env...)
 	stderr, err := cmd.StderrPipe()
@@ -275,7 +282,7 @@ func startBinary(t *testing.T, bin, work string, env ...string) (*exec.Cmd, stri
 		}
 		close(lines)
 	}()
-	addr := ""
+	addr = ""
 	deadline := time.After(30 * time.Second)
 	for addr == "" {
 		select {
@@ -437,4 +444,57 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// quarry serve --with-runner runs a pipeline with nothing else installed:
+// the built-in runner registers itself on first start and takes the jobs.
+func TestBinary_withRunner(t *testing.T) {
+	bin := buildBinary(t)
+	work := t.TempDir()
+	// A fixed port: the jobs clone from the external URL the listen
+	// address gives.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd, url, log := startBinaryOn(t, bin, work, addr, "QUARRY_WITH_RUNNER=2")
+	b, _ := os.ReadFile(filepath.Join(work, "quarry-data", "initial_root_token"))
+	token := strings.TrimSpace(string(b))
+	status, p := call(t, "POST", url+"/api/v4/projects", token, `{"name":"laptop","initialize_with_readme":true}`)
+	if status != 201 {
+		t.Fatalf("create: %d %v", status, p)
+	}
+	id := fmt.Sprint(p["id"])
+	ci := `{"branch":"main","commit_message":"ci","actions":[{"action":"create","file_path":".gitlab-ci.yml",` +
+		`"content":"stages: [a, b]\nfirst:\n  stage: a\n  script: [echo one > one.txt]\n  artifacts:\n    paths: [one.txt]\n` +
+		`second:\n  stage: b\n  script: [cat one.txt]\n"}]}`
+	if status, c := call(t, "POST", url+"/api/v4/projects/"+id+"/repository/commits", token, ci); status != 201 {
+		t.Fatalf("commit: %d %v", status, c)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		req, _ := http.NewRequest("GET", url+"/api/v4/projects/"+id+"/pipelines", nil)
+		req.Header.Set("PRIVATE-TOKEN", token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list []map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		if len(list) > 0 && list[0]["status"] == "success" {
+			break
+		}
+		if len(list) > 0 && (list[0]["status"] == "failed" || list[0]["status"] == "canceled") || time.Now().After(deadline) {
+			t.Fatalf("pipelines %v\n%s", list, log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	st, err := os.Stat(filepath.Join(work, "quarry-data", "builtin-runner.json"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("builtin-runner.json: %v %v", st, err)
+	}
+	stopBinary(t, cmd)
 }
