@@ -629,3 +629,69 @@ func TestRunnerProtocol_jobTokenScope(t *testing.T) {
 		s.Do(t, trigger).Want(t, http.StatusNotFound)
 	}, shortPoll)
 }
+
+// Registration tokens are reset by who owns them: a project's by its
+// maintainers, a group's by its owners, the instance's by administrators;
+// the old token stops registering, the new one registers.
+func TestRunnerProtocol_resetRegistrationTokens(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "resetowner")
+		p := newCIProject(t, s, owner, "reset", nil)
+		dev := s.NewUser(t, "resetdev")
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/members", p.ID), Token: owner.Token,
+			JSON: map[string]any{"user_id": dev.ID, "access_level": 30}}).Want(t, http.StatusCreated)
+		register := func(token string) int {
+			return s.Do(t, apitest.Request{Method: "POST", Path: "/runners", JSON: map[string]any{"token": token}}).Status
+		}
+		var proj struct {
+			RunnersToken string `json:"runners_token"`
+		}
+		s.Get(t, fmt.Sprintf("/projects/%d", p.ID), owner.Token).Want(t, http.StatusOK).JSON(t, &proj)
+		path := fmt.Sprintf("/projects/%d/runners/reset_registration_token", p.ID)
+		s.Do(t, apitest.Request{Method: "POST", Path: path, Token: dev.Token}).Want(t, http.StatusForbidden)
+		var fresh struct {
+			Token string `json:"token"`
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: path, Token: owner.Token}).Want(t, http.StatusCreated).JSON(t, &fresh)
+		if fresh.Token == "" || fresh.Token == proj.RunnersToken {
+			t.Fatalf("reset gave %q (was %q)", fresh.Token, proj.RunnersToken)
+		}
+		s.Get(t, fmt.Sprintf("/projects/%d", p.ID), owner.Token).Want(t, http.StatusOK).JSON(t, &proj)
+		if proj.RunnersToken != fresh.Token {
+			t.Errorf("project runners_token %q; want the new one", proj.RunnersToken)
+		}
+		if register(fresh.Token) != http.StatusCreated {
+			t.Error("the new project token does not register")
+		}
+
+		var g struct {
+			ID           int64  `json:"id"`
+			RunnersToken string `json:"runners_token"`
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: owner.Token, JSON: map[string]any{"name": "resetgrp", "path": "resetgrp"}}).
+			Want(t, http.StatusCreated).JSON(t, &g)
+		old := g.RunnersToken
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/groups/%d/runners/reset_registration_token", g.ID), Token: dev.Token}).
+			Want(t, http.StatusNotFound)
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/groups/%d/runners/reset_registration_token", g.ID), Token: owner.Token}).
+			Want(t, http.StatusCreated).JSON(t, &fresh)
+		if old != "" && register(old) != http.StatusForbidden {
+			t.Error("the old group token still registers")
+		}
+		if register(fresh.Token) != http.StatusCreated {
+			t.Error("the new group token does not register")
+		}
+
+		s.Do(t, apitest.Request{Method: "POST", Path: "/runners/reset_registration_token", Token: owner.Token}).Want(t, http.StatusForbidden)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/runners/reset_registration_token", Token: s.RootToken}).
+			Want(t, http.StatusCreated).JSON(t, &fresh)
+		if register(fresh.Token) != http.StatusCreated {
+			t.Error("the new instance token does not register")
+		}
+		var r struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/runners", JSON: map[string]any{"token": fresh.Token}}).Want(t, http.StatusCreated).JSON(t, &r)
+		if got, err := s.App.DB.Runner(ctx(t), r.ID); err != nil || got.Type != "instance_type" {
+			t.Errorf("runner of the instance token: %+v %v", got, err)
+		}
+	}, shortPoll)
+}

@@ -346,3 +346,84 @@ func (s *Service) ResetToken(ctx context.Context, r model.Runner) (string, error
 	}
 	return secret, s.db.InTx(ctx, func(tx *store.Tx) error { return tx.SetRunnerToken(ctx, r.ID, r.TokenDigest, nil) })
 }
+
+// registrationPrefix starts every registration token (GitLab's).
+const registrationPrefix = "GR1348941"
+
+// maxResetRetries bounds the retries of a reset that lost a race with
+// another change of the project or group.
+const maxResetRetries = 5
+
+// ResetProjectRegistrationToken gives a project a new runners registration
+// token (maintainers); the old one stops registering runners.
+func (s *Service) ResetProjectRegistrationToken(ctx context.Context, a auth.Actor, ref string) (string, error) {
+	p, access, err := s.projects.Resolve(ctx, a, ref)
+	if err != nil {
+		return "", err
+	}
+	if !a.Admin() && access < model.Maintainer {
+		return "", model.Forbidden("")
+	}
+	token := auth.NewSecret(registrationPrefix, 20)
+	for range maxResetRetries {
+		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+			cur, err := tx.ProjectByID(ctx, p.ID)
+			if err != nil {
+				return err
+			}
+			cur.Settings.RunnersToken = token
+			return tx.UpdateProject(ctx, &cur)
+		})
+		if !errors.Is(err, model.ErrConflict) {
+			break
+		}
+	}
+	return token, err
+}
+
+// ResetGroupRegistrationToken gives a group a new runners registration
+// token (owners).
+func (s *Service) ResetGroupRegistrationToken(ctx context.Context, a auth.Actor, ref string) (string, error) {
+	g, access, err := s.groups.Resolve(ctx, a, ref)
+	if err != nil {
+		return "", err
+	}
+	if !a.Admin() && access < model.Owner {
+		return "", model.Forbidden("")
+	}
+	token := auth.NewSecret(registrationPrefix, 20)
+	for range maxResetRetries {
+		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+			cur, err := tx.GroupByID(ctx, g.ID)
+			if err != nil {
+				return err
+			}
+			cur.RunnersToken = token
+			return tx.UpdateGroup(ctx, &cur)
+		})
+		if !errors.Is(err, model.ErrConflict) {
+			break
+		}
+	}
+	return token, err
+}
+
+// ResetInstanceRegistrationToken gives the instance a new runners
+// registration token (administrators).
+func (s *Service) ResetInstanceRegistrationToken(ctx context.Context, a auth.Actor) (string, error) {
+	if !a.Admin() {
+		return "", model.Forbidden("")
+	}
+	if _, err := s.ci.Settings(ctx); err != nil { // the row exists
+		return "", err
+	}
+	token := auth.NewSecret(registrationPrefix, 20)
+	return token, s.db.InTx(ctx, func(tx *store.Tx) error {
+		st, _, _, err := tx.ApplicationSettings(ctx, model.DefaultApplicationSettings)
+		if err != nil {
+			return err
+		}
+		st.RunnersRegistrationToken = token
+		return tx.SaveApplicationSettings(ctx, st)
+	})
+}

@@ -30,6 +30,32 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("POST", "/projects/{id}/runners", token, api, parsed, h.enableRunner),
 		row("DELETE", "/projects/{id}/runners/{runner_id}", token, api, parsed, h.disableRunner),
 		row("GET", "/groups/{id}/runners", token, api, parsed, h.groupRunners),
+		// New registration tokens (the old one stops registering).
+		row("POST", "/runners/reset_registration_token", token, api, parsed, h.resetRegistrationToken("instance")),
+		row("POST", "/projects/{id}/runners/reset_registration_token", token, api, parsed, h.resetRegistrationToken("project")),
+		row("POST", "/groups/{id}/runners/reset_registration_token", token, api, parsed, h.resetRegistrationToken("group")),
+	}
+}
+
+// resetRegistrationToken answers a reset of the instance's, a project's or
+// a group's registration token with the new one (shown here, and where
+// GitLab shows it: runners_token).
+func (h *Handlers) resetRegistrationToken(owner string) endpoint.Handler {
+	return func(c *endpoint.Call) error {
+		var token string
+		var err error
+		switch owner {
+		case "instance":
+			token, err = h.runners.ResetInstanceRegistrationToken(c.Ctx(), c.Actor)
+		case "project":
+			token, err = h.runners.ResetProjectRegistrationToken(c.Ctx(), c.Actor, c.Path("id"))
+		default:
+			token, err = h.runners.ResetGroupRegistrationToken(c.Ctx(), c.Actor, c.Path("id"))
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, tokenBody{Token: token})
 	}
 }
 
