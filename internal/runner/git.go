@@ -129,7 +129,8 @@ func (b *build) getSources(ctx context.Context) error {
 	}
 	if reuse {
 		// What an earlier job left in the work tree goes.
-		clean := git.Command{Name: "clean", Flags: []git.Flag{{Name: "-ffdx"}, {Name: "--quiet"}}, Env: []string{"GIT_WORK_TREE=" + b.dir}}
+		clean := git.Command{Name: "clean", Flags: []git.Flag{{Name: "-ffdx"}, {Name: "--quiet"}}, PathArgs: []string{":/"},
+			Env: []string{"GIT_WORK_TREE=" + b.dir}}
 		if _, err := b.r.git.Run(ctx, gitDir, clean, git.Options{}); err != nil {
 			return b.gitFailed(err)
 		}

@@ -676,3 +676,32 @@ func TestRun_shallowFetch(t *testing.T) {
 	mustContain(t, log, "Fetching changes with git depth set to 1...", "true\n"+second+"\n", "\nsecond\n", "second version\n")
 	mustNotContain(t, log, "\nfirst\n")
 }
+
+// With the fetch strategy a project's second job reuses the work tree the
+// first left: the commit is there already, so nothing is fetched, and
+// what the first job left untracked is cleaned away. GIT_STRATEGY: clone
+// starts afresh.
+func TestRun_fetchStrategyReusesWorkTree(t *testing.T) {
+	h := newHarness(t)
+	h.srv.queueJob(h.job(120, []string{"echo junk > junk.txt", "test -f README.md"}))
+	h.start(1)
+	if final := h.srv.waitFinal(120); final.State != "success" {
+		t.Fatalf("first job %+v:\n%s", final, h.checkFinalLog(120, final))
+	}
+	h.srv.queueJob(h.job(121, []string{"test ! -e junk.txt", "test -f README.md"}))
+	final := h.srv.waitFinal(121)
+	log := h.checkFinalLog(121, final)
+	if final.State != "success" {
+		t.Fatalf("second job %+v:\n%s", final, log)
+	}
+	mustContain(t, log, "Reinitialized existing Git repository")
+	clone := h.job(122, []string{"test -f README.md"})
+	addVariables(clone, map[string]any{"key": "GIT_STRATEGY", "value": "clone", "public": true})
+	h.srv.queueJob(clone)
+	final = h.srv.waitFinal(122)
+	log = h.checkFinalLog(122, final)
+	if final.State != "success" {
+		t.Fatalf("clone job %+v:\n%s", final, log)
+	}
+	mustContain(t, log, "Created fresh repository.")
+}
