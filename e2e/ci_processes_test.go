@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -303,6 +304,52 @@ func TestPipelines_twoProcessesSharePostgres(t *testing.T) {
 			pipelines := projectPipelineIDs(t, p)
 			child.send(t, "drive", pipelines)
 			driveResourceGroup(t, []*apitest.Server{s}, p.ID, pipelines)
+			child.answers(t)
+		})
+	}
+}
+
+// A build made pending by another Quarry process on the same PostgreSQL
+// wakes a runner long-polling here at once (LISTEN/NOTIFY), long before
+// its long poll would end.
+func TestRunners_wokenByAnotherProcess(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		if d != "postgres" {
+			continue // one SQLite file has one Quarry process
+		}
+		t.Run(d, func(t *testing.T) {
+			target := storetest.Target{Name: d, DatabaseURL: storetest.NewPostgresSchema(t)}
+			dir := t.TempDir()
+			s := apitest.StartIn(t, target, dir, func(c *config) { c.RunnerLongPoll = 30 * time.Second })
+			child := startChild(t, target, dir)
+			owner := s.NewUser(t, "wakeowner")
+			p := newCIProject(t, s, owner, "wake", map[string]string{".gitlab-ci.yml": "stages: [a, b]\nfirst:\n  stage: a\n  script: [x]\n" +
+				"second:\n  stage: b\n  script: [y]\n"})
+			p.settle(t, 1)
+			pl := p.pipelines(t, "source=push")[0]
+			first := p.job(t, pl.ID, "first")
+			if _, err := engine(s).Start(ctx(t), first.ID); err != nil {
+				t.Fatal(err)
+			}
+			r := projectRunner(t, p, nil)
+			version := r.request(t, "").Want(t, http.StatusNoContent).Header.Get("X-Gitlab-Last-Update")
+			got := make(chan *apitest.Response, 1)
+			go func() { got <- r.request(t, version) }()
+			time.Sleep(200 * time.Millisecond) // parked
+			start := time.Now()
+			child.send(t, "finish", []int64{first.ID})
+			select {
+			case res := <-got:
+				var job payloadJSON
+				res.Want(t, http.StatusCreated).JSON(t, &job)
+				if job.JobInfo.Name != "second" {
+					t.Errorf("woken runner got %s", job.JobInfo.Name)
+				}
+				t.Logf("woken %v after the other process's finish", time.Since(start).Round(time.Millisecond))
+			case <-time.After(10 * time.Second):
+				t.Fatal("the parked runner was not woken by the other process")
+			}
 			child.answers(t)
 		})
 	}

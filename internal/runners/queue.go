@@ -94,7 +94,8 @@ func (s *Service) queueVersion(ctx context.Context, r model.Runner) (string, err
 // RequestJob finds runner r a job (POST /jobs/request). A paused runner
 // gets none. When the runner saw the queue as it is (in.LastUpdate is
 // the current version), the request waits up to the long-poll time for a
-// build to become pending; otherwise it looks at once. It returns the
+// build to become pending, then looks; otherwise it looks at once and,
+// finding nothing, answers at once (reference §1.4). It returns the
 // assignment, or nil and the queue version to send back. A claim lost to
 // another runner with nothing else found is model.ErrConflict.
 func (s *Service) RequestJob(ctx context.Context, r model.Runner, in RequestInput) (*Assignment, string, error) {
@@ -117,12 +118,11 @@ func (s *Service) RequestJob(ctx context.Context, r model.Runner, in RequestInpu
 			if lost {
 				return nil, "", model.Conflict("job was taken by another runner")
 			}
-			// Nothing for this runner now: read the version again, as the
-			// claim may have changed it, and wait for the next change.
-			if in.LastUpdate, err = s.queueVersion(ctx, r); err != nil {
-				return nil, "", err
-			}
-			continue
+			// Nothing for this runner now: answered at once with the
+			// version as it is now (the claim may have changed it); the
+			// runner's next request, with that version, parks.
+			version, err = s.queueVersion(ctx, r)
+			return nil, version, err
 		}
 		select {
 		case <-woken:
