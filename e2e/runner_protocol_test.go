@@ -695,3 +695,25 @@ func TestRunnerProtocol_resetRegistrationTokens(t *testing.T) {
 		}
 	}, shortPoll)
 }
+
+// A log past the instance's limit fails its job (trace_size_exceeded);
+// the runner is told with 403 and Job-Status.
+func TestRunnerProtocol_logTooLarge(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "bigowner")
+		p := newCIProject(t, s, owner, "biglog", map[string]string{".gitlab-ci.yml": "job1:\n  script: [\"true\"]\n"})
+		p.settle(t, 1)
+		r := projectRunner(t, p, nil)
+		job := r.take(t)
+		r.trace(t, job, 0, strings.Repeat("a", 1000)).Want(t, http.StatusAccepted)
+		res := r.trace(t, job, 1000, strings.Repeat("b", 100))
+		if res.Status != http.StatusForbidden || res.Header.Get("Job-Status") != "failed" {
+			t.Fatalf("append past the limit: %d Job-Status %q %s", res.Status, res.Header.Get("Job-Status"), res.Body)
+		}
+		var j jobJSON
+		s.Get(t, fmt.Sprintf("/projects/%d/jobs/%d", p.ID, job.ID), owner.Token).Want(t, http.StatusOK).JSON(t, &j)
+		if j.Status != "failed" || j.FailureReason != "trace_size_exceeded" {
+			t.Errorf("job %s (%s)", j.Status, j.FailureReason)
+		}
+	}, shortPoll, func(c *config) { c.MaxJobLogBytes = 1024 })
+}

@@ -127,7 +127,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a.CI = ci.New(db, a.Projects, a.Groups, storages, jobfiles.New(cfg.JobFilesDir()), queue, log, ci.Config{
 		ExternalURL: strings.TrimRight(cfg.ExternalURL, "/"), ServerVersion: buildinfo.APIVersion, ServerRevision: buildinfo.Revision(),
-		SweepInterval: cfg.StuckJobsInterval, RunnerSilence: cfg.RunnerSilence})
+		SweepInterval: cfg.StuckJobsInterval, RunnerSilence: cfg.RunnerSilence, MaxLogBytes: cfg.MaxJobLogBytes})
 	a.Runners = runners.New(db, a.CI, a.Projects, a.Groups, log, runners.Config{LongPoll: cfg.RunnerLongPoll})
 	a.Agents, a.JobTokenScope = agents.New(db, a.Projects, storages, log), jobtokenscope.New(db, a.Projects, a.Groups)
 	a.Projects.SetJobTokenScope(a.JobTokenScope.Allowed)

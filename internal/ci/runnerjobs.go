@@ -821,3 +821,26 @@ func LogOffset(err error) (size int64, ok bool) {
 	}
 	return 0, false
 }
+
+// AppendRunnerLog appends a runner's piece of the log of a job RunnerJob
+// authenticated (AppendLog), and fails the job when the log outgrows
+// MaxLogBytes: the job's status after the append is returned (failed
+// then), for Job-Status.
+func (s *Service) AppendRunnerLog(ctx context.Context, j model.Job, offset int64, data io.Reader) (int64, model.CIStatus, error) {
+	size, err := s.AppendLog(ctx, j.ID, offset, data)
+	if err != nil {
+		return size, j.Status, err
+	}
+	if size > s.cfg.MaxLogBytes {
+		dropped, err := s.Drop(ctx, j.ID, model.FailureTraceSizeExceeded)
+		if st, ok := NotRunningStatus(err); ok {
+			return size, st, model.Forbidden("Job is not running")
+		}
+		if err != nil {
+			return size, j.Status, err
+		}
+		return size, dropped.Status, model.Forbidden("Job log is too large")
+	}
+	st, err := s.JobStatus(ctx, j.ID)
+	return size, st, err
+}

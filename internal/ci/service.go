@@ -51,6 +51,9 @@ type Config struct {
 	// go without word from its runner (0: forever).
 	SweepInterval time.Duration
 	RunnerSilence time.Duration
+	// MaxLogBytes bounds a job's log: a runner that sends more fails the
+	// job (trace_size_exceeded). Default 100 MiB.
+	MaxLogBytes int64
 }
 
 // Service is the CI engine.
@@ -89,6 +92,9 @@ var (
 func New(db *store.DB, projects Projects, groups Groups, storages *gitrepo.Storages, files *jobfiles.Store, queue *tasks.Queue, log *slog.Logger, cfg Config) *Service {
 	if cfg.MaxConfigBytes <= 0 {
 		cfg.MaxConfigBytes = 1 << 20
+	}
+	if cfg.MaxLogBytes <= 0 {
+		cfg.MaxLogBytes = 100 << 20
 	}
 	s := &Service{db: db, projects: projects, groups: groups, storages: storages, files: files, log: log, cfg: cfg,
 		configs: newConfigCache(512)}

@@ -80,6 +80,9 @@ type Config struct {
 	// job may go without word from its runner before it is failed.
 	StuckJobsInterval time.Duration `toml:"stuck_jobs_interval"`
 	RunnerSilence     time.Duration `toml:"runner_silence"`
+	// MaxJobLogBytes bounds a job's log (more fails the job:
+	// trace_size_exceeded).
+	MaxJobLogBytes int64 `toml:"max_job_log_bytes"`
 	// WithRunner starts a runner inside the server taking this many jobs
 	// at once (0: none), for a set-up with nothing else installed.
 	WithRunner int `toml:"with_runner"`
@@ -118,6 +121,7 @@ func Default() Config {
 		RunnerLongPoll:    50 * time.Second,
 		StuckJobsInterval: time.Minute,
 		RunnerSilence:     time.Hour,
+		MaxJobLogBytes:    100 << 20,
 	}
 }
 
@@ -178,6 +182,7 @@ func (c *Config) options() []option {
 		{Server, "runner-long-poll", "QUARRY_RUNNER_LONG_POLL", "how long a runner's request for a job waits for one", &c.RunnerLongPoll},
 		{Server, "stuck-jobs-interval", "QUARRY_STUCK_JOBS_INTERVAL", "how often jobs are checked for timeouts and silent runners", &c.StuckJobsInterval},
 		{Server, "runner-silence", "QUARRY_RUNNER_SILENCE", "how long a running job may go without word from its runner", &c.RunnerSilence},
+		{Server, "max-job-log-bytes", "QUARRY_MAX_JOB_LOG_BYTES", "largest job log (more fails the job)", &c.MaxJobLogBytes},
 		{Server, "with-runner", "QUARRY_WITH_RUNNER", "start a built-in runner taking this many jobs at once (0: none)", &c.WithRunner},
 		{Server, "shutdown-timeout", "QUARRY_SHUTDOWN_TIMEOUT", "how long a graceful shutdown waits for requests", &c.ShutdownTimeout},
 		{Server, "max-body-bytes", "QUARRY_MAX_BODY_BYTES", "largest request body read into memory", &c.MaxBodyBytes},

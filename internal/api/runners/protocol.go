@@ -264,20 +264,18 @@ func (h *Handlers) appendTrace(c *endpoint.Call) error {
 	if !ok {
 		return model.BadRequestRaw("400 Bad request - Content-Range is invalid")
 	}
-	size, err := h.ci.AppendLog(c.Ctx(), j.ID, start, c.Body())
+	size, status, err := h.ci.AppendRunnerLog(c.Ctx(), j, start, c.Body())
 	if at, ok := ci.LogOffset(err); ok {
 		c.W.Header().Set("Range", "0-"+strconv.FormatInt(at, 10))
 		c.W.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
 		return nil
 	}
+	// The job may have been canceled meanwhile, or failed for its log's
+	// size: the runner learns it here.
+	setJobStatus(c.W, status)
 	if err != nil {
 		return endpoint.BodyError(err)
 	}
-	// The job may have been canceled meanwhile: the runner learns it here.
-	if cur, err := h.ci.JobStatus(c.Ctx(), j.ID); err == nil {
-		j.Status = cur
-	}
-	setJobStatus(c.W, j.Status)
 	c.W.Header().Set("Range", "0-"+strconv.FormatInt(size, 10))
 	interval := strconv.Itoa(h.TraceInterval)
 	c.W.Header().Set("X-GitLab-Trace-Update-Interval", interval)
