@@ -110,7 +110,7 @@ func (s *Service) defaultHead(ctx context.Context, p model.Project) git.ObjectID
 // (logged).
 func (s *Service) config(ctx context.Context, p model.Project, commit git.ObjectID, agent string) (CIAccess, error) {
 	key := configKey{projectID: p.ID, commit: string(commit), agent: agent}
-	if c, ok := s.configs.get(key); ok {
+	if c, ok := s.configs.Get(key); ok {
 		return c, nil
 	}
 	data, err := s.readConfig(ctx, p, commit, agent)
@@ -123,7 +123,7 @@ func (s *Service) config(ctx context.Context, p model.Project, commit git.Object
 		return CIAccess{}, nil
 	}
 	c := ParseConfig(data)
-	s.configs.put(key, c)
+	s.configs.Add(key, c)
 	return c, nil
 }
 

@@ -1,9 +1,7 @@
 package agents
 
 import (
-	"container/list"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -93,48 +91,4 @@ type configKey struct {
 	projectID int64
 	commit    string
 	agent     string
-}
-
-// configCache keeps the most recently used parsed configurations.
-type configCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front: most recent
-	items map[configKey]*list.Element
-}
-
-type configEntry struct {
-	key configKey
-	val CIAccess
-}
-
-func newConfigCache(max int) *configCache {
-	return &configCache{max: max, order: list.New(), items: map[configKey]*list.Element{}}
-}
-
-func (c *configCache) get(k configKey) (CIAccess, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.items[k]
-	if !ok {
-		return CIAccess{}, false
-	}
-	c.order.MoveToFront(e)
-	return e.Value.(*configEntry).val, true
-}
-
-func (c *configCache) put(k configKey, v CIAccess) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.items[k]; ok {
-		e.Value.(*configEntry).val = v
-		c.order.MoveToFront(e)
-		return
-	}
-	c.items[k] = c.order.PushFront(&configEntry{key: k, val: v})
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.items, last.Value.(*configEntry).key)
-	}
 }

@@ -78,18 +78,3 @@ func TestRootTraversal(t *testing.T) {
 		}
 	}
 }
-
-func TestConfigCache_evictsLeastRecent(t *testing.T) {
-	c := newConfigCache(2)
-	k := func(i int) configKey { return configKey{projectID: int64(i), commit: "c", agent: "a"} }
-	c.put(k(1), CIAccess{Projects: []string{"one"}})
-	c.put(k(2), CIAccess{})
-	c.get(k(1))
-	c.put(k(3), CIAccess{})
-	if _, ok := c.get(k(2)); ok {
-		t.Error("the least recently used entry stayed")
-	}
-	if v, ok := c.get(k(1)); !ok || v.Projects[0] != "one" {
-		t.Errorf("a recently used entry went: %v %v", v, ok)
-	}
-}

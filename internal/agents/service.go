@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -33,12 +34,16 @@ type Service struct {
 	projects Projects
 	storages *gitrepo.Storages
 	log      *slog.Logger
-	configs  *configCache
+	configs  *lru.Cache[configKey, CIAccess]
 }
 
 // New returns the service.
 func New(db *store.DB, projects Projects, storages *gitrepo.Storages, log *slog.Logger) *Service {
-	return &Service{db: db, projects: projects, storages: storages, log: log, configs: newConfigCache(4096)}
+	cache, err := lru.New[configKey, CIAccess](4096)
+	if err != nil {
+		panic(err) // only a size <= 0 fails
+	}
+	return &Service{db: db, projects: projects, storages: storages, log: log, configs: cache}
 }
 
 // Agent is an agent with its configuration project.

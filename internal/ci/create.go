@@ -134,7 +134,7 @@ func configPath(p model.Project) string {
 // when the project's file does not exist.
 func (s *Service) loadConfig(ctx context.Context, repo *gitrepo.Repo, commit git.ObjectID, path string, include []string) (cfg *ciconfig.Config, found bool, err error) {
 	key := configKey{repo: repo.Path(), commit: string(commit), path: path, include: strings.Join(include, "\x00")}
-	if c, ok := s.configs.get(key); ok {
+	if c, ok := s.configs.Get(key); ok {
 		return c.cfg, true, c.err
 	}
 	read := func(p string) ([]byte, bool, error) {
@@ -171,7 +171,7 @@ func (s *Service) loadConfig(ctx context.Context, repo *gitrepo.Repo, commit git
 	if err != nil && !isConfigError(err) {
 		return nil, true, err
 	}
-	s.configs.put(key, cachedConfig{cfg: cfg, err: err})
+	s.configs.Add(key, cachedConfig{cfg: cfg, err: err})
 	return cfg, true, err
 }
 

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"log/slog"
 	"time"
 
@@ -65,7 +66,7 @@ type Service struct {
 	files    *jobfiles.Store
 	log      *slog.Logger
 	cfg      Config
-	configs  *configCache
+	configs  *lru.Cache[configKey, cachedConfig]
 }
 
 // Durable work of the engine.
@@ -97,7 +98,7 @@ func New(db *store.DB, projects Projects, groups Groups, storages *gitrepo.Stora
 		cfg.MaxLogBytes = 100 << 20
 	}
 	s := &Service{db: db, projects: projects, groups: groups, storages: storages, files: files, log: log, cfg: cfg,
-		configs: newConfigCache(512)}
+		configs: mustLRU[configKey, cachedConfig](512)}
 	tasks.Handle(queue, delayedTask, s.runDelayed, nil)
 	tasks.Handle(queue, assignTask, s.runAssign, nil)
 	tasks.Handle(queue, downstreamTask, s.runDownstream, s.downstreamFailed)
@@ -262,4 +263,13 @@ func (s *Service) removeFiles(jobs []model.Job) {
 			s.log.Error("ci: remove job files", "job_id", j.ID, "err", err)
 		}
 	}
+}
+
+// mustLRU makes a cache of n entries (n > 0: New fails only for n <= 0).
+func mustLRU[K comparable, V any](n int) *lru.Cache[K, V] {
+	c, err := lru.New[K, V](n)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }
