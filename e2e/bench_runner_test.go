@@ -35,11 +35,7 @@ func BenchmarkRunnerWake(b *testing.B) {
 }
 
 func benchWake(b *testing.B, n int) {
-	target := storetest.Target{Name: "sqlite"}
-	if os.Getenv("QUARRY_BENCH_POSTGRES") != "" {
-		target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresSchema(&keepAlive{b})}
-	}
-	s := apitest.Start(&keepAlive{b}, target, func(c *config) { c.RunnerLongPoll = time.Minute })
+	s := apitest.Start(&keepAlive{b}, benchTarget(b), func(c *config) { c.RunnerLongPoll = time.Minute })
 	defer s.Stop()
 	owner := apitest.User{ID: s.RootID(b), Username: "root", Token: s.RootToken}
 	project := newBenchProject(b, s, owner, map[string]string{".gitlab-ci.yml": "manual:\n  when: manual\n  parallel: 100\n  script: [\"true\"]\n"})
@@ -272,7 +268,7 @@ func BenchmarkQuarryRunner1000Jobs(b *testing.B) {
 	for i := range n {
 		fmt.Fprintf(&ci, "j%d:\n  script: [\"true\"]\n", i)
 	}
-	s := apitest.Start(&keepAlive{b}, storetest.Target{Name: "sqlite"})
+	s := apitest.Start(&keepAlive{b}, benchTarget(b))
 	defer s.Stop()
 	owner := apitest.User{ID: s.RootID(b), Username: "root", Token: s.RootToken}
 	// The configuration lives on a branch the push pipeline does not run
@@ -339,4 +335,12 @@ func runnerBenchJobs() int {
 		return v
 	}
 	return 1000
+}
+
+// benchTarget is SQLite, or PostgreSQL with QUARRY_BENCH_POSTGRES set.
+func benchTarget(b *testing.B) storetest.Target {
+	if os.Getenv("QUARRY_BENCH_POSTGRES") != "" {
+		return storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresSchema(&keepAlive{b})}
+	}
+	return storetest.Target{Name: "sqlite"}
 }
