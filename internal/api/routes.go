@@ -9,6 +9,7 @@ import (
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/groups"
 	"quarry/internal/api/members"
+	"quarry/internal/api/mergerequests"
 	"quarry/internal/api/projects"
 	"quarry/internal/api/repository"
 	"quarry/internal/api/runners"
@@ -39,6 +40,7 @@ func (s *Server) Table() []endpoint.Route {
 		agents.New(d.Agents, d.JobTokenScope, d.Projects, r).JobRoutes(),
 		runners.New(d.Runners, d.CI, r).ProtocolRoutes(),
 		runners.New(d.Runners, d.CI, r).Routes(),
+		mergerequests.New(d.MRs, r).Routes(),
 	)
 }
 

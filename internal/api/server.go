@@ -26,6 +26,7 @@ import (
 	"quarry/internal/groups"
 	"quarry/internal/jobtokenscope"
 	"quarry/internal/members"
+	"quarry/internal/mergerequests"
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
@@ -53,6 +54,7 @@ type Deps struct {
 	Changelog  *changelog.Service
 	CI         *ci.Service
 	Runners    *runners.Service
+	MRs        *mergerequests.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service
 	JobTokenScope *jobtokenscope.Service

@@ -35,6 +35,7 @@ import (
 	"quarry/internal/jobfiles"
 	"quarry/internal/jobtokenscope"
 	"quarry/internal/members"
+	"quarry/internal/mergerequests"
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
@@ -57,6 +58,7 @@ type App struct {
 	Topics   *topics.Service
 	CI       *ci.Service
 	Runners  *runners.Service
+	MRs      *mergerequests.Service
 	Queue    *tasks.Queue
 	Events   *events.Bus
 	storages *gitrepo.Storages
@@ -131,6 +133,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Runners = runners.New(db, a.CI, a.Projects, a.Groups, log, runners.Config{LongPoll: cfg.RunnerLongPoll})
 	a.Agents, a.JobTokenScope = agents.New(db, a.Projects, storages, log), jobtokenscope.New(db, a.Projects, a.Groups)
 	a.Projects.SetJobTokenScope(a.JobTokenScope.Allowed)
+	a.MRs = mergerequests.New(db, a.Projects, a.Groups, storages, bus, log)
 	a.Projects.SetGroupResolver(a.Groups)
 	a.Projects.OnRemoved(a.CI.OnProjectRemoved)
 	a.Groups.SetProjectRemover(a.Projects)
@@ -139,6 +142,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// wherever a worker takes it).
 	bus.OnRefsChanged("repository", a.Projects.OnRefsChanged)
 	bus.OnRefsChanged("pipelines", a.CI.OnRefsChanged)
+	bus.OnRefsChanged("merge_requests", a.MRs.OnRefsChanged)
 	if err := a.bootstrap(ctx); err != nil {
 		storages.Close()
 		db.Close()
@@ -179,6 +183,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Changelog: changelog.New(db, a.Projects, a.Groups, files, storages, cfg.ExternalURL),
 		CI:        a.CI,
 		Runners:   a.Runners,
+		MRs:       a.MRs,
 		Agents:    a.Agents, JobTokenScope: a.JobTokenScope,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus)},

@@ -77,6 +77,18 @@ const (
 	ManageResourceGroups Action = "update_resource_group"
 	// CreateCommitStatus: report an external status — developers.
 	CreateCommitStatus Action = "create_commit_status"
+
+	// ReadMergeRequest: the project's merge requests feature is open to
+	// the actor (private: reporters up) and the actor reads its code.
+	ReadMergeRequest Action = "read_merge_request"
+	// CreateMergeRequestIn: open a merge request into the project — any
+	// signed-in reader of its merge requests (a fork's author included).
+	CreateMergeRequestIn Action = "create_merge_request_in"
+	// UpdateMergeRequest: edit, close or reopen — developers up, and the
+	// merge request's author (r.User).
+	UpdateMergeRequest Action = "update_merge_request"
+	// DeleteMergeRequest: owners and administrators.
+	DeleteMergeRequest Action = "destroy_merge_request"
 )
 
 // Branch is the branch a push or file write targets, with the project's
@@ -252,6 +264,23 @@ var rules = map[Action]rule{
 	AdminCI:              func(a Actor, r Resource) bool { return ciOpen(a, r) && (a.Admin() || r.Access >= model.Maintainer) },
 	ManageResourceGroups: func(a Actor, r Resource) bool { return ciOpen(a, r) && (a.Admin() || r.Access >= model.Developer) },
 	CreateCommitStatus:   func(a Actor, r Resource) bool { return ciWrite(a, r, model.Developer) },
+	ReadMergeRequest:     readMergeRequest,
+	CreateMergeRequestIn: func(a Actor, r Resource) bool {
+		return a.SignedIn() && readMergeRequest(a, r) && !r.Project.Archived
+	},
+	UpdateMergeRequest: func(a Actor, r Resource) bool {
+		return a.SignedIn() && readMergeRequest(a, r) && !r.Project.Archived &&
+			(a.Admin() || r.Access >= model.Developer || (r.User != nil && a.Is(r.User.ID)))
+	},
+	DeleteMergeRequest: func(a Actor, r Resource) bool {
+		return a.SignedIn() && readMergeRequest(a, r) && (a.Admin() || r.Access >= model.Owner)
+	},
+}
+
+// readMergeRequest: merge requests are open to the actor, who reads the
+// project's code.
+func readMergeRequest(a Actor, r Resource) bool {
+	return r.Project != nil && featureOpen(a, r, r.Project.MergeRequestsAccessLevel, model.Reporter) && readCode(a, r)
 }
 
 // ciOpen: the project's repository and CI features are open to the actor.

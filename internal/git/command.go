@@ -79,6 +79,7 @@ var allowed = map[string]description{
 	"blame":         {}, // git 2.39 blame rejects --end-of-options; its one arg is a commit id
 	"diff-tree":     {endOfOptions: true},
 	"merge-base":    {endOfOptions: true},
+	"merge-tree":    {endOfOptions: true}, // --write-tree only: writes objects, never refs
 	"log":           {endOfOptions: true},
 	"show-ref":      {},
 	"upload-pack":   {},

@@ -27,6 +27,7 @@ const (
 	KindMethodNotAllowed                 // 405
 	KindUnprocessable                    // 422
 	KindTooLarge                         // 413
+	KindNotAcceptable                    // 406 (a merge git cannot make)
 )
 
 // Error is a classified error. Message is the text GitLab would put in the
@@ -37,6 +38,9 @@ type Error struct {
 	Fields  FieldErrors
 	// Raw marks a message sent as-is, without the "NNN Status - " prefix.
 	Raw bool
+	// List sends the message as a one-element list ({"message":["…"]}),
+	// as GitLab answers some validations (merge request branches).
+	List bool
 }
 
 func (e *Error) Error() string {

@@ -66,7 +66,7 @@ var kindStatus = map[model.Kind]int{
 	model.KindNotFound: 404, model.KindForbidden: 403, model.KindUnauthorized: 401, model.KindConflict: 409,
 	model.KindInvalid: 400, model.KindBadRequest: 400, model.KindParam: 400, model.KindNotModified: 304,
 	model.KindTooManyRequests: 429, model.KindMethodNotAllowed: 405, model.KindUnprocessable: 422,
-	model.KindTooLarge: 413,
+	model.KindTooLarge: 413, model.KindNotAcceptable: 406,
 }
 
 // WriteError is the one place that turns an error into a status and a
@@ -109,6 +109,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if e.Kind == model.KindTooManyRequests {
 		w.Header().Set("Retry-After", "60")
 		WriteJSON(w, status, MessageBody{Message: ErrorBody{Error: e.Message}})
+		return
+	}
+	if e.List {
+		WriteJSON(w, status, MessageBody{Message: []string{e.Message}})
 		return
 	}
 	msg := e.Message

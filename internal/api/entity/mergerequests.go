@@ -1,0 +1,204 @@
+package entity
+
+import (
+	"strconv"
+
+	"quarry/internal/auth"
+	"quarry/internal/mergerequests"
+	"quarry/internal/model"
+)
+
+// MergeRequest is GitLab's merge request in lists (reference §4.1).
+type MergeRequest struct {
+	ID                          int64                `json:"id"`
+	IID                         int64                `json:"iid"`
+	ProjectID                   int64                `json:"project_id"`
+	Title                       string               `json:"title"`
+	Description                 string               `json:"description"`
+	State                       string               `json:"state"`
+	CreatedAt                   Time                 `json:"created_at"`
+	UpdatedAt                   Time                 `json:"updated_at"`
+	MergedBy                    *UserBasic           `json:"merged_by"`
+	MergeUser                   *UserBasic           `json:"merge_user"`
+	MergedAt                    *Time                `json:"merged_at"`
+	ClosedBy                    *UserBasic           `json:"closed_by"`
+	ClosedAt                    *Time                `json:"closed_at"`
+	TargetBranch                string               `json:"target_branch"`
+	SourceBranch                string               `json:"source_branch"`
+	UserNotesCount              int                  `json:"user_notes_count"`
+	Upvotes                     int                  `json:"upvotes"`
+	Downvotes                   int                  `json:"downvotes"`
+	Author                      *UserBasic           `json:"author"`
+	Assignees                   []UserBasic          `json:"assignees"`
+	Assignee                    *UserBasic           `json:"assignee"`
+	Reviewers                   []UserBasic          `json:"reviewers"`
+	SourceProjectID             int64                `json:"source_project_id"`
+	TargetProjectID             int64                `json:"target_project_id"`
+	Labels                      []string             `json:"labels"`
+	Draft                       bool                 `json:"draft"`
+	WorkInProgress              bool                 `json:"work_in_progress"`
+	Milestone                   any                  `json:"milestone"`
+	MergeWhenPipelineSucceeds   bool                 `json:"merge_when_pipeline_succeeds"`
+	MergeStatus                 string               `json:"merge_status"`
+	DetailedMergeStatus         string               `json:"detailed_merge_status"`
+	SHA                         string               `json:"sha"`
+	MergeCommitSHA              *string              `json:"merge_commit_sha"`
+	SquashCommitSHA             *string              `json:"squash_commit_sha"`
+	DiscussionLocked            *bool                `json:"discussion_locked"`
+	ShouldRemoveSourceBranch    *bool                `json:"should_remove_source_branch"`
+	ForceRemoveSourceBranch     bool                 `json:"force_remove_source_branch"`
+	PreparedAt                  Time                 `json:"prepared_at"`
+	Reference                   string               `json:"reference"`
+	References                  MRReferences         `json:"references"`
+	WebURL                      string               `json:"web_url"`
+	TimeStats                   TimeStats            `json:"time_stats"`
+	Squash                      bool                 `json:"squash"`
+	SquashOnMerge               bool                 `json:"squash_on_merge"`
+	TaskCompletionStatus        TaskCompletionStatus `json:"task_completion_status"`
+	HasConflicts                bool                 `json:"has_conflicts"`
+	BlockingDiscussionsResolved bool                 `json:"blocking_discussions_resolved"`
+	ApprovalsBeforeMerge        *int                 `json:"approvals_before_merge"`
+}
+
+// MRReferences are a merge request's references.
+type MRReferences struct {
+	Short    string `json:"short"`
+	Relative string `json:"relative"`
+	Full     string `json:"full"`
+}
+
+// TimeStats are time tracking figures (Quarry tracks none yet).
+type TimeStats struct {
+	TimeEstimate        int     `json:"time_estimate"`
+	TotalTimeSpent      int     `json:"total_time_spent"`
+	HumanTimeEstimate   *string `json:"human_time_estimate"`
+	HumanTotalTimeSpent *string `json:"human_total_time_spent"`
+}
+
+// TaskCompletionStatus counts the description's task list items.
+type TaskCompletionStatus struct {
+	Count          int `json:"count"`
+	CompletedCount int `json:"completed_count"`
+}
+
+// MergeRequestDetail is a single merge request.
+type MergeRequestDetail struct {
+	MergeRequest
+	Subscribed                bool        `json:"subscribed"`
+	ChangesCount              string      `json:"changes_count"`
+	LatestBuildStartedAt      *Time       `json:"latest_build_started_at"`
+	LatestBuildFinishedAt     *Time       `json:"latest_build_finished_at"`
+	FirstDeployedToProduction *Time       `json:"first_deployed_to_production_at"`
+	Pipeline                  any         `json:"pipeline"`
+	HeadPipeline              any         `json:"head_pipeline"`
+	DiffRefs                  DiffRefs    `json:"diff_refs"`
+	MergeError                *string     `json:"merge_error"`
+	FirstContribution         bool        `json:"first_contribution"`
+	User                      MRUserPerms `json:"user"`
+}
+
+// DiffRefs are the commits a merge request's diff is between.
+type DiffRefs struct {
+	BaseSHA  string `json:"base_sha"`
+	HeadSHA  string `json:"head_sha"`
+	StartSHA string `json:"start_sha"`
+}
+
+// MRUserPerms are the viewer's rights on a merge request.
+type MRUserPerms struct {
+	CanMerge bool `json:"can_merge"`
+}
+
+// MergeRequestChanges is a merge request with its changes.
+type MergeRequestChanges struct {
+	MergeRequestDetail
+	Changes  []Diff `json:"changes"`
+	Overflow bool   `json:"overflow"`
+}
+
+// detailedMergeStatus is GitLab's detailed_merge_status of an open merge
+// request, from what Quarry knows.
+func detailedMergeStatus(v mergerequests.View) string {
+	switch {
+	case v.State != model.MRStateOpened:
+		return "not_open"
+	case v.Draft():
+		return "draft_status"
+	case v.MergeStatus == model.MergeUnchecked:
+		return "unchecked"
+	case v.Conflicts:
+		return "broken_status"
+	case v.MergeStatus == model.MergeCannotBeMerged:
+		return "broken_status"
+	}
+	return "mergeable"
+}
+
+func strOrNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// MergeRequest renders a merge request for lists.
+func (r *Renderer) MergeRequest(v mergerequests.View) MergeRequest {
+	user := func(id int64) *UserBasic {
+		if u, ok := v.Users[id]; ok {
+			b := r.UserBasic(&u)
+			return &b
+		}
+		return nil
+	}
+	people := func(ids []int64) []UserBasic {
+		out := []UserBasic{}
+		for _, id := range ids {
+			if b := user(id); b != nil {
+				out = append(out, *b)
+			}
+		}
+		return out
+	}
+	ref := "!" + strconv.FormatInt(v.IID, 10)
+	labels := v.Labels
+	if labels == nil {
+		labels = []string{}
+	}
+	out := MergeRequest{ID: v.ID, IID: v.IID, ProjectID: v.TargetProjectID, Title: v.Title, Description: v.Description, State: v.State,
+		CreatedAt: Time(v.CreatedAt), UpdatedAt: Time(v.UpdatedAt), MergedBy: user(v.MergedByID), MergeUser: user(v.MergedByID),
+		MergedAt: TimePtr(v.MergedAt), ClosedBy: user(v.ClosedByID), ClosedAt: TimePtr(v.ClosedAt), TargetBranch: v.TargetBranch,
+		SourceBranch: v.SourceBranch, Author: user(v.AuthorID), Assignees: people(v.AssigneeIDs), Reviewers: people(v.ReviewerIDs),
+		SourceProjectID: v.SourceProjectID, TargetProjectID: v.TargetProjectID, Labels: labels, Draft: v.Draft(), WorkInProgress: v.Draft(),
+		MergeStatus: v.MergeStatus, DetailedMergeStatus: detailedMergeStatus(v), SHA: v.HeadSHA, MergeCommitSHA: strOrNil(v.MergeCommitSHA),
+		SquashCommitSHA: strOrNil(v.SquashCommitSHA), DiscussionLocked: &v.DiscussionLocked, ForceRemoveSourceBranch: v.RemoveSourceBranch,
+		PreparedAt: Time(v.CreatedAt), Reference: ref,
+		References: MRReferences{Short: ref, Relative: ref, Full: v.Target.FullPath() + ref},
+		WebURL:     r.ExternalURL + "/" + v.Target.FullPath() + "/-/merge_requests/" + strconv.FormatInt(v.IID, 10),
+		Squash:     v.Squash, SquashOnMerge: v.Squash || v.Target.Settings.SquashOption == "always", HasConflicts: v.Conflicts,
+		BlockingDiscussionsResolved: true}
+	if len(out.Assignees) > 0 {
+		a := out.Assignees[0]
+		out.Assignee = &a
+	}
+	if v.State == model.MRStateMerged {
+		remove := v.RemoveSourceBranch
+		out.ShouldRemoveSourceBranch = &remove
+	}
+	return out
+}
+
+// MergeRequests renders a list.
+func (r *Renderer) MergeRequests(list []mergerequests.View) []MergeRequest {
+	out := make([]MergeRequest, len(list))
+	for i, v := range list {
+		out[i] = r.MergeRequest(v)
+	}
+	return out
+}
+
+// MergeRequestDetail renders a single merge request.
+func (r *Renderer) MergeRequestDetail(v mergerequests.View, viewer auth.Actor) MergeRequestDetail {
+	return MergeRequestDetail{MergeRequest: r.MergeRequest(v), ChangesCount: v.ChangesCount,
+		DiffRefs: DiffRefs{BaseSHA: v.BaseSHA, HeadSHA: v.HeadSHA, StartSHA: v.StartSHA}, MergeError: strOrNil(v.MergeError),
+		Subscribed: viewer.SignedIn() && viewer.Is(v.AuthorID), User: MRUserPerms{CanMerge: v.CanMerge}}
+}

@@ -1,0 +1,356 @@
+package mergerequests
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"quarry/internal/auth"
+	"quarry/internal/git"
+	"quarry/internal/git/gitrepo"
+	"quarry/internal/model"
+	"quarry/internal/store"
+)
+
+// view loads what a merge request's JSON shows: its projects, its people
+// and (detail) its merge status brought up to date and its changes count.
+func (s *Service) view(ctx context.Context, a auth.Actor, target model.Project, m model.MergeRequest, detail bool) (View, error) {
+	v := View{MergeRequest: m, Target: target, Source: target}
+	if m.SourceProjectID != target.ID {
+		src, err := s.db.ProjectByID(ctx, m.SourceProjectID)
+		if err != nil && !errors.Is(err, model.ErrNotFound) {
+			return v, err
+		}
+		v.Source = src
+	}
+	var err error
+	if v.Users, err = s.users(ctx, []model.MergeRequest{m}); err != nil {
+		return v, err
+	}
+	if !detail {
+		return v, nil
+	}
+	if err := s.refreshStatus(ctx, &v); err != nil {
+		return v, err
+	}
+	if m.BaseSHA != "" && m.HeadSHA != "" && m.BaseSHA != m.HeadSHA {
+		repo, err := s.repo(target)
+		if err != nil {
+			return v, err
+		}
+		paths, err := repo.ChangedPaths(ctx, git.ObjectID(m.BaseSHA), git.ObjectID(m.HeadSHA))
+		if err != nil {
+			return v, err
+		}
+		v.ChangesCount = strconv.Itoa(len(paths))
+	} else {
+		v.ChangesCount = "0"
+	}
+	if a.SignedIn() && m.State == model.MRStateOpened {
+		acc, err := s.projects.Access(ctx, a, target.ID)
+		if err != nil {
+			return v, err
+		}
+		rules, err := s.projects.ProtectedRules(ctx, target.ID)
+		if err != nil && !errors.Is(err, model.ErrNotFound) {
+			return v, err
+		}
+		v.CanMerge = auth.Can(a, auth.MergeCode, auth.Resource{Project: &target, Access: acc,
+			Branch: &auth.Branch{Name: m.TargetBranch, Rules: rules}})
+	}
+	return v, nil
+}
+
+// users loads the people of merge requests.
+func (s *Service) users(ctx context.Context, list []model.MergeRequest) (map[int64]model.User, error) {
+	var ids []int64
+	for _, m := range list {
+		ids = append(ids, m.AuthorID, m.MergedByID, m.ClosedByID)
+		ids = append(ids, m.AssigneeIDs...)
+		ids = append(ids, m.ReviewerIDs...)
+	}
+	out := map[int64]model.User{}
+	for _, id := range ids {
+		if _, ok := out[id]; ok || id == 0 {
+			continue
+		}
+		u, err := s.db.UserByID(ctx, id)
+		if errors.Is(err, model.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[id] = u
+	}
+	return out, nil
+}
+
+// tips reads the source's and the target's current tips ("" for a
+// branch that is gone).
+func (s *Service) tips(ctx context.Context, v *View) (source, target git.ObjectID, err error) {
+	srcRepo, err := s.repo(v.Source)
+	if err != nil {
+		return "", "", err
+	}
+	dstRepo, err := s.repo(v.Target)
+	if err != nil {
+		return "", "", err
+	}
+	source, err = srcRepo.BranchTip(ctx, v.SourceBranch)
+	if err != nil && !errors.Is(err, gitrepo.ErrRefNotFound) {
+		return "", "", err
+	}
+	target, err = dstRepo.BranchTip(ctx, v.TargetBranch)
+	if err != nil && !errors.Is(err, gitrepo.ErrRefNotFound) {
+		return "", "", err
+	}
+	return source, target, nil
+}
+
+// refreshStatus computes an open merge request's merge status again when
+// either tip moved since it was computed (merge-tree, no work tree).
+func (s *Service) refreshStatus(ctx context.Context, v *View) error {
+	if v.State != model.MRStateOpened {
+		return nil
+	}
+	source, target, err := s.tips(ctx, v)
+	if err != nil {
+		return err
+	}
+	if string(source) == v.MergeStatusSource && string(target) == v.MergeStatusTarget && v.MergeStatus != model.MergeUnchecked {
+		return nil
+	}
+	status, conflicts := model.MergeCannotBeMerged, false
+	if source != "" && target != "" {
+		repo, err := s.repo(v.Target)
+		if err != nil {
+			return err
+		}
+		if v.Source.ID != v.Target.ID {
+			srcRepo, err := s.repo(v.Source)
+			if err != nil {
+				return err
+			}
+			if err := repo.FetchCommit(ctx, srcRepo, source); err != nil {
+				return err
+			}
+		}
+		res, err := repo.MergeTree(ctx, target, source)
+		switch {
+		case errors.Is(err, gitrepo.ErrUnrelatedHistories):
+			// Nothing in common: no merge git makes.
+		case err != nil:
+			return err
+		default:
+			conflicts = len(res.Conflicts) > 0
+			if !conflicts {
+				status = model.MergeCanBeMerged
+			}
+		}
+	}
+	v.MergeStatus, v.MergeStatusSource, v.MergeStatusTarget, v.Conflicts = status, string(source), string(target), conflicts
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		return tx.SetMergeStatus(ctx, v.ID, status, string(source), string(target), conflicts)
+	})
+}
+
+// Get returns a project's merge request with its merge status up to
+// date.
+func (s *Service) Get(ctx context.Context, a auth.Actor, projectRef string, iid int64) (View, error) {
+	p, _, err := s.project(ctx, a, projectRef, auth.ReadMergeRequest)
+	if err != nil {
+		return View{}, err
+	}
+	m, err := s.load(ctx, p, iid)
+	if err != nil {
+		return View{}, err
+	}
+	return s.view(ctx, a, p, m, true)
+}
+
+// ListInput filters a list.
+type ListInput struct {
+	store.MergeRequestFilter
+	// Scope: created_by_me, assigned_to_me, reviews_for_me, all.
+	Scope string
+}
+
+// List lists a project's merge requests (projectRef), a group's (and its
+// subgroups') (groupRef), or, with neither, those of every project the
+// actor reads.
+func (s *Service) List(ctx context.Context, a auth.Actor, projectRef, groupRef string, in ListInput, page model.Page) ([]View, model.PageInfo, error) {
+	f := in.MergeRequestFilter
+	switch in.Scope {
+	case "created_by_me", "created-by-me":
+		if !a.SignedIn() {
+			return nil, model.PageInfo{}, model.Unauthorized("")
+		}
+		f.AuthorID = a.UserID()
+	case "assigned_to_me", "assigned-to-me":
+		if !a.SignedIn() {
+			return nil, model.PageInfo{}, model.Unauthorized("")
+		}
+		f.AssigneeID = a.UserID()
+	case "reviews_for_me":
+		if !a.SignedIn() {
+			return nil, model.PageInfo{}, model.Unauthorized("")
+		}
+		f.ReviewerID = a.UserID()
+	}
+	projects := map[int64]model.Project{}
+	switch {
+	case projectRef != "":
+		p, _, err := s.project(ctx, a, projectRef, auth.ReadMergeRequest)
+		if err != nil {
+			return nil, model.PageInfo{}, err
+		}
+		f.ProjectIDs = []int64{p.ID}
+		projects[p.ID] = p
+	default:
+		ids, err := s.readableProjects(ctx, a, groupRef)
+		if err != nil {
+			return nil, model.PageInfo{}, err
+		}
+		f.ProjectIDs = ids
+	}
+	list, info, err := s.db.MergeRequests(ctx, f, page)
+	if err != nil {
+		return nil, info, err
+	}
+	users, err := s.users(ctx, list)
+	if err != nil {
+		return nil, info, err
+	}
+	out := make([]View, len(list))
+	for i, m := range list {
+		for _, id := range []int64{m.TargetProjectID, m.SourceProjectID} {
+			if _, ok := projects[id]; !ok {
+				p, err := s.db.ProjectByID(ctx, id)
+				if err != nil && !errors.Is(err, model.ErrNotFound) {
+					return nil, info, err
+				}
+				projects[id] = p
+			}
+		}
+		out[i] = View{MergeRequest: m, Target: projects[m.TargetProjectID], Source: projects[m.SourceProjectID], Users: users}
+	}
+	return out, info, nil
+}
+
+// readableProjects lists the projects (of a group and its subgroups, or
+// all) whose merge requests the actor reads.
+func (s *Service) readableProjects(ctx context.Context, a auth.Actor, groupRef string) ([]int64, error) {
+	var candidates []model.Project
+	if groupRef != "" {
+		g, _, err := s.groups.Resolve(ctx, a, groupRef)
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.db.ProjectsUnderNamespace(ctx, g.Traversal)
+		if err != nil {
+			return nil, err
+		}
+		candidates = list
+	} else {
+		if !a.SignedIn() {
+			return nil, model.Unauthorized("")
+		}
+		list, err := s.db.ProjectsWithMergeRequests(ctx)
+		if err != nil {
+			return nil, err
+		}
+		candidates = list
+	}
+	ids := []int64{}
+	for _, p := range candidates {
+		if p.PendingDelete {
+			continue
+		}
+		acc, err := s.projects.Access(ctx, a, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		if auth.Can(a, auth.ReadMergeRequest, auth.Resource{Project: &p, Access: acc}) {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids, nil
+}
+
+// Commits lists a merge request's commits, newest first.
+func (s *Service) Commits(ctx context.Context, a auth.Actor, projectRef string, iid int64) (model.Project, []gitrepo.Commit, error) {
+	p, _, err := s.project(ctx, a, projectRef, auth.ReadMergeRequest)
+	if err != nil {
+		return p, nil, err
+	}
+	m, err := s.load(ctx, p, iid)
+	if err != nil {
+		return p, nil, err
+	}
+	repo, err := s.repo(p)
+	if err != nil {
+		return p, nil, err
+	}
+	if m.HeadSHA == "" || m.HeadSHA == m.BaseSHA {
+		return p, []gitrepo.Commit{}, nil
+	}
+	ids, err := repo.Log(ctx, gitrepo.LogOptions{Rev: m.BaseSHA + ".." + m.HeadSHA, Max: 1000})
+	if err != nil {
+		return p, nil, err
+	}
+	out := make([]gitrepo.Commit, 0, len(ids))
+	for _, id := range ids {
+		c, err := repo.ReadCommit(ctx, string(id))
+		if err != nil {
+			return p, nil, err
+		}
+		out = append(out, c)
+	}
+	return p, out, nil
+}
+
+// Changes is a merge request with the files it changes (base..head).
+type Changes struct {
+	View
+	Diffs    []gitrepo.FileDiff
+	Overflow bool
+}
+
+// Changes returns a merge request's diffs, within GitLab's limits.
+func (s *Service) Changes(ctx context.Context, a auth.Actor, projectRef string, iid int64) (Changes, error) {
+	v, err := s.Get(ctx, a, projectRef, iid)
+	if err != nil {
+		return Changes{}, err
+	}
+	out := Changes{View: v, Diffs: []gitrepo.FileDiff{}}
+	if v.BaseSHA == "" || v.HeadSHA == "" || v.BaseSHA == v.HeadSHA {
+		return out, nil
+	}
+	repo, err := s.repo(v.Target)
+	if err != nil {
+		return out, err
+	}
+	out.Diffs, out.Overflow, err = repo.Diff(ctx, git.ObjectID(v.BaseSHA), git.ObjectID(v.HeadSHA), gitrepo.DefaultDiffLimits)
+	return out, err
+}
+
+// Participants are the author, assignees, reviewers, merger and closer.
+func (s *Service) Participants(ctx context.Context, a auth.Actor, projectRef string, iid int64) ([]model.User, error) {
+	v, err := s.Get(ctx, a, projectRef, iid)
+	if err != nil {
+		return nil, err
+	}
+	var out []model.User
+	seen := map[int64]bool{}
+	ids := append([]int64{v.AuthorID}, v.AssigneeIDs...)
+	ids = append(ids, v.ReviewerIDs...)
+	ids = append(ids, v.MergedByID, v.ClosedByID)
+	for _, id := range ids {
+		if u, ok := v.Users[id]; ok && !seen[id] {
+			seen[id] = true
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,289 @@
+// Package mergerequests holds merge requests: opening one from a branch of
+// the project or of a fork, listing and reading them with their merge
+// status computed from the repository, editing, closing and reopening,
+// their commits and changes, following pushes to their branches, and
+// deleting them.
+//
+// The merge status is a cache of git: it is recorded with the two tips it
+// was computed at (merge-tree of the target's tip and the source's), and
+// computed again when either tip moved.
+package mergerequests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"quarry/internal/auth"
+	"quarry/internal/git"
+	"quarry/internal/git/gitrepo"
+	"quarry/internal/model"
+	"quarry/internal/store"
+)
+
+// Projects resolves projects with the caller's access (the projects
+// service).
+type Projects interface {
+	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
+	Access(ctx context.Context, a auth.Actor, projectID int64) (model.AccessLevel, error)
+	ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error)
+}
+
+// Groups resolves groups with the caller's access (the groups service).
+type Groups interface {
+	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Group, model.AccessLevel, error)
+}
+
+// RefsEvents receives the refs-changed event of a merge (the event bus).
+type RefsEvents interface {
+	RefsChanged(ctx context.Context, e model.RefsChanged) error
+}
+
+// Approvals is what merging asks of approvals (the approvals service):
+// whether a merge request is approved, and what follows a push to its
+// source branch.
+type Approvals interface {
+	Approved(ctx context.Context, p model.Project, m model.MergeRequest) (bool, error)
+	HeadMoved(ctx context.Context, p model.Project, m model.MergeRequest) error
+}
+
+// Service is the merge requests service.
+type Service struct {
+	db        *store.DB
+	projects  Projects
+	groups    Groups
+	storages  *gitrepo.Storages
+	events    RefsEvents
+	log       *slog.Logger
+	approvals Approvals
+}
+
+// SetApprovals installs the approvals a merge waits for.
+func (s *Service) SetApprovals(a Approvals) { s.approvals = a }
+
+// New returns the service.
+func New(db *store.DB, projects Projects, groups Groups, storages *gitrepo.Storages, events RefsEvents, log *slog.Logger) *Service {
+	return &Service{db: db, projects: projects, groups: groups, storages: storages, events: events, log: log}
+}
+
+func (s *Service) now() time.Time { return s.db.Now() }
+
+func (s *Service) repo(p model.Project) (*gitrepo.Repo, error) {
+	return s.storages.Open(p.RepositoryStorage, p.DiskPath)
+}
+
+// View is a merge request with what its JSON shows besides its row.
+type View struct {
+	model.MergeRequest
+	Target, Source model.Project
+	Users          map[int64]model.User // author, assignees, reviewers, merger, closer
+	// ChangesCount is how many files the merge request changes ("" when
+	// not computed, as in lists).
+	ChangesCount string
+	// CanMerge is whether the viewer may merge it (user.can_merge).
+	CanMerge bool
+}
+
+// project resolves a project and checks action on it; a project the
+// actor cannot see is 404, its merge requests closed to the actor 404 too
+// (GitLab hides the feature), other refusals 403.
+func (s *Service) project(ctx context.Context, a auth.Actor, ref string, action auth.Action) (model.Project, model.AccessLevel, error) {
+	p, acc, err := s.projects.Resolve(ctx, a, ref)
+	if err != nil {
+		return p, acc, err
+	}
+	res := auth.Resource{Project: &p, Access: acc}
+	if !auth.Can(a, auth.ReadMergeRequest, res) {
+		return p, acc, model.NotFound("")
+	}
+	if action != auth.ReadMergeRequest && !auth.Can(a, action, res) {
+		return p, acc, model.Forbidden("")
+	}
+	return p, acc, nil
+}
+
+// load reads a project's merge request by iid (404 Merge Request Not
+// Found).
+func (s *Service) load(ctx context.Context, p model.Project, iid int64) (model.MergeRequest, error) {
+	m, err := s.db.MergeRequest(ctx, p.ID, iid)
+	if errors.Is(err, model.ErrNotFound) {
+		return m, model.NotFound("Merge Request")
+	}
+	return m, err
+}
+
+// CreateInput opens a merge request.
+type CreateInput struct {
+	SourceBranch, TargetBranch, Title string
+	Description                       string
+	TargetProjectID                   int64 // 0: the source project
+	AssigneeIDs, ReviewerIDs          []int64
+	Labels                            []string
+	RemoveSourceBranch, Squash        *bool
+}
+
+// validationError is GitLab's branch validation answer: a list of
+// messages under "message".
+func validationError(status model.Kind, msg string) error {
+	return &model.Error{Kind: status, Message: msg, Raw: true, List: true}
+}
+
+// Create opens a merge request from a branch of the project sourceRef
+// (developers up) into a branch of it or of its upstream (whose merge
+// requests the actor reads).
+func (s *Service) Create(ctx context.Context, a auth.Actor, sourceRef string, in CreateInput) (View, error) {
+	src, srcAcc, err := s.projects.Resolve(ctx, a, sourceRef)
+	if err != nil {
+		return View{}, err
+	}
+	if !auth.Can(a, auth.PushCode, auth.Resource{Project: &src, Access: srcAcc, Branch: &auth.Branch{Name: in.SourceBranch}}) &&
+		!(a.Admin() || srcAcc >= model.Developer) {
+		return View{}, model.Forbidden("")
+	}
+	dst := src
+	if in.TargetProjectID != 0 && in.TargetProjectID != src.ID {
+		dst, _, err = s.project(ctx, a, fmt.Sprint(in.TargetProjectID), auth.CreateMergeRequestIn)
+		if err != nil {
+			return View{}, err
+		}
+		if !forkOf(src, dst) {
+			return View{}, validationError(model.KindUnprocessable, "Validate fork Source project is not a fork of the target project")
+		}
+	} else if _, _, err := s.project(ctx, a, sourceRef, auth.CreateMergeRequestIn); err != nil {
+		return View{}, err
+	}
+	if strings.TrimSpace(in.Title) == "" {
+		return View{}, model.Invalid("title", "can't be blank")
+	}
+	if src.ID == dst.ID && in.SourceBranch == in.TargetBranch {
+		return View{}, validationError(model.KindConflict, "You can't use same project/branch for source and target")
+	}
+	srcRepo, err := s.repo(src)
+	if err != nil {
+		return View{}, err
+	}
+	dstRepo, err := s.repo(dst)
+	if err != nil {
+		return View{}, err
+	}
+	head, err := srcRepo.BranchTip(ctx, in.SourceBranch)
+	if errors.Is(err, gitrepo.ErrRefNotFound) {
+		return View{}, validationError(model.KindUnprocessable, "Source branch \""+in.SourceBranch+"\" does not exist")
+	}
+	if err != nil {
+		return View{}, err
+	}
+	tip, err := dstRepo.BranchTip(ctx, in.TargetBranch)
+	if errors.Is(err, gitrepo.ErrRefNotFound) {
+		return View{}, validationError(model.KindUnprocessable, "Target branch \""+in.TargetBranch+"\" does not exist")
+	}
+	if err != nil {
+		return View{}, err
+	}
+	if existing, err := s.db.OpenMergeRequestFrom(ctx, src.ID, in.SourceBranch, dst.ID, in.TargetBranch); err == nil {
+		return View{}, validationError(model.KindConflict, fmt.Sprintf("Another open merge request already exists for this source branch: !%d", existing.IID))
+	} else if !errors.Is(err, model.ErrNotFound) {
+		return View{}, err
+	}
+	if dstRepo != srcRepo {
+		if err := dstRepo.FetchCommit(ctx, srcRepo, head); err != nil {
+			return View{}, err
+		}
+	}
+	m := model.MergeRequest{TargetProjectID: dst.ID, SourceProjectID: src.ID, SourceBranch: in.SourceBranch, TargetBranch: in.TargetBranch,
+		Title: strings.TrimSpace(in.Title), Description: in.Description, State: model.MRStateOpened, AuthorID: a.UserID(),
+		Labels: cleanLabels(in.Labels), MergeStatus: model.MergeUnchecked}
+	if in.RemoveSourceBranch != nil {
+		m.RemoveSourceBranch = *in.RemoveSourceBranch
+	}
+	switch dst.Settings.SquashOption {
+	case "always":
+		m.Squash = true
+	case "never":
+	default:
+		m.Squash = dst.Settings.SquashOption == "default_on"
+		if in.Squash != nil {
+			m.Squash = *in.Squash
+		}
+	}
+	if m.AssigneeIDs, err = s.people(ctx, dst, in.AssigneeIDs); err != nil {
+		return View{}, err
+	}
+	if m.ReviewerIDs, err = s.people(ctx, dst, in.ReviewerIDs); err != nil {
+		return View{}, err
+	}
+	if err := s.setDiffRefs(ctx, dstRepo, &m, head, tip); err != nil {
+		return View{}, err
+	}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.CreateMergeRequest(ctx, &m) })
+	if err != nil {
+		return View{}, err
+	}
+	if err := setRef(ctx, dstRepo, model.MRHeadRef(m.IID), head); err != nil {
+		s.log.Warn("write merge request ref", "project_id", dst.ID, "iid", m.IID, "err", err)
+	}
+	return s.view(ctx, a, dst, m, true)
+}
+
+// forkOf reports whether src is a fork of dst.
+func forkOf(src, dst model.Project) bool {
+	return src.ForkedFromID != nil && *src.ForkedFromID == dst.ID
+}
+
+// setDiffRefs records the source's tip and its merge base with the
+// target's tip.
+func (s *Service) setDiffRefs(ctx context.Context, repo *gitrepo.Repo, m *model.MergeRequest, head, tip git.ObjectID) error {
+	base, ok, err := repo.MergeBase(ctx, string(tip), string(head))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		base = tip
+	}
+	m.HeadSHA, m.BaseSHA, m.StartSHA = string(head), string(base), string(tip)
+	return nil
+}
+
+// cleanLabels trims labels and drops empty and repeated ones.
+func cleanLabels(in []string) []string {
+	var out []string
+	for _, l := range in {
+		for _, part := range strings.Split(l, ",") {
+			if part = strings.TrimSpace(part); part != "" && !slices.Contains(out, part) {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
+
+// people keeps the users (assignees, reviewers) who exist and may read
+// the project's merge requests, in order, once each.
+func (s *Service) people(ctx context.Context, p model.Project, ids []int64) ([]int64, error) {
+	var out []int64
+	for _, id := range ids {
+		if id <= 0 || slices.Contains(out, id) {
+			continue
+		}
+		u, err := s.db.UserByID(ctx, id)
+		if errors.Is(err, model.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		a := auth.Actor{User: &u}
+		acc, err := s.projects.Access(ctx, a, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		if auth.Can(a, auth.ReadMergeRequest, auth.Resource{Project: &p, Access: acc}) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,307 @@
+package mergerequests
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"quarry/internal/auth"
+	"quarry/internal/git"
+	"quarry/internal/git/gitrepo"
+	"quarry/internal/model"
+	"quarry/internal/store"
+)
+
+// maxRetries bounds the retries of a write that lost a race with another
+// writer of the same merge request.
+const maxRetries = 5
+
+// UpdateInput edits a merge request; nil means "not given".
+type UpdateInput struct {
+	Title, Description, TargetBranch *string
+	StateEvent                       *string // close, reopen
+	AssigneeIDs, ReviewerIDs         *[]int64
+	Labels                           *[]string
+	AddLabels, RemoveLabels          []string
+	RemoveSourceBranch, Squash       *bool
+	DiscussionLocked                 *bool
+}
+
+// Update edits a merge request (its author, developers up); each change
+// is applied on the merge request as it is when written (a racing edit of
+// another field is kept).
+func (s *Service) Update(ctx context.Context, a auth.Actor, projectRef string, iid int64, in UpdateInput) (View, error) {
+	p, acc, err := s.project(ctx, a, projectRef, auth.ReadMergeRequest)
+	if err != nil {
+		return View{}, err
+	}
+	var m model.MergeRequest
+	for attempt := 0; ; attempt++ {
+		m, err = s.load(ctx, p, iid)
+		if err != nil {
+			return View{}, err
+		}
+		res := auth.Resource{Project: &p, Access: acc, User: &model.User{ID: m.AuthorID}}
+		if !auth.Can(a, auth.UpdateMergeRequest, res) {
+			return View{}, model.Forbidden("")
+		}
+		if err := s.apply(ctx, a, p, &m, in); err != nil {
+			return View{}, err
+		}
+		err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateMergeRequest(ctx, &m) })
+		if !errors.Is(err, model.ErrConflict) || attempt >= maxRetries {
+			break
+		}
+	}
+	if err != nil {
+		return View{}, err
+	}
+	return s.view(ctx, a, p, m, true)
+}
+
+// apply makes the edits of in to m.
+func (s *Service) apply(ctx context.Context, a auth.Actor, p model.Project, m *model.MergeRequest, in UpdateInput) error {
+	if m.State == model.MRStateMerged && (in.TargetBranch != nil || in.StateEvent != nil) {
+		return model.Unprocessable("Cannot change the state or target branch of a merged merge request")
+	}
+	if in.Title != nil {
+		if strings.TrimSpace(*in.Title) == "" {
+			return model.Invalid("title", "can't be blank")
+		}
+		m.Title = strings.TrimSpace(*in.Title)
+	}
+	if in.Description != nil {
+		m.Description = *in.Description
+	}
+	if in.TargetBranch != nil && *in.TargetBranch != m.TargetBranch {
+		repo, err := s.repo(p)
+		if err != nil {
+			return err
+		}
+		tip, err := repo.BranchTip(ctx, *in.TargetBranch)
+		if errors.Is(err, gitrepo.ErrRefNotFound) {
+			return validationError(model.KindUnprocessable, "Target branch \""+*in.TargetBranch+"\" does not exist")
+		}
+		if err != nil {
+			return err
+		}
+		if m.SourceProjectID == m.TargetProjectID && *in.TargetBranch == m.SourceBranch {
+			return validationError(model.KindConflict, "You can't use same project/branch for source and target")
+		}
+		m.TargetBranch = *in.TargetBranch
+		if err := s.setDiffRefs(ctx, repo, m, git.ObjectID(m.HeadSHA), tip); err != nil {
+			return err
+		}
+		m.MergeStatus = model.MergeUnchecked
+	}
+	if in.StateEvent != nil {
+		now := s.now()
+		switch *in.StateEvent {
+		case "close":
+			if m.State == model.MRStateOpened {
+				m.State, m.ClosedByID, m.ClosedAt = model.MRStateClosed, a.UserID(), &now
+			}
+		case "reopen":
+			if m.State == model.MRStateClosed {
+				if dup, err := s.db.OpenMergeRequestFrom(ctx, m.SourceProjectID, m.SourceBranch, m.TargetProjectID, m.TargetBranch); err == nil {
+					return validationError(model.KindConflict, "Another open merge request already exists for this source branch: !"+itoa(dup.IID))
+				} else if !errors.Is(err, model.ErrNotFound) {
+					return err
+				}
+				m.State, m.ClosedByID, m.ClosedAt, m.MergeStatus = model.MRStateOpened, 0, nil, model.MergeUnchecked
+			}
+		default:
+			return model.Param("state_event does not have a valid value")
+		}
+	}
+	var err error
+	if in.AssigneeIDs != nil {
+		if m.AssigneeIDs, err = s.people(ctx, p, *in.AssigneeIDs); err != nil {
+			return err
+		}
+	}
+	if in.ReviewerIDs != nil {
+		if m.ReviewerIDs, err = s.people(ctx, p, *in.ReviewerIDs); err != nil {
+			return err
+		}
+	}
+	if in.Labels != nil {
+		m.Labels = cleanLabels(*in.Labels)
+	}
+	if len(in.AddLabels) > 0 {
+		m.Labels = cleanLabels(append(m.Labels, in.AddLabels...))
+	}
+	for _, l := range cleanLabels(in.RemoveLabels) {
+		m.Labels = removeString(m.Labels, l)
+	}
+	if in.RemoveSourceBranch != nil {
+		m.RemoveSourceBranch = *in.RemoveSourceBranch
+	}
+	if in.Squash != nil && p.Settings.SquashOption != "always" && p.Settings.SquashOption != "never" {
+		m.Squash = *in.Squash
+	}
+	if in.DiscussionLocked != nil {
+		m.DiscussionLocked = *in.DiscussionLocked
+	}
+	return nil
+}
+
+func removeString(list []string, v string) []string {
+	out := list[:0:0]
+	for _, x := range list {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// ignoreNotFound drops a not-found error (a merge request or project gone
+// meanwhile).
+func ignoreNotFound(err error) error {
+	if errors.Is(err, model.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// setRef points ref at next, whatever it pointed at (a merge request's
+// head ref; only Quarry writes it).
+func setRef(ctx context.Context, repo *gitrepo.Repo, ref string, next git.ObjectID) error {
+	var err error
+	for range 3 {
+		cur, ok, rerr := repo.ResolveCommit(ctx, ref)
+		if rerr != nil {
+			return rerr
+		}
+		if !ok {
+			cur = ""
+		}
+		if cur == next {
+			return nil
+		}
+		if err = repo.UpdateRef(ctx, ref, next, cur); !errors.Is(err, gitrepo.ErrRefMoved) {
+			return err
+		}
+	}
+	return err
+}
+
+// Delete removes a merge request (owners and administrators) and its ref.
+func (s *Service) Delete(ctx context.Context, a auth.Actor, projectRef string, iid int64) error {
+	p, _, err := s.project(ctx, a, projectRef, auth.DeleteMergeRequest)
+	if err != nil {
+		return err
+	}
+	m, err := s.load(ctx, p, iid)
+	if err != nil {
+		return err
+	}
+	if err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.DeleteMergeRequest(ctx, m.ID)
+		return err
+	}); err != nil {
+		return err
+	}
+	if repo, err := s.repo(p); err == nil {
+		if cur, ok, err := repo.ResolveCommit(ctx, model.MRHeadRef(m.IID)); err == nil && ok {
+			if err := repo.DeleteRef(ctx, model.MRHeadRef(m.IID), cur); err != nil {
+				s.log.Warn("remove merge request ref", "project_id", p.ID, "iid", m.IID, "err", err)
+			}
+		}
+	}
+	return nil
+}
+
+// OnRefsChanged follows a change of refs: the open merge requests whose
+// source branch moved take its new tip (their diff refs and head ref
+// follow); those whose target moved get their merge status computed
+// again when next read (their recorded tips no longer match).
+func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error {
+	p, err := s.db.ProjectByID(ctx, e.ProjectID)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, u := range e.Updates {
+		branch, ok := strings.CutPrefix(u.Ref, "refs/heads/")
+		if !ok || u.New == model.ZeroRef {
+			continue
+		}
+		list, err := s.db.OpenMergeRequestsOfBranch(ctx, p.ID, branch)
+		if err != nil {
+			return err
+		}
+		for _, m := range list {
+			if m.SourceProjectID != p.ID || m.SourceBranch != branch || m.HeadSHA == u.New {
+				continue
+			}
+			if err := s.follow(ctx, p, m, git.ObjectID(u.New)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// follow moves a merge request to its source's new tip.
+func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRequest, head git.ObjectID) error {
+	dst := src
+	if m.TargetProjectID != src.ID {
+		var err error
+		if dst, err = s.db.ProjectByID(ctx, m.TargetProjectID); err != nil {
+			return ignoreNotFound(err)
+		}
+	}
+	srcRepo, err := s.repo(src)
+	if err != nil {
+		return err
+	}
+	dstRepo, err := s.repo(dst)
+	if err != nil {
+		return err
+	}
+	if dstRepo != srcRepo {
+		if err := dstRepo.FetchCommit(ctx, srcRepo, head); err != nil {
+			return err
+		}
+	}
+	tip, err := dstRepo.BranchTip(ctx, m.TargetBranch)
+	if errors.Is(err, gitrepo.ErrRefNotFound) {
+		tip = git.ObjectID(m.StartSHA)
+	} else if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		if err := s.setDiffRefs(ctx, dstRepo, &m, head, tip); err != nil {
+			return err
+		}
+		m.MergeStatus = model.MergeUnchecked
+		err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateMergeRequest(ctx, &m) })
+		if !errors.Is(err, model.ErrConflict) || attempt >= maxRetries {
+			break
+		}
+		cur, lerr := s.db.MergeRequest(ctx, m.TargetProjectID, m.IID)
+		if lerr != nil {
+			return ignoreNotFound(lerr)
+		}
+		if cur.State != model.MRStateOpened {
+			return nil
+		}
+		m = cur
+	}
+	if err != nil {
+		return err
+	}
+	if s.approvals != nil {
+		if err := s.approvals.HeadMoved(ctx, dst, m); err != nil {
+			return err
+		}
+	}
+	return setRef(ctx, dstRepo, model.MRHeadRef(m.IID), head)
+}

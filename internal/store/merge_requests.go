@@ -1,0 +1,337 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"quarry/internal/model"
+)
+
+// Merge requests, their assignees and reviewers. Writes that race carry
+// the version read (UpdateMergeRequest) or the state read (a state move).
+
+// IIDMergeRequests counts a project's merge requests.
+const IIDMergeRequests = "merge_requests"
+
+const mrColumns = `id, iid, target_project_id, source_project_id, source_branch, target_branch, title, description, state, author_id,
+	labels, squash, remove_source_branch, discussion_locked, head_sha, base_sha, start_sha, merge_status, merge_status_source,
+	merge_status_target, conflicts, merge_commit_sha, squash_commit_sha, merge_error, merged_by_id, merged_at, closed_by_id, closed_at,
+	created_at, updated_at, version`
+
+func mrDest(m *model.MergeRequest) []any {
+	return []any{&m.ID, &m.IID, &m.TargetProjectID, &m.SourceProjectID, &m.SourceBranch, &m.TargetBranch, &m.Title, &m.Description,
+		&m.State, nullInt64{&m.AuthorID}, jsonText{&m.Labels}, &m.Squash, &m.RemoveSourceBranch, &m.DiscussionLocked, &m.HeadSHA,
+		&m.BaseSHA, &m.StartSHA, &m.MergeStatus, &m.MergeStatusSource, &m.MergeStatusTarget, &m.Conflicts,
+		nullString{&m.MergeCommitSHA}, nullString{&m.SquashCommitSHA}, nullString{&m.MergeError}, nullInt64{&m.MergedByID},
+		nullTSScan{&m.MergedAt}, nullInt64{&m.ClosedByID}, nullTSScan{&m.ClosedAt}, tsScan{&m.CreatedAt}, tsScan{&m.UpdatedAt},
+		&m.Version}
+}
+
+// CreateMergeRequest stores m with its project's next iid and sets its
+// ID, IID and times.
+func (tx *Tx) CreateMergeRequest(ctx context.Context, m *model.MergeRequest) error {
+	iid, err := tx.NextIID(ctx, m.TargetProjectID, IIDMergeRequests)
+	if err != nil {
+		return err
+	}
+	now := tx.Now()
+	m.IID, m.CreatedAt, m.UpdatedAt = iid, now, now
+	m.ID, err = tx.insert(ctx, `INSERT INTO merge_requests (iid, target_project_id, source_project_id, source_branch, target_branch,
+		title, description, state, author_id, labels, squash, remove_source_branch, discussion_locked, head_sha, base_sha, start_sha,
+		merge_status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.IID, m.TargetProjectID, m.SourceProjectID, m.SourceBranch, m.TargetBranch, m.Title, m.Description, m.State,
+		zeroNull(m.AuthorID), jsonValue(m.Labels), m.Squash, m.RemoveSourceBranch, m.DiscussionLocked, m.HeadSHA, m.BaseSHA,
+		m.StartSHA, m.MergeStatus, micros(now), micros(now))
+	if err != nil {
+		return err
+	}
+	return tx.setMRPeople(ctx, m)
+}
+
+// setMRPeople replaces a merge request's assignees and reviewers.
+func (tx *Tx) setMRPeople(ctx context.Context, m *model.MergeRequest) error {
+	for _, t := range []struct {
+		table string
+		ids   []int64
+	}{{"merge_request_assignees", m.AssigneeIDs}, {"merge_request_reviewers", m.ReviewerIDs}} {
+		if _, err := tx.exec(ctx, "DELETE FROM "+t.table+" WHERE merge_request_id = ?", m.ID); err != nil {
+			return err
+		}
+		for i, uid := range t.ids {
+			if _, err := tx.exec(ctx, "INSERT INTO "+t.table+" (merge_request_id, user_id, position) VALUES (?, ?, ?)", m.ID, uid, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// MergeRequest returns a project's merge request by iid.
+func (tx *Tx) MergeRequest(ctx context.Context, projectID, iid int64) (model.MergeRequest, error) {
+	var m model.MergeRequest
+	if err := tx.row(ctx, mrDest(&m), "SELECT "+mrColumns+" FROM merge_requests WHERE target_project_id = ? AND iid = ?", projectID, iid); err != nil {
+		return m, err
+	}
+	return m, tx.loadMRPeople(ctx, []*model.MergeRequest{&m})
+}
+
+// loadMRPeople fills the assignees and reviewers of merge requests (two
+// queries for all).
+func (tx *Tx) loadMRPeople(ctx context.Context, list []*model.MergeRequest) error {
+	if len(list) == 0 {
+		return nil
+	}
+	byID := make(map[int64]*model.MergeRequest, len(list))
+	ids := make([]int64, 0, len(list))
+	for _, m := range list {
+		byID[m.ID] = m
+		ids = append(ids, m.ID)
+		m.AssigneeIDs, m.ReviewerIDs = nil, nil
+	}
+	for _, table := range []string{"merge_request_assignees", "merge_request_reviewers"} {
+		err := tx.each(ctx, "SELECT merge_request_id, user_id FROM "+table+" WHERE merge_request_id IN ("+placeholders(len(ids))+
+			") ORDER BY merge_request_id, position", anys(ids), func(r *sql.Rows) error {
+			var mid, uid int64
+			if err := r.Scan(&mid, &uid); err != nil {
+				return err
+			}
+			if m := byID[mid]; m != nil {
+				if table == "merge_request_assignees" {
+					m.AssigneeIDs = append(m.AssigneeIDs, uid)
+				} else {
+					m.ReviewerIDs = append(m.ReviewerIDs, uid)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpdateMergeRequest writes m if it still has the version read (its
+// people too); model.ErrConflict when another writer changed it first.
+func (tx *Tx) UpdateMergeRequest(ctx context.Context, m *model.MergeRequest) error {
+	m.UpdatedAt = tx.Now()
+	n, err := tx.execN(ctx, `UPDATE merge_requests SET source_branch = ?, target_branch = ?, title = ?, description = ?, state = ?,
+		labels = ?, squash = ?, remove_source_branch = ?, discussion_locked = ?, head_sha = ?, base_sha = ?, start_sha = ?,
+		merge_status = ?, merge_status_source = ?, merge_status_target = ?, conflicts = ?, merge_commit_sha = ?, squash_commit_sha = ?,
+		merge_error = ?, merged_by_id = ?, merged_at = ?, closed_by_id = ?, closed_at = ?, updated_at = ?, version = version + 1
+		WHERE id = ? AND version = ?`,
+		m.SourceBranch, m.TargetBranch, m.Title, m.Description, m.State, jsonValue(m.Labels), m.Squash, m.RemoveSourceBranch,
+		m.DiscussionLocked, m.HeadSHA, m.BaseSHA, m.StartSHA, m.MergeStatus, m.MergeStatusSource, m.MergeStatusTarget, m.Conflicts,
+		emptyNull(m.MergeCommitSHA), emptyNull(m.SquashCommitSHA), emptyNull(m.MergeError), zeroNull(m.MergedByID),
+		nullMicros(m.MergedAt), zeroNull(m.ClosedByID), nullMicros(m.ClosedAt), micros(m.UpdatedAt), m.ID, m.Version)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return model.Conflict("409 Conflict: merge request changed")
+	}
+	m.Version++
+	return tx.setMRPeople(ctx, m)
+}
+
+// SetMergeStatus records a computed merge status for the tips it was
+// computed at, without touching anything else (a reader's cache, no
+// version bump).
+func (tx *Tx) SetMergeStatus(ctx context.Context, id int64, status, source, target string, conflicts bool) error {
+	_, err := tx.exec(ctx, `UPDATE merge_requests SET merge_status = ?, merge_status_source = ?, merge_status_target = ?, conflicts = ?
+		WHERE id = ? AND state = ?`, status, source, target, conflicts, id, model.MRStateOpened)
+	return err
+}
+
+// DeleteMergeRequest removes a merge request; false when there was none.
+func (tx *Tx) DeleteMergeRequest(ctx context.Context, id int64) (bool, error) {
+	n, err := tx.execN(ctx, "DELETE FROM merge_requests WHERE id = ?", id)
+	return n == 1, err
+}
+
+// OpenMergeRequestFrom returns the open merge request from a source
+// branch into a target project, if any.
+func (tx *Tx) OpenMergeRequestFrom(ctx context.Context, sourceProjectID int64, sourceBranch string, targetProjectID int64, targetBranch string) (model.MergeRequest, error) {
+	var m model.MergeRequest
+	err := tx.row(ctx, mrDest(&m), "SELECT "+mrColumns+` FROM merge_requests WHERE source_project_id = ? AND source_branch = ?
+		AND target_project_id = ? AND target_branch = ? AND state = ? ORDER BY id LIMIT 1`,
+		sourceProjectID, sourceBranch, targetProjectID, targetBranch, model.MRStateOpened)
+	return m, err
+}
+
+// OpenMergeRequestsOfBranch lists the open merge requests whose source
+// or target is a branch of a project (a push moved it).
+func (tx *Tx) OpenMergeRequestsOfBranch(ctx context.Context, projectID int64, branch string) ([]model.MergeRequest, error) {
+	var out []model.MergeRequest
+	err := tx.each(ctx, "SELECT "+mrColumns+` FROM merge_requests WHERE state = ? AND
+		((source_project_id = ? AND source_branch = ?) OR (target_project_id = ? AND target_branch = ?)) ORDER BY id`,
+		[]any{model.MRStateOpened, projectID, branch, projectID, branch}, func(r *sql.Rows) error {
+			var m model.MergeRequest
+			if err := r.Scan(mrDest(&m)...); err != nil {
+				return err
+			}
+			out = append(out, m)
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	ptrs := make([]*model.MergeRequest, len(out))
+	for i := range out {
+		ptrs[i] = &out[i]
+	}
+	return out, tx.loadMRPeople(ctx, ptrs)
+}
+
+// MergeRequestFilter selects merge requests for a list.
+type MergeRequestFilter struct {
+	// ProjectIDs limits to these target projects (nil: no limit; empty:
+	// none).
+	ProjectIDs    []int64
+	State         string // "" or "all": any
+	AuthorID      int64
+	AssigneeID    int64 // -1: none assigned
+	ReviewerID    int64 // -1: none
+	SourceBranch  string
+	TargetBranch  string
+	Search        string // title or description
+	IIDs          []int64
+	Labels        []string
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
+	UpdatedAfter  *time.Time
+	UpdatedBefore *time.Time
+	OrderBy       string // created_at (default), updated_at, title
+	Asc           bool
+	WIP           string // "yes", "no", ""
+}
+
+// MergeRequests lists merge requests, newest first unless asked.
+func (tx *Tx) MergeRequests(ctx context.Context, f MergeRequestFilter, page model.Page) ([]model.MergeRequest, model.PageInfo, error) {
+	var w where
+	if f.ProjectIDs != nil {
+		if len(f.ProjectIDs) == 0 {
+			w.add("1 = 0")
+		} else {
+			w.add("target_project_id IN ("+placeholders(len(f.ProjectIDs))+")", anys(f.ProjectIDs)...)
+		}
+	}
+	if f.State != "" && f.State != "all" {
+		w.add("state = ?", f.State)
+	}
+	if f.AuthorID != 0 {
+		w.add("author_id = ?", f.AuthorID)
+	}
+	switch {
+	case f.AssigneeID > 0:
+		w.add("id IN (SELECT merge_request_id FROM merge_request_assignees WHERE user_id = ?)", f.AssigneeID)
+	case f.AssigneeID < 0:
+		w.add("id NOT IN (SELECT merge_request_id FROM merge_request_assignees)")
+	}
+	switch {
+	case f.ReviewerID > 0:
+		w.add("id IN (SELECT merge_request_id FROM merge_request_reviewers WHERE user_id = ?)", f.ReviewerID)
+	case f.ReviewerID < 0:
+		w.add("id NOT IN (SELECT merge_request_id FROM merge_request_reviewers)")
+	}
+	if f.SourceBranch != "" {
+		w.add("source_branch = ?", f.SourceBranch)
+	}
+	if f.TargetBranch != "" {
+		w.add("target_branch = ?", f.TargetBranch)
+	}
+	if f.Search != "" {
+		pat := likePattern(f.Search)
+		w.add("("+tx.ilike("title")+" OR "+tx.ilike("description")+")", pat, pat)
+	}
+	if len(f.IIDs) > 0 {
+		w.add("iid IN ("+placeholders(len(f.IIDs))+")", anys(f.IIDs)...)
+	}
+	for _, l := range f.Labels {
+		b, _ := json.Marshal(l)
+		w.add(`labels LIKE ? ESCAPE '\'`, likePattern(string(b)))
+	}
+	for _, c := range []struct {
+		cond string
+		t    *time.Time
+	}{{"created_at >= ?", f.CreatedAfter}, {"created_at <= ?", f.CreatedBefore}, {"updated_at >= ?", f.UpdatedAfter},
+		{"updated_at <= ?", f.UpdatedBefore}} {
+		if c.t != nil {
+			w.add(c.cond, micros(*c.t))
+		}
+	}
+	switch f.WIP {
+	case "yes":
+		w.add("(" + draftCond() + ")")
+	case "no":
+		w.add("NOT (" + draftCond() + ")")
+	}
+	col := "created_at"
+	switch f.OrderBy {
+	case "updated_at":
+		col = "updated_at"
+	case "title":
+		col = "title"
+	}
+	list, info, err := list(ctx, tx, listSpec[model.MergeRequest]{
+		columns: mrColumns, from: "merge_requests", idCol: "id", where: w, order: order{column: col, desc: !f.Asc},
+		scan: func(r *sql.Rows) (model.MergeRequest, error) {
+			var m model.MergeRequest
+			return m, r.Scan(mrDest(&m)...)
+		},
+		keyOf: func(m model.MergeRequest) (any, int64) {
+			switch col {
+			case "updated_at":
+				return micros(m.UpdatedAt), m.ID
+			case "title":
+				return m.Title, m.ID
+			}
+			return micros(m.CreatedAt), m.ID
+		},
+	}, page)
+	if err != nil {
+		return nil, info, err
+	}
+	ptrs := make([]*model.MergeRequest, len(list))
+	for i := range list {
+		ptrs[i] = &list[i]
+	}
+	return list, info, tx.loadMRPeople(ctx, ptrs)
+}
+
+// draftCond matches draft titles (model.IsDraftTitle's prefixes).
+func draftCond() string {
+	var conds []string
+	for _, p := range []string{"draft:", "[draft]", "(draft)", "draft -"} {
+		conds = append(conds, "lower(title) LIKE '"+strings.ReplaceAll(p, "'", "''")+"%'")
+	}
+	return strings.Join(conds, " OR ")
+}
+
+// ProjectsWithMergeRequests lists the projects that have merge requests
+// (the candidates of GET /merge_requests, filtered by access after).
+func (tx *Tx) ProjectsWithMergeRequests(ctx context.Context) ([]model.Project, error) {
+	return tx.projectsWhere(ctx, "p.id IN (SELECT DISTINCT target_project_id FROM merge_requests)")
+}
+
+// ProjectsUnderNamespace lists the projects of a group and its
+// subgroups (traversal "1/5/").
+func (tx *Tx) ProjectsUnderNamespace(ctx context.Context, traversal string) ([]model.Project, error) {
+	return tx.projectsWhere(ctx, `n.traversal LIKE ? ESCAPE '\'`, escapeLike(traversal)+"%")
+}
+
+func (tx *Tx) projectsWhere(ctx context.Context, cond string, args ...any) ([]model.Project, error) {
+	var out []model.Project
+	err := tx.each(ctx, "SELECT "+projectColumns+" FROM "+projectFrom+" WHERE "+cond+" ORDER BY p.id", args, func(r *sql.Rows) error {
+		var p model.Project
+		if err := r.Scan(projectDest(&p)...); err != nil {
+			return err
+		}
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
