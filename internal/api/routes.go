@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"quarry/internal/api/agents"
+	"quarry/internal/api/approvals"
 	"quarry/internal/api/attributes"
 	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
@@ -41,6 +42,7 @@ func (s *Server) Table() []endpoint.Route {
 		runners.New(d.Runners, d.CI, r).ProtocolRoutes(),
 		runners.New(d.Runners, d.CI, r).Routes(),
 		mergerequests.New(d.MRs, r).Routes(),
+		approvals.New(d.Approvals, r).Routes(),
 	)
 }
 

@@ -19,6 +19,7 @@ import (
 	"quarry/internal/agents"
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/entity"
+	"quarry/internal/approvals"
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
 	"quarry/internal/changelog"
@@ -55,6 +56,7 @@ type Deps struct {
 	CI         *ci.Service
 	Runners    *runners.Service
 	MRs        *mergerequests.Service
+	Approvals  *approvals.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service
 	JobTokenScope *jobtokenscope.Service

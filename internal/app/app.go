@@ -20,6 +20,7 @@ import (
 
 	"quarry/internal/agents"
 	"quarry/internal/api"
+	"quarry/internal/approvals"
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
 	"quarry/internal/buildinfo"
@@ -59,6 +60,7 @@ type App struct {
 	CI       *ci.Service
 	Runners  *runners.Service
 	MRs      *mergerequests.Service
+	Approval *approvals.Service
 	Queue    *tasks.Queue
 	Events   *events.Bus
 	storages *gitrepo.Storages
@@ -134,6 +136,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Agents, a.JobTokenScope = agents.New(db, a.Projects, storages, log), jobtokenscope.New(db, a.Projects, a.Groups)
 	a.Projects.SetJobTokenScope(a.JobTokenScope.Allowed)
 	a.MRs = mergerequests.New(db, a.Projects, a.Groups, storages, bus, log)
+	a.Approval = approvals.New(db, a.Projects, storages)
+	a.MRs.SetApprovals(a.Approval)
 	a.Projects.SetGroupResolver(a.Groups)
 	a.Projects.OnRemoved(a.CI.OnProjectRemoved)
 	a.Groups.SetProjectRemover(a.Projects)
@@ -184,6 +188,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		CI:        a.CI,
 		Runners:   a.Runners,
 		MRs:       a.MRs,
+		Approvals: a.Approval,
 		Agents:    a.Agents, JobTokenScope: a.JobTokenScope,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus)},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"quarry/internal/auth"
 	"quarry/internal/git"
@@ -109,15 +110,39 @@ func (s *Service) Merge(ctx context.Context, a auth.Actor, projectRef string, ii
 		if err != nil {
 			return View{}, err
 		}
-		if err := repo.FetchCommit(ctx, srcRepo, head); err != nil {
+		if err := fetchCommit(ctx, repo, srcRepo, head); err != nil {
 			return View{}, err
 		}
 	}
+	// The merge request is locked while it merges (GitLab's locked
+	// state, taken by compare-and-set in the database): a second merge, in
+	// this process or another, finds it not open and is refused.
+	locked, err := s.lock(ctx, &m)
+	if err != nil {
+		return View{}, err
+	}
+	if !locked {
+		return View{}, notMergeable()
+	}
+	merged := false
+	defer func() {
+		if !merged {
+			s.unlock(context.WithoutCancel(ctx), m)
+		}
+	}()
 	var res mergeResult
 	for attempt := 0; ; attempt++ {
-		tip, err := repo.BranchTip(ctx, m.TargetBranch)
+		tip, err := branchTip(ctx, repo, m.TargetBranch)
 		if err != nil {
 			return View{}, cannotMerge("Target branch does not exist")
+		}
+		// The source is in the target already (merged meanwhile by another
+		// process, or pushed there): there is nothing to merge, as GitLab
+		// answers a merge request without commits.
+		if merged, err := repo.IsAncestor(ctx, head, tip); err != nil {
+			return View{}, err
+		} else if merged {
+			return View{}, notMergeable()
 		}
 		res, err = s.mergeCommits(ctx, a, p, repo, m, tip, head, squash, in)
 		if err != nil {
@@ -139,6 +164,10 @@ func (s *Service) Merge(ctx context.Context, a auth.Actor, projectRef string, ii
 	if err := s.events.RefsChanged(ctx, model.RefsChanged{ProjectID: p.ID, ActorID: a.UserID(), Source: "merge_request", At: s.now(),
 		Updates: []model.RefUpdate{{Ref: "refs/heads/" + m.TargetBranch, Old: string(res.oldTip), New: string(res.newTip)}}}); err != nil {
 		return View{}, err
+	}
+	merged = true
+	if !model.MRStateCanMoveTo(m.State, model.MRStateMerged) {
+		return View{}, fmt.Errorf("merge request %d: %s → merged: %w", m.ID, m.State, model.ErrTransition)
 	}
 	now := s.now()
 	for attempt := 0; ; attempt++ {
@@ -208,7 +237,7 @@ func (s *Service) mergeCommits(ctx context.Context, a auth.Actor, p model.Projec
 			return out, err
 		}
 		if !ok {
-			return out, cannotMerge("Merge request is not mergeable: the source branch must be rebased onto the target branch")
+			return out, cannotMerge("Branch cannot be merged") // it must be rebased first
 		}
 	}
 	switch method {
@@ -349,16 +378,16 @@ func (s *Service) Rebase(ctx context.Context, a auth.Actor, projectRef string, i
 	if err != nil {
 		return err
 	}
-	tip, err := dstRepo.BranchTip(ctx, m.TargetBranch)
+	tip, err := branchTip(ctx, dstRepo, m.TargetBranch)
 	if err != nil {
 		return cannotMerge("Target branch does not exist")
 	}
-	head, err := srcRepo.BranchTip(ctx, m.SourceBranch)
+	head, err := branchTip(ctx, srcRepo, m.SourceBranch)
 	if err != nil {
 		return cannotMerge("Source branch does not exist")
 	}
 	if srcRepo != dstRepo {
-		if err := srcRepo.FetchCommit(ctx, dstRepo, tip); err != nil {
+		if err := fetchCommit(ctx, srcRepo, dstRepo, tip); err != nil {
 			return err
 		}
 	}
@@ -381,4 +410,35 @@ func (s *Service) Rebase(ctx context.Context, a auth.Actor, projectRef string, i
 	}
 	return s.events.RefsChanged(ctx, model.RefsChanged{ProjectID: src.ID, ActorID: a.UserID(), Source: "merge_request", At: s.now(),
 		Updates: []model.RefUpdate{{Ref: "refs/heads/" + m.SourceBranch, Old: string(head), New: string(next)}}})
+}
+
+// lockAfter is how long a merge request stays locked by a merge that
+// never ended (a crashed process) before another merge may take it.
+const lockAfter = 5 * time.Minute
+
+// lock takes an open merge request for a merge: false when another merge
+// holds it (or it is no longer open). m is read again, locked.
+func (s *Service) lock(ctx context.Context, m *model.MergeRequest) (bool, error) {
+	var ok bool
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		ok, err = tx.LockMergeRequest(ctx, m.ID, s.now().Add(-lockAfter))
+		return err
+	})
+	if err != nil || !ok {
+		return false, err
+	}
+	cur, err := s.db.MergeRequest(ctx, m.TargetProjectID, m.IID)
+	if err != nil {
+		return false, err
+	}
+	*m = cur
+	return true, nil
+}
+
+// unlock opens a merge request a merge that failed had locked.
+func (s *Service) unlock(ctx context.Context, m model.MergeRequest) {
+	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UnlockMergeRequest(ctx, m.ID) }); err != nil {
+		s.log.Error("unlock merge request", "id", m.ID, "err", err)
+	}
 }

@@ -132,7 +132,7 @@ func (s *Service) refreshStatus(ctx context.Context, v *View) error {
 			if err != nil {
 				return err
 			}
-			if err := repo.FetchCommit(ctx, srcRepo, source); err != nil {
+			if err := fetchCommit(ctx, repo, srcRepo, source); err != nil {
 				return err
 			}
 		}
@@ -168,6 +168,13 @@ func (s *Service) Get(ctx context.Context, a auth.Actor, projectRef string, iid 
 	}
 	return s.view(ctx, a, p, m, true)
 }
+
+// ListInput's AssigneeID and ReviewerID take a user's id or one of
+// these.
+const (
+	NoOne  = store.FilterNone
+	AnyOne = store.FilterAny
+)
 
 // ListInput filters a list.
 type ListInput struct {

@@ -76,6 +76,32 @@ func (s *Service) repo(p model.Project) (*gitrepo.Repo, error) {
 	return s.storages.Open(p.RepositoryStorage, p.DiskPath)
 }
 
+// fetchCommit brings commit (and its history) from src into repo. Two
+// fetches into one repository at once (a read computing a fork's merge
+// status while the push follow-up fetches the same head) make one fail on
+// the commit-graph lock git takes after the objects arrived: what counts
+// is the commit being there.
+func fetchCommit(ctx context.Context, repo, src *gitrepo.Repo, commit git.ObjectID) error {
+	err := repo.FetchCommit(ctx, src, commit)
+	for attempt := 0; err != nil && attempt < 2 && ctx.Err() == nil; attempt++ {
+		if _, cerr := repo.CommitID(ctx, string(commit)); cerr == nil {
+			return nil
+		}
+		err = repo.FetchCommit(ctx, src, commit)
+	}
+	return err
+}
+
+// branchTip is a branch's tip, gitrepo.ErrRefNotFound when the branch
+// does not exist (Repo.BranchTip answers "" and no error then).
+func branchTip(ctx context.Context, repo *gitrepo.Repo, branch string) (git.ObjectID, error) {
+	id, err := repo.BranchTip(ctx, branch)
+	if err == nil && id == "" {
+		return "", gitrepo.ErrRefNotFound
+	}
+	return id, err
+}
+
 // View is a merge request with what its JSON shows besides its row.
 type View struct {
 	model.MergeRequest
@@ -151,7 +177,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, sourceRef string, in
 			return View{}, err
 		}
 		if !forkOf(src, dst) {
-			return View{}, validationError(model.KindUnprocessable, "Validate fork Source project is not a fork of the target project")
+			return View{}, validationError(model.KindUnprocessable, "Source project is not a fork of the target project")
 		}
 	} else if _, _, err := s.project(ctx, a, sourceRef, auth.CreateMergeRequestIn); err != nil {
 		return View{}, err
@@ -170,14 +196,14 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, sourceRef string, in
 	if err != nil {
 		return View{}, err
 	}
-	head, err := srcRepo.BranchTip(ctx, in.SourceBranch)
+	head, err := branchTip(ctx, srcRepo, in.SourceBranch)
 	if errors.Is(err, gitrepo.ErrRefNotFound) {
 		return View{}, validationError(model.KindUnprocessable, "Source branch \""+in.SourceBranch+"\" does not exist")
 	}
 	if err != nil {
 		return View{}, err
 	}
-	tip, err := dstRepo.BranchTip(ctx, in.TargetBranch)
+	tip, err := branchTip(ctx, dstRepo, in.TargetBranch)
 	if errors.Is(err, gitrepo.ErrRefNotFound) {
 		return View{}, validationError(model.KindUnprocessable, "Target branch \""+in.TargetBranch+"\" does not exist")
 	}
@@ -190,7 +216,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, sourceRef string, in
 		return View{}, err
 	}
 	if dstRepo != srcRepo {
-		if err := dstRepo.FetchCommit(ctx, srcRepo, head); err != nil {
+		if err := fetchCommit(ctx, dstRepo, srcRepo, head); err != nil {
 			return View{}, err
 		}
 	}

@@ -37,11 +37,13 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, projectRef string, i
 		return View{}, err
 	}
 	var m model.MergeRequest
+	var head string
 	for attempt := 0; ; attempt++ {
 		m, err = s.load(ctx, p, iid)
 		if err != nil {
 			return View{}, err
 		}
+		head = m.HeadSHA
 		res := auth.Resource{Project: &p, Access: acc, User: &model.User{ID: m.AuthorID}}
 		if !auth.Can(a, auth.UpdateMergeRequest, res) {
 			return View{}, model.Forbidden("")
@@ -57,7 +59,58 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, projectRef string, i
 	if err != nil {
 		return View{}, err
 	}
+	if m.HeadSHA != head {
+		// Reopened on a newer head: what follows a push follows.
+		if s.approvals != nil {
+			if err := s.approvals.HeadMoved(ctx, p, m); err != nil {
+				return View{}, err
+			}
+		}
+		if repo, err := s.repo(p); err == nil {
+			if err := setRef(ctx, repo, model.MRHeadRef(m.IID), git.ObjectID(m.HeadSHA)); err != nil {
+				s.log.Warn("write merge request ref", "project_id", p.ID, "iid", m.IID, "err", err)
+			}
+		}
+	}
 	return s.view(ctx, a, p, m, true)
+}
+
+// takeSourceTip moves a merge request of the target project dst to its
+// source branch's tip (diff refs from the target's tip); a branch that is
+// gone leaves it as it was.
+func (s *Service) takeSourceTip(ctx context.Context, dst model.Project, m *model.MergeRequest) error {
+	src := dst
+	if m.SourceProjectID != dst.ID {
+		var err error
+		if src, err = s.db.ProjectByID(ctx, m.SourceProjectID); err != nil {
+			return ignoreNotFound(err)
+		}
+	}
+	srcRepo, err := s.repo(src)
+	if err != nil {
+		return err
+	}
+	dstRepo, err := s.repo(dst)
+	if err != nil {
+		return err
+	}
+	head, err := branchTip(ctx, srcRepo, m.SourceBranch)
+	if errors.Is(err, gitrepo.ErrRefNotFound) || (err == nil && string(head) == m.HeadSHA) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := fetchCommit(ctx, dstRepo, srcRepo, head); err != nil {
+		return err
+	}
+	tip, err := branchTip(ctx, dstRepo, m.TargetBranch)
+	if errors.Is(err, gitrepo.ErrRefNotFound) {
+		tip = git.ObjectID(m.StartSHA)
+	} else if err != nil {
+		return err
+	}
+	return s.setDiffRefs(ctx, dstRepo, m, head, tip)
 }
 
 // apply makes the edits of in to m.
@@ -79,7 +132,7 @@ func (s *Service) apply(ctx context.Context, a auth.Actor, p model.Project, m *m
 		if err != nil {
 			return err
 		}
-		tip, err := repo.BranchTip(ctx, *in.TargetBranch)
+		tip, err := branchTip(ctx, repo, *in.TargetBranch)
 		if errors.Is(err, gitrepo.ErrRefNotFound) {
 			return validationError(model.KindUnprocessable, "Target branch \""+*in.TargetBranch+"\" does not exist")
 		}
@@ -110,6 +163,11 @@ func (s *Service) apply(ctx context.Context, a auth.Actor, p model.Project, m *m
 					return err
 				}
 				m.State, m.ClosedByID, m.ClosedAt, m.MergeStatus = model.MRStateOpened, 0, nil, model.MergeUnchecked
+				// Pushes to a closed merge request's branch are not
+				// followed: it takes the branch as it is now.
+				if err := s.takeSourceTip(ctx, p, m); err != nil {
+					return err
+				}
 			}
 		default:
 			return model.Param("state_event does not have a valid value")
@@ -267,11 +325,11 @@ func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRe
 		return err
 	}
 	if dstRepo != srcRepo {
-		if err := dstRepo.FetchCommit(ctx, srcRepo, head); err != nil {
+		if err := fetchCommit(ctx, dstRepo, srcRepo, head); err != nil {
 			return err
 		}
 	}
-	tip, err := dstRepo.BranchTip(ctx, m.TargetBranch)
+	tip, err := branchTip(ctx, dstRepo, m.TargetBranch)
 	if errors.Is(err, gitrepo.ErrRefNotFound) {
 		tip = git.ObjectID(m.StartSHA)
 	} else if err != nil {

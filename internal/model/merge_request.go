@@ -14,13 +14,15 @@ const (
 	MRStateLocked = "locked"
 )
 
-// MRStateCanMoveTo is the merge request state table: opened ⇄ closed,
-// opened → merged (final). locked is GitLab's transient state during a
-// merge; Quarry merges in one step and never stores it.
+// MRStateCanMoveTo is the merge request state table: opened ⇄ closed;
+// opened → locked while a merge runs, then → merged (final), or back to
+// opened when the merge fails.
 func MRStateCanMoveTo(from, to string) bool {
 	switch from {
 	case MRStateOpened:
-		return to == MRStateClosed || to == MRStateMerged
+		return to == MRStateClosed || to == MRStateLocked
+	case MRStateLocked:
+		return to == MRStateMerged || to == MRStateOpened
 	case MRStateClosed:
 		return to == MRStateOpened
 	}

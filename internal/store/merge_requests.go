@@ -193,8 +193,8 @@ type MergeRequestFilter struct {
 	ProjectIDs    []int64
 	State         string // "" or "all": any
 	AuthorID      int64
-	AssigneeID    int64 // -1: none assigned
-	ReviewerID    int64 // -1: none
+	AssigneeID    int64 // a user, FilterNone or FilterAny
+	ReviewerID    int64 // a user, FilterNone or FilterAny
 	SourceBranch  string
 	TargetBranch  string
 	Search        string // title or description
@@ -208,6 +208,13 @@ type MergeRequestFilter struct {
 	Asc           bool
 	WIP           string // "yes", "no", ""
 }
+
+// MergeRequestFilter's AssigneeID and ReviewerID take a user's id or
+// one of these.
+const (
+	FilterNone int64 = -1 // no one
+	FilterAny  int64 = -2 // someone
+)
 
 // MergeRequests lists merge requests, newest first unless asked.
 func (tx *Tx) MergeRequests(ctx context.Context, f MergeRequestFilter, page model.Page) ([]model.MergeRequest, model.PageInfo, error) {
@@ -225,17 +232,18 @@ func (tx *Tx) MergeRequests(ctx context.Context, f MergeRequestFilter, page mode
 	if f.AuthorID != 0 {
 		w.add("author_id = ?", f.AuthorID)
 	}
-	switch {
-	case f.AssigneeID > 0:
-		w.add("id IN (SELECT merge_request_id FROM merge_request_assignees WHERE user_id = ?)", f.AssigneeID)
-	case f.AssigneeID < 0:
-		w.add("id NOT IN (SELECT merge_request_id FROM merge_request_assignees)")
-	}
-	switch {
-	case f.ReviewerID > 0:
-		w.add("id IN (SELECT merge_request_id FROM merge_request_reviewers WHERE user_id = ?)", f.ReviewerID)
-	case f.ReviewerID < 0:
-		w.add("id NOT IN (SELECT merge_request_id FROM merge_request_reviewers)")
+	for _, people := range []struct {
+		table string
+		id    int64
+	}{{"merge_request_assignees", f.AssigneeID}, {"merge_request_reviewers", f.ReviewerID}} {
+		switch {
+		case people.id > 0:
+			w.add("id IN (SELECT merge_request_id FROM "+people.table+" WHERE user_id = ?)", people.id)
+		case people.id == FilterNone:
+			w.add("id NOT IN (SELECT merge_request_id FROM " + people.table + ")")
+		case people.id == FilterAny:
+			w.add("id IN (SELECT merge_request_id FROM " + people.table + ")")
+		}
 	}
 	if f.SourceBranch != "" {
 		w.add("source_branch = ?", f.SourceBranch)
@@ -334,4 +342,28 @@ func (tx *Tx) projectsWhere(ctx context.Context, cond string, args ...any) ([]mo
 		return nil
 	})
 	return out, err
+}
+
+// LockMergeRequest moves an open merge request to locked for a merge (a
+// lock older than stale counts as gone); false when it is not open or
+// another merge holds it.
+func (tx *Tx) LockMergeRequest(ctx context.Context, id int64, stale time.Time) (bool, error) {
+	if !model.MRStateCanMoveTo(model.MRStateOpened, model.MRStateLocked) {
+		return false, model.ErrTransition
+	}
+	n, err := tx.execN(ctx, `UPDATE merge_requests SET state = ?, updated_at = ?, version = version + 1
+		WHERE id = ? AND (state = ? OR (state = ? AND updated_at < ?))`,
+		model.MRStateLocked, micros(tx.Now()), id, model.MRStateOpened, model.MRStateLocked, micros(stale))
+	return n == 1, err
+}
+
+// UnlockMergeRequest opens a locked merge request again (a merge that
+// failed).
+func (tx *Tx) UnlockMergeRequest(ctx context.Context, id int64) error {
+	if !model.MRStateCanMoveTo(model.MRStateLocked, model.MRStateOpened) {
+		return model.ErrTransition
+	}
+	_, err := tx.exec(ctx, "UPDATE merge_requests SET state = ?, version = version + 1 WHERE id = ? AND state = ?",
+		model.MRStateOpened, id, model.MRStateLocked)
+	return err
 }

@@ -98,8 +98,17 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	case model.KindTooLarge:
 		WriteJSON(w, status, MessageBody{Message: "413 Request Entity Too Large"})
 		return
-	case model.KindParam, model.KindMethodNotAllowed:
+	case model.KindParam:
 		WriteJSON(w, status, ErrorBody{Error: e.Message})
+		return
+	case model.KindMethodNotAllowed:
+		// Routing's 405 is Grape's {"error"}; a helper's refusal (a merge
+		// that is not allowed) is {"message"}.
+		if e.Raw {
+			WriteJSON(w, status, MessageBody{Message: e.Message})
+		} else {
+			WriteJSON(w, status, ErrorBody{Error: e.Message})
+		}
 		return
 	}
 	if len(e.Fields) > 0 {

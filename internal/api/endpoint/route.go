@@ -141,7 +141,7 @@ var identifierWildcards = map[string]bool{
 	"id": true, "user_id": true, "group_id": true, "project_id": true, "forked_from_id": true,
 	"key": true, "provider": true, "file_path": true, "sha": true, "branch": true, "tag": true,
 	"name": true, "path...": true, "job_id": true, "pipeline_id": true, "trigger_id": true, "ref": true,
-	"artifact_path...": true, "merge_request_iid": true,
+	"artifact_path...": true, "merge_request_iid": true, "approval_rule_id": true,
 	"agent_id": true, "target_project_id": true, "target_group_id": true,
 	"runner_id": true,
 }

@@ -1,6 +1,7 @@
 package entity
 
 import (
+	"regexp"
 	"strconv"
 
 	"quarry/internal/auth"
@@ -79,6 +80,23 @@ type TimeStats struct {
 type TaskCompletionStatus struct {
 	Count          int `json:"count"`
 	CompletedCount int `json:"completed_count"`
+}
+
+// taskItem is a Markdown task list item as GitLab counts one (Taskable's
+// ITEM_PATTERN): in a list (after optional blockquote marks), a box of a
+// space or an x, then text.
+var taskItem = regexp.MustCompile(`(?m)^(?:>\s{0,4})*(?:[ \t]*(?:[-+*]|\d+[.)]))+[ \t]+\[([ xX])\][ \t]+\S`)
+
+// tasks counts the task list items of a description.
+func tasks(description string) TaskCompletionStatus {
+	var out TaskCompletionStatus
+	for _, m := range taskItem.FindAllStringSubmatch(description, -1) {
+		out.Count++
+		if m[1] != " " {
+			out.CompletedCount++
+		}
+	}
+	return out
 }
 
 // MergeRequestDetail is a single merge request.
@@ -175,7 +193,7 @@ func (r *Renderer) MergeRequest(v mergerequests.View) MergeRequest {
 		References: MRReferences{Short: ref, Relative: ref, Full: v.Target.FullPath() + ref},
 		WebURL:     r.ExternalURL + "/" + v.Target.FullPath() + "/-/merge_requests/" + strconv.FormatInt(v.IID, 10),
 		Squash:     v.Squash, SquashOnMerge: v.Squash || v.Target.Settings.SquashOption == "always", HasConflicts: v.Conflicts,
-		BlockingDiscussionsResolved: true}
+		TaskCompletionStatus: tasks(v.Description), BlockingDiscussionsResolved: true}
 	if len(out.Assignees) > 0 {
 		a := out.Assignees[0]
 		out.Assignee = &a

@@ -81,8 +81,9 @@ func filter(c *endpoint.Call) mergerequests.ListInput {
 	switch v, _ := p.String("assignee_id"); strings.ToLower(v) {
 	case "":
 	case "none":
-		in.AssigneeID = -1
+		in.AssigneeID = mergerequests.NoOne
 	case "any":
+		in.AssigneeID = mergerequests.AnyOne
 	default:
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -93,8 +94,9 @@ func filter(c *endpoint.Call) mergerequests.ListInput {
 	switch v, _ := p.String("reviewer_id"); strings.ToLower(v) {
 	case "":
 	case "none":
-		in.ReviewerID = -1
+		in.ReviewerID = mergerequests.NoOne
 	case "any":
+		in.ReviewerID = mergerequests.AnyOne
 	default:
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -127,11 +129,9 @@ func (h *Handlers) list(c *endpoint.Call, project, group string) error {
 	if err := c.P.Err(); err != nil {
 		return err
 	}
-	if in.State == "" && project == "" && group == "" {
+	if project == "" && group == "" && in.Scope == "" {
 		// GET /merge_requests defaults to the caller's own.
-		if in.Scope == "" {
-			in.Scope = "created_by_me"
-		}
+		in.Scope = "created_by_me"
 	}
 	list, info, err := h.mr.List(c.Ctx(), c.Actor, project, group, in, pg)
 	if err != nil {
@@ -210,9 +210,10 @@ func (h *Handlers) update(c *endpoint.Call) error {
 	}
 	in.AddLabels, _ = p.Strings("add_labels")
 	in.RemoveLabels, _ = p.Strings("remove_labels")
-	if len(p.Keys()) <= 2 { // id and merge_request_iid only
-		p.Fail("at least one parameter must be provided")
-	}
+	// GitLab's list (path values are no parameters here).
+	p.AtLeastOneOf("assignee_id", "assignee_ids", "reviewer_ids", "description", "labels", "add_labels", "remove_labels",
+		"milestone_id", "remove_source_branch", "allow_collaboration", "allow_maintainer_to_push", "squash", "target_branch",
+		"title", "state_event", "discussion_locked")
 	if err := p.Err(); err != nil {
 		return err
 	}
