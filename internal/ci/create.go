@@ -50,6 +50,9 @@ type request struct {
 	// resolved is the ref and commit when the caller resolved them
 	// already (to check who may run on it).
 	resolved *resolvedRef
+	// mergeRequest is the merge request a merge_request_event pipeline
+	// runs for.
+	mergeRequest *model.MergeRequest
 }
 
 // chainError is a failure of the creation chain with GitLab's message:
@@ -226,6 +229,9 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 	}
 	if req.parent != nil {
 		p.ParentID, p.ParentJobID = req.parent.ID, req.parentJob.ID
+	}
+	if req.mergeRequest != nil {
+		p.MergeRequestID = req.mergeRequest.ID
 	}
 	// A push can ask not to run CI ([skip ci] in the message, or the
 	// ci.skip option): the pipeline is kept, skipped, without jobs.

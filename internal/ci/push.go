@@ -75,3 +75,52 @@ func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error 
 	}
 	return errors.Join(errs...)
 }
+
+// MergeRequestPipeline runs a merge request's pipeline (source
+// merge_request_event) in its source project at its head, as user: only
+// jobs whose rules or only: ask for merge requests run, and a
+// configuration that makes none makes no pipeline (ok false). A head a
+// pipeline ran for already makes nothing again.
+func (s *Service) MergeRequestPipeline(ctx context.Context, m model.MergeRequest, userID int64) (pl model.Pipeline, ok bool, err error) {
+	p, err := s.db.ProjectByID(ctx, m.SourceProjectID)
+	if errors.Is(err, model.ErrNotFound) {
+		return pl, false, nil
+	}
+	if err != nil {
+		return pl, false, err
+	}
+	if p.PendingDelete || p.Settings.BuildsAccessLevel == "disabled" || m.HeadSHA == "" {
+		return pl, false, nil
+	}
+	var user *model.User
+	if userID != 0 {
+		if u, err := s.db.UserByID(ctx, userID); err == nil {
+			user = &u
+		} else if !errors.Is(err, model.ErrNotFound) {
+			return pl, false, err
+		}
+	}
+	req := request{project: p, source: model.SourceMergeRequest, ref: "refs/heads/" + m.SourceBranch, sha: m.HeadSHA, user: user,
+		save: true, mergeRequest: &m, eventKey: fmt.Sprintf("merge_request %d %s", m.ID, m.HeadSHA)}
+	pl, err = s.create(ctx, req)
+	switch {
+	case err == nil:
+		return pl, true, nil
+	case store.IsUnique(err, store.UniquePipelineEvent), model.KindOf(err) == model.KindInvalid:
+		return pl, false, nil
+	}
+	return pl, false, err
+}
+
+// HeadPipeline is the newest pipeline of a branch of a project at a
+// commit (nil when none).
+func (s *Service) HeadPipeline(ctx context.Context, projectID int64, branch, sha string) (*model.Pipeline, error) {
+	pl, err := s.db.HeadPipeline(ctx, projectID, branch, sha)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &pl, nil
+}

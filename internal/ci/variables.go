@@ -155,6 +155,11 @@ func (s *Service) predefined(v *vars, p model.Project, ref resolvedRef, before s
 func (s *Service) expressionVariables(ctx context.Context, req request, ref resolvedRef, c gitrepo.Commit, protected bool) (map[string]string, error) {
 	var v vars
 	s.predefined(&v, req.project, ref, req.before, c, protected, req.user, req.source, req.triggered)
+	if req.mergeRequest != nil {
+		if err := s.mergeRequestVariables(ctx, &v, *req.mergeRequest); err != nil {
+			return nil, err
+		}
+	}
 	secret, err := s.secretVariables(ctx, s.db.Tx, req.project, protected)
 	if err != nil {
 		return nil, err
@@ -193,7 +198,53 @@ func (s *Service) pipelinePredefined(ctx context.Context, p model.Project, pl mo
 	if pl.Name != "" {
 		v.add("CI_PIPELINE_NAME", pl.Name)
 	}
+	if pl.MergeRequestID != 0 {
+		m, err := s.db.MergeRequestByID(ctx, pl.MergeRequestID)
+		if err == nil {
+			if err := s.mergeRequestVariables(ctx, &v, m); err != nil {
+				return nil, err
+			}
+		} else if !errors.Is(err, model.ErrNotFound) {
+			return nil, err
+		}
+	}
 	return v, nil
+}
+
+// mergeRequestVariables are the CI_MERGE_REQUEST_* variables of a
+// merge request's pipeline.
+func (s *Service) mergeRequestVariables(ctx context.Context, v *vars, m model.MergeRequest) error {
+	target, err := s.db.ProjectByID(ctx, m.TargetProjectID)
+	if err != nil {
+		return err
+	}
+	source := target
+	if m.SourceProjectID != target.ID {
+		if source, err = s.db.ProjectByID(ctx, m.SourceProjectID); err != nil {
+			return err
+		}
+	}
+	iid := strconv.FormatInt(m.IID, 10)
+	v.add("CI_MERGE_REQUEST_ID", strconv.FormatInt(m.ID, 10))
+	v.add("CI_MERGE_REQUEST_IID", iid)
+	v.add("CI_MERGE_REQUEST_TITLE", m.Title)
+	v.add("CI_MERGE_REQUEST_DESCRIPTION", m.Description)
+	v.add("CI_MERGE_REQUEST_EVENT_TYPE", "detached")
+	v.add("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME", m.SourceBranch)
+	v.add("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA", m.HeadSHA)
+	v.add("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", m.TargetBranch)
+	v.add("CI_MERGE_REQUEST_DIFF_BASE_SHA", m.BaseSHA)
+	v.add("CI_MERGE_REQUEST_REF_PATH", model.MRHeadRef(m.IID))
+	v.add("CI_MERGE_REQUEST_PROJECT_ID", strconv.FormatInt(target.ID, 10))
+	v.add("CI_MERGE_REQUEST_PROJECT_PATH", target.FullPath())
+	v.add("CI_MERGE_REQUEST_PROJECT_URL", s.cfg.ExternalURL+"/"+target.FullPath())
+	v.add("CI_MERGE_REQUEST_SOURCE_PROJECT_ID", strconv.FormatInt(source.ID, 10))
+	v.add("CI_MERGE_REQUEST_SOURCE_PROJECT_PATH", source.FullPath())
+	v.add("CI_MERGE_REQUEST_SOURCE_PROJECT_URL", s.cfg.ExternalURL+"/"+source.FullPath())
+	if len(m.Labels) > 0 {
+		v.add("CI_MERGE_REQUEST_LABELS", strings.Join(m.Labels, ","))
+	}
+	return nil
 }
 
 // pipelineVariables are the variables of a pipeline that exists, lowest

@@ -30,6 +30,11 @@ func (s *Service) view(ctx context.Context, a auth.Actor, target model.Project, 
 	if !detail {
 		return v, nil
 	}
+	if s.pipelines != nil && m.HeadSHA != "" {
+		if v.HeadPipeline, err = s.pipelines.HeadPipeline(ctx, m.SourceProjectID, m.SourceBranch, m.HeadSHA); err != nil {
+			return v, err
+		}
+	}
 	if err := s.refreshStatus(ctx, &v); err != nil {
 		return v, err
 	}

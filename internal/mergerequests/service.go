@@ -51,6 +51,12 @@ type Approvals interface {
 	HeadMoved(ctx context.Context, p model.Project, m model.MergeRequest) error
 }
 
+// Pipelines runs and finds merge request pipelines (the CI engine).
+type Pipelines interface {
+	MergeRequestPipeline(ctx context.Context, m model.MergeRequest, userID int64) (model.Pipeline, bool, error)
+	HeadPipeline(ctx context.Context, projectID int64, branch, sha string) (*model.Pipeline, error)
+}
+
 // Service is the merge requests service.
 type Service struct {
 	db        *store.DB
@@ -60,6 +66,21 @@ type Service struct {
 	events    RefsEvents
 	log       *slog.Logger
 	approvals Approvals
+	pipelines Pipelines
+}
+
+// SetPipelines installs the CI engine merge requests run pipelines on.
+func (s *Service) SetPipelines(p Pipelines) { s.pipelines = p }
+
+// runPipeline runs a merge request's pipeline at its head; a failure is
+// logged (the merge request stands without it).
+func (s *Service) runPipeline(ctx context.Context, m model.MergeRequest, userID int64) {
+	if s.pipelines == nil {
+		return
+	}
+	if _, _, err := s.pipelines.MergeRequestPipeline(ctx, m, userID); err != nil {
+		s.log.Warn("merge request pipeline", "merge_request_id", m.ID, "err", err)
+	}
 }
 
 // SetApprovals installs the approvals a merge waits for.
@@ -112,6 +133,9 @@ type View struct {
 	ChangesCount string
 	// CanMerge is whether the viewer may merge it (user.can_merge).
 	CanMerge bool
+	// HeadPipeline is the newest pipeline of its source branch at its
+	// head (detail only).
+	HeadPipeline *model.Pipeline
 }
 
 // project resolves a project and checks action on it; a project the
@@ -252,6 +276,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, sourceRef string, in
 	if err := setRef(ctx, dstRepo, model.MRHeadRef(m.IID), head); err != nil {
 		s.log.Warn("write merge request ref", "project_id", dst.ID, "iid", m.IID, "err", err)
 	}
+	s.runPipeline(ctx, m, a.UserID())
 	return s.view(ctx, a, dst, m, true)
 }
 

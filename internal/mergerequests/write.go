@@ -299,7 +299,7 @@ func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error 
 			if m.SourceProjectID != p.ID || m.SourceBranch != branch || m.HeadSHA == u.New {
 				continue
 			}
-			if err := s.follow(ctx, p, m, git.ObjectID(u.New)); err != nil {
+			if err := s.follow(ctx, p, m, git.ObjectID(u.New), e.ActorID); err != nil {
 				return err
 			}
 		}
@@ -308,7 +308,7 @@ func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error 
 }
 
 // follow moves a merge request to its source's new tip.
-func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRequest, head git.ObjectID) error {
+func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRequest, head git.ObjectID, actorID int64) error {
 	dst := src
 	if m.TargetProjectID != src.ID {
 		var err error
@@ -361,5 +361,9 @@ func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRe
 			return err
 		}
 	}
-	return setRef(ctx, dstRepo, model.MRHeadRef(m.IID), head)
+	if err := setRef(ctx, dstRepo, model.MRHeadRef(m.IID), head); err != nil {
+		return err
+	}
+	s.runPipeline(ctx, m, actorID)
+	return nil
 }

@@ -42,16 +42,19 @@ type Pipeline struct {
 	ParentJobID int64
 	Name        string
 	// EventKey names the refs-changed event a push pipeline came from.
-	EventKey    string
-	Protected   bool // the ref was protected when the pipeline was made
-	Coverage    *float64
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	StartedAt   *time.Time
-	FinishedAt  *time.Time
-	CommittedAt *time.Time
-	Duration    *int64 // seconds
-	Version     int64
+	EventKey string
+	// MergeRequestID is the merge request a merge_request_event pipeline
+	// runs for.
+	MergeRequestID int64
+	Protected      bool // the ref was protected when the pipeline was made
+	Coverage       *float64
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	StartedAt      *time.Time
+	FinishedAt     *time.Time
+	CommittedAt    *time.Time
+	Duration       *int64 // seconds
+	Version        int64
 }
 
 // Child reports whether the pipeline was made by a parent pipeline's

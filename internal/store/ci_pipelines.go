@@ -14,14 +14,15 @@ import (
 // with a compare-and-set on the status it read.
 
 const pipelineColumns = `id, project_id, iid, ref, tag, sha, before_sha, source, status, failure_reason, yaml_errors, user_id,
-	parent_id, parent_job_id, name, event_key, protected, coverage, created_at, updated_at, started_at, finished_at, committed_at, duration, version`
+	parent_id, parent_job_id, name, event_key, protected, coverage, created_at, updated_at, started_at, finished_at, committed_at, duration, version,
+	merge_request_id`
 
 func pipelineDest(p *model.Pipeline) []any {
 	return []any{&p.ID, &p.ProjectID, &p.IID, &p.Ref, &p.Tag, &p.SHA, &p.BeforeSHA, &p.Source, &p.Status,
 		nullString{(*string)(&p.FailureReason)}, nullString{&p.YAMLErrors}, nullInt64{&p.UserID}, nullInt64{&p.ParentID},
 		nullInt64{&p.ParentJobID}, nullString{&p.Name}, nullString{&p.EventKey}, &p.Protected, nullFloat{&p.Coverage}, tsScan{&p.CreatedAt},
 		tsScan{&p.UpdatedAt}, nullTSScan{&p.StartedAt}, nullTSScan{&p.FinishedAt}, nullTSScan{&p.CommittedAt},
-		nullInt64Ptr{&p.Duration}, &p.Version}
+		nullInt64Ptr{&p.Duration}, &p.Version, nullInt64{&p.MergeRequestID}}
 }
 
 // UniquePipelineEvent allows one pipeline per project and refs-changed
@@ -55,11 +56,11 @@ func (tx *Tx) CreatePipeline(ctx context.Context, p *model.Pipeline) error {
 	p.IID, p.CreatedAt, p.UpdatedAt = iid, now, now
 	p.ID, err = tx.insert(ctx, `INSERT INTO ci_pipelines (project_id, iid, ref, tag, sha, before_sha, source, status, failure_reason,
 		yaml_errors, user_id, parent_id, parent_job_id, name, event_key, protected, created_at, updated_at, started_at, finished_at,
-		committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		committed_at, merge_request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.ProjectID, p.IID, p.Ref, p.Tag, p.SHA, p.BeforeSHA, p.Source, p.Status, emptyNull(string(p.FailureReason)),
 		emptyNull(p.YAMLErrors), zeroNull(p.UserID), zeroNull(p.ParentID), zeroNull(p.ParentJobID), emptyNull(p.Name),
 		emptyNull(p.EventKey), p.Protected,
-		micros(now), micros(now), nullMicros(p.StartedAt), nullMicros(p.FinishedAt), nullMicros(p.CommittedAt))
+		micros(now), micros(now), nullMicros(p.StartedAt), nullMicros(p.FinishedAt), nullMicros(p.CommittedAt), zeroNull(p.MergeRequestID))
 	return err
 }
 
@@ -319,4 +320,13 @@ func (tx *Tx) PipelinesByIDs(ctx context.Context, ids []int64) (map[int64]model.
 			return err
 		})
 	return out, err
+}
+
+// HeadPipeline is the newest pipeline of a project's ref at a commit (a
+// merge request's head pipeline: branch or merge request pipelines).
+func (tx *Tx) HeadPipeline(ctx context.Context, projectID int64, ref, sha string) (model.Pipeline, error) {
+	var p model.Pipeline
+	err := tx.row(ctx, pipelineDest(&p), "SELECT "+pipelineColumns+` FROM ci_pipelines WHERE project_id = ? AND ref = ? AND sha = ?
+		AND parent_id IS NULL ORDER BY id DESC LIMIT 1`, projectID, ref, sha)
+	return p, err
 }

@@ -367,3 +367,12 @@ func (tx *Tx) UnlockMergeRequest(ctx context.Context, id int64) error {
 		model.MRStateOpened, id, model.MRStateLocked)
 	return err
 }
+
+// MergeRequestByID returns a merge request by id.
+func (tx *Tx) MergeRequestByID(ctx context.Context, id int64) (model.MergeRequest, error) {
+	var m model.MergeRequest
+	if err := tx.row(ctx, mrDest(&m), "SELECT "+mrColumns+" FROM merge_requests WHERE id = ?", id); err != nil {
+		return m, err
+	}
+	return m, tx.loadMRPeople(ctx, []*model.MergeRequest{&m})
+}

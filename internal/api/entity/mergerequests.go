@@ -214,8 +214,42 @@ func (r *Renderer) MergeRequests(list []mergerequests.View) []MergeRequest {
 	return out
 }
 
+// MRPipeline is a merge request's pipeline (pipeline, head_pipeline).
+type MRPipeline struct {
+	ID        int64  `json:"id"`
+	IID       int64  `json:"iid"`
+	ProjectID int64  `json:"project_id"`
+	SHA       string `json:"sha"`
+	Ref       string `json:"ref"`
+	Status    string `json:"status"`
+	Source    string `json:"source"`
+	CreatedAt Time   `json:"created_at"`
+	UpdatedAt Time   `json:"updated_at"`
+	WebURL    string `json:"web_url"`
+}
+
+// mrPipeline renders a merge request's head pipeline (nil: none).
+func (r *Renderer) mrPipeline(v mergerequests.View) *MRPipeline {
+	pl := v.HeadPipeline
+	if pl == nil {
+		return nil
+	}
+	return &MRPipeline{ID: pl.ID, IID: pl.IID, ProjectID: pl.ProjectID, SHA: pl.SHA, Ref: pl.Ref, Status: string(pl.Status), Source: pl.Source,
+		CreatedAt: Time(pl.CreatedAt), UpdatedAt: Time(pl.UpdatedAt),
+		WebURL: r.ExternalURL + "/" + v.Source.FullPath() + "/-/pipelines/" + strconv.FormatInt(pl.ID, 10)}
+}
+
 // MergeRequestDetail renders a single merge request.
 func (r *Renderer) MergeRequestDetail(v mergerequests.View, viewer auth.Actor) MergeRequestDetail {
+	if pl := r.mrPipeline(v); pl != nil {
+		d := r.mergeRequestDetail(v, viewer)
+		d.Pipeline, d.HeadPipeline = pl, pl
+		return d
+	}
+	return r.mergeRequestDetail(v, viewer)
+}
+
+func (r *Renderer) mergeRequestDetail(v mergerequests.View, viewer auth.Actor) MergeRequestDetail {
 	return MergeRequestDetail{MergeRequest: r.MergeRequest(v), ChangesCount: v.ChangesCount,
 		DiffRefs: DiffRefs{BaseSHA: v.BaseSHA, HeadSHA: v.HeadSHA, StartSHA: v.StartSHA}, MergeError: strOrNil(v.MergeError),
 		Subscribed: viewer.SignedIn() && viewer.Is(v.AuthorID), User: MRUserPerms{CanMerge: v.CanMerge}}
