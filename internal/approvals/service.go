@@ -325,6 +325,11 @@ func (s *Service) inputs(ctx context.Context, p model.Project, m model.MergeRequ
 	if in.MRRules, err = s.db.MergeRequestApprovalRules(ctx, m.ID); err != nil {
 		return in, err
 	}
+	owners, err := s.codeOwnerRules(ctx, p, m)
+	if err != nil {
+		return in, err
+	}
+	in.MRRules = append(in.MRRules, owners...)
 	in.GroupMembers = map[int64][]int64{}
 	for _, r := range append(slices.Clone(in.ProjectRules), in.MRRules...) {
 		for _, gid := range r.GroupIDs {

@@ -203,3 +203,10 @@ func (tx *Tx) GroupMemberIDs(ctx context.Context, groupID int64, today string) (
 	return scanInts(tx.query(ctx, `SELECT DISTINCT user_id FROM namespace_authorizations WHERE namespace_id = ?
 		AND (expires_at IS NULL OR expires_at > ?) ORDER BY user_id`, groupID, today))
 }
+
+// ProjectUserIDsAtLeast lists the users whose access to a project is at
+// least level (CODEOWNERS' @@maintainer and friends).
+func (tx *Tx) ProjectUserIDsAtLeast(ctx context.Context, projectID int64, level model.AccessLevel, today string) ([]int64, error) {
+	return scanInts(tx.query(ctx, `SELECT DISTINCT user_id FROM project_authorizations WHERE project_id = ? AND access_level >= ?
+		AND (expires_at IS NULL OR expires_at > ?) ORDER BY user_id`, projectID, level, today))
+}
