@@ -57,6 +57,14 @@ func TestApprovals_codeOwners(t *testing.T) {
 			len(rules[0].EligibleApprovers) != 1 || rules[0].EligibleApprovers[0].Username != "codocs" || rules[0].Approved {
 			t.Fatalf("code owner rules of a docs change: %+v", rules)
 		}
+		detailed := func(iid int64) string {
+			var mr mrJSON
+			s.Get(t, fmt.Sprintf("/projects/%d/merge_requests/%d", p.ID, iid), owner.Token).Want(t, http.StatusOK).JSON(t, &mr)
+			return mr.DetailedMergeStatus
+		}
+		if d := detailed(docs.IID); d != "not_approved" {
+			t.Errorf("detailed_merge_status %q before the code owner approved; want not_approved", d)
+		}
 		merge := fmt.Sprintf("/projects/%d/merge_requests/%d/merge", p.ID, docs.IID)
 		s.Do(t, apitest.Request{Method: "PUT", Path: merge, Token: owner.Token}).Want(t, http.StatusMethodNotAllowed)
 		// The code owner of docs/ approves: the rule is met and the merge
@@ -65,6 +73,9 @@ func TestApprovals_codeOwners(t *testing.T) {
 			Token: docsLead.Token}).Want(t, http.StatusCreated)
 		if rules := state(docs.IID); !rules[0].Approved {
 			t.Fatalf("the code owner approved, rule %+v", rules[0])
+		}
+		if d := detailed(docs.IID); d != "mergeable" {
+			t.Errorf("detailed_merge_status %q once approved; want mergeable", d)
 		}
 		s.Do(t, apitest.Request{Method: "PUT", Path: merge, Token: owner.Token}).Want(t, http.StatusOK)
 

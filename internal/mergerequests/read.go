@@ -51,6 +51,9 @@ func (s *Service) view(ctx context.Context, a auth.Actor, target model.Project, 
 	} else {
 		v.ChangesCount = "0"
 	}
+	if err := s.blockers(ctx, &v); err != nil {
+		return v, err
+	}
 	if a.SignedIn() && m.State == model.MRStateOpened {
 		acc, err := s.projects.Access(ctx, a, target.ID)
 		if err != nil {
@@ -365,4 +368,37 @@ func (s *Service) Participants(ctx context.Context, a auth.Actor, projectRef str
 		}
 	}
 	return out, nil
+}
+
+// blockers notes what keeps an open, mergeable merge request from merging
+// (detailed_merge_status): it is not approved, its pipeline must succeed
+// and has not, or the merge method wants it rebased.
+func (s *Service) blockers(ctx context.Context, v *View) error {
+	if v.State != model.MRStateOpened || v.MergeStatus != model.MergeCanBeMerged {
+		return nil
+	}
+	if s.approvals != nil {
+		ok, err := s.approvals.Approved(ctx, v.Target, v.MergeRequest)
+		if err != nil {
+			return err
+		}
+		v.NotApproved = !ok
+	}
+	if v.Target.Settings.OnlyAllowMergeIfPipelineSucceeds {
+		pl := v.HeadPipeline
+		skipOK := v.Target.Settings.AllowMergeOnSkippedPipeline != nil && *v.Target.Settings.AllowMergeOnSkippedPipeline
+		v.CIMustPass = pl == nil || !(pl.Status == model.StatusSuccess || (pl.Status == model.StatusSkipped && skipOK))
+	}
+	if m := v.Target.Settings.MergeMethod; (m == "ff" || m == "rebase_merge") && v.MergeStatusTarget != "" && v.MergeStatusSource != "" {
+		repo, err := s.repo(v.Target)
+		if err != nil {
+			return err
+		}
+		ok, err := repo.IsAncestor(ctx, git.ObjectID(v.MergeStatusTarget), git.ObjectID(v.MergeStatusSource))
+		if err != nil {
+			return err
+		}
+		v.NeedRebase = !ok
+	}
+	return nil
 }

@@ -136,6 +136,9 @@ type View struct {
 	// HeadPipeline is the newest pipeline of its source branch at its
 	// head (detail only).
 	HeadPipeline *model.Pipeline
+	// What keeps an open, mergeable merge request from merging (detail
+	// only): approvals, its pipeline, a rebase the merge method wants.
+	NotApproved, CIMustPass, NeedRebase bool
 }
 
 // project resolves a project and checks action on it; a project the

@@ -148,6 +148,12 @@ func detailedMergeStatus(v mergerequests.View) string {
 		return "broken_status"
 	case v.MergeStatus == model.MergeCannotBeMerged:
 		return "broken_status"
+	case v.NotApproved:
+		return "not_approved"
+	case v.CIMustPass:
+		return "ci_must_pass"
+	case v.NeedRebase:
+		return "need_rebase"
 	}
 	return "mergeable"
 }
