@@ -459,13 +459,8 @@ func (s *Service) view(ctx context.Context, a auth.Actor, p model.Project, acc m
 			}
 		}
 	}
-	for _, id := range ids {
-		if _, ok := v.Users[id]; ok || id == 0 {
-			continue
-		}
-		if u, err := s.db.UserByID(ctx, id); err == nil {
-			v.Users[id] = u
-		}
+	if v.Users, err = s.db.UsersByIDs(ctx, ids); err != nil {
+		return View{}, in, err
 	}
 	return v, in, nil
 }
@@ -794,15 +789,9 @@ func (s *Service) RelatedOf(ctx context.Context, p model.Project, rules []model.
 			uids = append(uids, members...)
 		}
 	}
-	for _, id := range uids {
-		if _, ok := out.Users[id]; ok {
-			continue
-		}
-		if u, err := s.db.UserByID(ctx, id); err == nil {
-			out.Users[id] = u
-		}
-	}
-	return out, nil
+	var err error
+	out.Users, err = s.db.UsersByIDs(ctx, uids)
+	return out, err
 }
 
 // nameTaken turns a racing duplicate rule name into GitLab's 400.

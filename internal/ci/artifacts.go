@@ -223,6 +223,10 @@ func (s *Service) runDeleteArtifacts(ctx context.Context, pl projectPayload) err
 	if err != nil {
 		return err
 	}
+	st, err := s.Settings(ctx)
+	if err != nil {
+		return err
+	}
 	var after int64
 	for {
 		list, err := s.db.ProjectArtifacts(ctx, p.ID, after, 500)
@@ -232,7 +236,7 @@ func (s *Service) runDeleteArtifacts(ctx context.Context, pl projectPayload) err
 		var doomed []model.Artifact
 		for _, a := range list {
 			after = a.ID
-			keep, err := s.keptAsLatest(ctx, p, a)
+			keep, err := s.keptAsLatest(ctx, st, p, a)
 			if err != nil {
 				return err
 			}
@@ -267,13 +271,9 @@ func (s *Service) deleteArtifacts(ctx context.Context, list []model.Artifact) er
 
 // keptAsLatest reports whether an artifact belongs to the latest
 // successful pipeline of its ref in a project that keeps those.
-func (s *Service) keptAsLatest(ctx context.Context, p model.Project, a model.Artifact) (bool, error) {
-	if !p.Settings.KeepLatestArtifact {
+func (s *Service) keptAsLatest(ctx context.Context, st model.ApplicationSettings, p model.Project, a model.Artifact) (bool, error) {
+	if !p.Settings.KeepLatestArtifact || !st.KeepLatestArtifact {
 		return false, nil
-	}
-	st, err := s.Settings(ctx)
-	if err != nil || !st.KeepLatestArtifact {
-		return false, err
 	}
 	j, err := s.db.Job(ctx, a.JobID)
 	if errors.Is(err, model.ErrNotFound) {
@@ -294,6 +294,10 @@ func (s *Service) keptAsLatest(ctx context.Context, p model.Project, a model.Art
 // they are looked at again an hour later).
 func (s *Service) expireArtifacts(ctx context.Context) error {
 	now := s.now()
+	st, err := s.Settings(ctx)
+	if err != nil {
+		return err
+	}
 	for {
 		list, err := s.db.ExpiredArtifacts(ctx, now, 500)
 		if err != nil || len(list) == 0 {
@@ -316,7 +320,7 @@ func (s *Service) expireArtifacts(ctx context.Context) error {
 			}
 			keep := false
 			if p != nil {
-				if keep, err = s.keptAsLatest(ctx, *p, a); err != nil {
+				if keep, err = s.keptAsLatest(ctx, st, *p, a); err != nil {
 					return err
 				}
 			}

@@ -134,6 +134,12 @@ func (s *Service) AppendLog(ctx context.Context, jobID, offset int64, data io.Re
 	if err != nil {
 		return 0, model.NotFoundAs(err, "Job")
 	}
+	return s.appendLog(ctx, j, offset, data)
+}
+
+// appendLog writes a piece of a job already read to its log and records
+// the log's size.
+func (s *Service) appendLog(ctx context.Context, j model.Job, offset int64, data io.Reader) (int64, error) {
 	size, err := s.files.AppendLog(j.ProjectID, j.ID, offset, data)
 	if err != nil {
 		return size, err

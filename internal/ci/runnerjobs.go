@@ -827,7 +827,7 @@ func LogOffset(err error) (size int64, ok bool) {
 // MaxLogBytes: the job's status after the append is returned (failed
 // then), for Job-Status.
 func (s *Service) AppendRunnerLog(ctx context.Context, j model.Job, offset int64, data io.Reader) (int64, model.CIStatus, error) {
-	size, err := s.AppendLog(ctx, j.ID, offset, data)
+	size, err := s.appendLog(ctx, j, offset, data)
 	if err != nil {
 		return size, j.Status, err
 	}

@@ -69,7 +69,7 @@ func (s *Service) view(ctx context.Context, a auth.Actor, target model.Project, 
 	return v, nil
 }
 
-// users loads the people of merge requests.
+// users loads the people of merge requests (one query).
 func (s *Service) users(ctx context.Context, list []model.MergeRequest) (map[int64]model.User, error) {
 	var ids []int64
 	for _, m := range list {
@@ -77,21 +77,7 @@ func (s *Service) users(ctx context.Context, list []model.MergeRequest) (map[int
 		ids = append(ids, m.AssigneeIDs...)
 		ids = append(ids, m.ReviewerIDs...)
 	}
-	out := map[int64]model.User{}
-	for _, id := range ids {
-		if _, ok := out[id]; ok || id == 0 {
-			continue
-		}
-		u, err := s.db.UserByID(ctx, id)
-		if errors.Is(err, model.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[id] = u
-	}
-	return out, nil
+	return s.db.UsersByIDs(ctx, ids)
 }
 
 // tips reads the source's and the target's current tips ("" for a

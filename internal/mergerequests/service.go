@@ -249,7 +249,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, sourceRef string, in
 	}
 	m := model.MergeRequest{TargetProjectID: dst.ID, SourceProjectID: src.ID, SourceBranch: in.SourceBranch, TargetBranch: in.TargetBranch,
 		Title: strings.TrimSpace(in.Title), Description: in.Description, State: model.MRStateOpened, AuthorID: a.UserID(),
-		Labels: cleanLabels(in.Labels), MergeStatus: model.MergeUnchecked}
+		Labels: model.CleanList(in.Labels), MergeStatus: model.MergeUnchecked}
 	if in.RemoveSourceBranch != nil {
 		m.RemoveSourceBranch = *in.RemoveSourceBranch
 	}
@@ -300,19 +300,6 @@ func (s *Service) setDiffRefs(ctx context.Context, repo *gitrepo.Repo, m *model.
 	}
 	m.HeadSHA, m.BaseSHA, m.StartSHA = string(head), string(base), string(tip)
 	return nil
-}
-
-// cleanLabels trims labels and drops empty and repeated ones.
-func cleanLabels(in []string) []string {
-	var out []string
-	for _, l := range in {
-		for _, part := range strings.Split(l, ",") {
-			if part = strings.TrimSpace(part); part != "" && !slices.Contains(out, part) {
-				out = append(out, part)
-			}
-		}
-	}
-	return out
 }
 
 // people keeps the users (assignees, reviewers) who exist and may read

@@ -185,12 +185,12 @@ func (s *Service) apply(ctx context.Context, a auth.Actor, p model.Project, m *m
 		}
 	}
 	if in.Labels != nil {
-		m.Labels = cleanLabels(*in.Labels)
+		m.Labels = model.CleanList(*in.Labels)
 	}
 	if len(in.AddLabels) > 0 {
-		m.Labels = cleanLabels(append(m.Labels, in.AddLabels...))
+		m.Labels = model.CleanList(append(m.Labels, in.AddLabels...))
 	}
-	for _, l := range cleanLabels(in.RemoveLabels) {
+	for _, l := range model.CleanList(in.RemoveLabels) {
 		m.Labels = removeString(m.Labels, l)
 	}
 	if in.RemoveSourceBranch != nil {

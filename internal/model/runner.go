@@ -2,6 +2,7 @@ package model
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -31,6 +32,21 @@ const RunnerTokenPrefix = "glrt-"
 
 // JobTokenPrefix starts every CI job token.
 const JobTokenPrefix = "glcbt-"
+
+// CleanList reads a list parameter as GitLab does (runner tags, merge
+// request labels): each value may hold several comma-separated items;
+// items are trimmed, and empty and repeated ones dropped, in order.
+func CleanList(in []string) []string {
+	var out []string
+	for _, v := range in {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" && !slices.Contains(out, part) {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
 
 // RunnerInfo is what a runner says of itself on each call.
 type RunnerInfo struct {

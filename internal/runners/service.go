@@ -110,28 +110,12 @@ func (in *RegisterInput) validate() error {
 	if in.MaximumTimeout != 0 && in.MaximumTimeout < 600 {
 		fe.Add("maximum_timeout", "needs to be at least 10 minutes")
 	}
-	in.TagList = cleanTags(in.TagList)
+	in.TagList = model.CleanList(in.TagList)
 	runUntagged := in.RunUntagged == nil || *in.RunUntagged
 	if !runUntagged && len(in.TagList) == 0 {
 		fe.Add("tags_list", "can not be empty when runner is not allowed to pick untagged jobs")
 	}
 	return fe.Err()
-}
-
-// cleanTags trims tags, drops empty and repeated ones.
-func cleanTags(tags []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, t := range tags {
-		for _, part := range strings.Split(t, ",") {
-			part = strings.TrimSpace(part)
-			if part != "" && !seen[part] {
-				seen[part] = true
-				out = append(out, part)
-			}
-		}
-	}
-	return out
 }
 
 func newRunner(typ, registration string, in RegisterInput) model.Runner {
