@@ -249,6 +249,34 @@ func uniqueRule(existing []model.ApprovalRule, r model.ApprovalRule) error {
 	return nil
 }
 
+// replaceRule changes rule id among existing (a project's or a merge
+// request's rules): users and groups not listed are removed; with
+// mrRule, code owner and report rules are refused.
+func (s *Service) replaceRule(ctx context.Context, tx *store.Tx, p model.Project, existing []model.ApprovalRule, id int64,
+	in RuleInput, mrRule bool) (model.ApprovalRule, error) {
+	i := slices.IndexFunc(existing, func(r model.ApprovalRule) bool { return r.ID == id })
+	if i < 0 {
+		return model.ApprovalRule{}, model.NotFound("Rule")
+	}
+	r := existing[i]
+	if mrRule && (r.RuleType == model.RuleCodeOwner || r.RuleType == model.RuleReportApprover) {
+		return r, model.Forbidden("")
+	}
+	if in.UserIDs == nil {
+		in.UserIDs = &[]int64{}
+	}
+	if in.GroupIDs == nil {
+		in.GroupIDs = &[]int64{}
+	}
+	if err := s.apply(ctx, p, &r, in); err != nil {
+		return r, err
+	}
+	if err := uniqueRule(existing, r); err != nil {
+		return r, err
+	}
+	return r, nameTaken(tx.UpdateApprovalRule(ctx, &r))
+}
+
 // UpdateRule changes a project rule (maintainers): users and groups not
 // listed are removed.
 func (s *Service) UpdateRule(ctx context.Context, a auth.Actor, ref string, id int64, in RuleInput) (model.Project, model.ApprovalRule, error) {
@@ -262,25 +290,8 @@ func (s *Service) UpdateRule(ctx context.Context, a auth.Actor, ref string, id i
 		if err != nil {
 			return err
 		}
-		i := slices.IndexFunc(existing, func(r model.ApprovalRule) bool { return r.ID == id })
-		if i < 0 {
-			return model.NotFound("Rule")
-		}
-		r := existing[i]
-		if in.UserIDs == nil {
-			in.UserIDs = &[]int64{}
-		}
-		if in.GroupIDs == nil {
-			in.GroupIDs = &[]int64{}
-		}
-		if err := s.apply(ctx, p, &r, in); err != nil {
-			return err
-		}
-		if err := uniqueRule(existing, r); err != nil {
-			return err
-		}
-		out = r
-		return nameTaken(tx.UpdateApprovalRule(ctx, &r))
+		out, err = s.replaceRule(ctx, tx, p, existing, id, in, false)
+		return err
 	})
 	return p, out, err
 }
@@ -640,28 +651,8 @@ func (s *Service) UpdateMRRule(ctx context.Context, a auth.Actor, ref string, ii
 		if err != nil {
 			return err
 		}
-		i := slices.IndexFunc(existing, func(r model.ApprovalRule) bool { return r.ID == id })
-		if i < 0 {
-			return model.NotFound("Rule")
-		}
-		r := existing[i]
-		if r.RuleType == model.RuleCodeOwner || r.RuleType == model.RuleReportApprover {
-			return model.Forbidden("")
-		}
-		if in.UserIDs == nil {
-			in.UserIDs = &[]int64{}
-		}
-		if in.GroupIDs == nil {
-			in.GroupIDs = &[]int64{}
-		}
-		if err := s.apply(ctx, p, &r, in); err != nil {
-			return err
-		}
-		if err := uniqueRule(existing, r); err != nil {
-			return err
-		}
-		out = r
-		return nameTaken(tx.UpdateApprovalRule(ctx, &r))
+		out, err = s.replaceRule(ctx, tx, p, existing, id, in, true)
+		return err
 	})
 	if err != nil {
 		return View{}, out, err
