@@ -141,6 +141,51 @@ func fetch(b *testing.B, u, token string) int64 {
 	return n
 }
 
+// postCreated POSTs body as JSON and reports whether the answer was 201
+// (logging any other).
+func postCreated(b *testing.B, u, token string, body any) bool {
+	data, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", u, bytes.NewReader(data))
+	req.Header.Set("PRIVATE-TOKEN", token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := benchClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		b.Logf("POST %s: %d %s", u, resp.StatusCode, msg)
+		return false
+	}
+	return true
+}
+
+// runWriters runs write b.N times from `clients` goroutines (one: in
+// turn) and reports the rate in unit and the writes that failed.
+func runWriters(b *testing.B, clients int, unit string, write func(b *testing.B) bool) {
+	var failed atomic.Int64
+	b.SetParallelism((clients + 1) / 2) // GOMAXPROCS is 2 on the target machine
+	b.ResetTimer()
+	if clients == 1 {
+		for i := 0; i < b.N; i++ {
+			if !write(b) {
+				failed.Add(1)
+			}
+		}
+	} else {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if !write(b) {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit)
+	b.ReportMetric(float64(failed.Load()), "failed")
+}
+
 // BenchmarkRepositoryReads reads a repository of ~2,000 files from 32
 // clients: file JSON (with last_commit_id), raw file, a recursive tree
 // page, and tar.gz archives from 4 clients.
@@ -170,46 +215,11 @@ func BenchmarkRepositoryCommits(b *testing.B) {
 	var seq atomic.Int64
 	create := func(b *testing.B) bool {
 		n := seq.Add(1)
-		body, _ := json.Marshal(map[string]any{"branch": "main", "content": fmt.Sprintf("file %d\n", n), "commit_message": "bench"})
 		u := s.URL + "/api/v4/projects/" + itoa(id) + "/repository/files/" + url.PathEscape(fmt.Sprintf("bench/%d/new_%d.txt", n%50, n))
-		req, _ := http.NewRequest("POST", u, bytes.NewReader(body))
-		req.Header.Set("PRIVATE-TOKEN", s.RootToken)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := benchClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		msg, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 201 {
-			b.Logf("POST %s: %d %s", u, resp.StatusCode, msg)
-			return false
-		}
-		return true
+		return postCreated(b, u, s.RootToken, map[string]any{"branch": "main", "content": fmt.Sprintf("file %d\n", n), "commit_message": "bench"})
 	}
 	for _, clients := range []int{1, 8} {
-		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			var failed atomic.Int64
-			b.ResetTimer()
-			if clients == 1 {
-				for i := 0; i < b.N; i++ {
-					if !create(b) {
-						failed.Add(1)
-					}
-				}
-			} else {
-				b.SetParallelism((clients + 1) / 2) // GOMAXPROCS is 2 on the target machine
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						if !create(b) {
-							failed.Add(1)
-						}
-					}
-				})
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
-			b.ReportMetric(float64(failed.Load()), "failed")
-		})
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) { runWriters(b, clients, "commits/s", create) })
 	}
 	// Reads stay as fast with a longer history on the branch.
 	b.Run("file-after-commits", func(b *testing.B) {

@@ -42,7 +42,6 @@ type Service struct {
 	sumCount     atomic.Int64
 	archives     *ratelimit.Limiter
 	archiveCache *archiveCache
-	branchLocks  *stripedLocks
 	now          func() time.Time
 }
 
@@ -75,8 +74,7 @@ func New(projects ProjectService, storages *gitrepo.Storages, events RefsEvents,
 		o.Now = time.Now
 	}
 	return &Service{projects: projects, refresher: projects, protection: projects, storages: storages, events: events, log: log, now: o.Now,
-		archives: ratelimit.New(o.ArchivesPerMinute, time.Minute), archiveCache: newArchiveCache(o.ArchiveCacheDir, o.ArchiveCacheBytes),
-		branchLocks: newStripedLocks()}
+		archives: ratelimit.New(o.ArchivesPerMinute, time.Minute), archiveCache: newArchiveCache(o.ArchiveCacheDir, o.ArchiveCacheBytes)}
 }
 
 // ErrInvalidPath is a file path that could escape the repository.

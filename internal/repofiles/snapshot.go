@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 	"syscall"
 
 	"quarry/internal/auth"
@@ -46,7 +45,7 @@ func (s *Service) Snapshot(ctx context.Context, a auth.Actor, projectRef string,
 	rel := p.DiskPath
 	if wiki {
 		// A wiki lives beside its project's repository.
-		rel = strings.TrimSuffix(rel, ".git") + ".wiki.git"
+		rel = gitrepo.WikiPath(rel)
 	}
 	repo, err := s.storages.Open(p.RepositoryStorage, rel)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 
 	"quarry/internal/auth"
 	"quarry/internal/git"
@@ -113,10 +112,10 @@ func (s *Service) commitActions(ctx context.Context, a auth.Actor, projectRef st
 	if err != nil {
 		return model.Project{}, nil, "", err
 	}
-	// Writers of one branch in this process take turns, so that they do
-	// not keep rebuilding on each other's commits; the compare-and-swap
-	// below still guards against pushes and other processes.
-	unlock, err := s.branchLocks.lock(ctx, repo.Path()+"\x00"+in.Branch)
+	// Writers of one branch in this process take turns; the
+	// compare-and-swap below still guards against pushes and other
+	// processes.
+	unlock, err := repo.LockBranch(ctx, in.Branch)
 	if err != nil {
 		return model.Project{}, nil, "", err
 	}
@@ -250,31 +249,6 @@ func (s *Service) checkLastCommits(ctx context.Context, repo *gitrepo.Repo, base
 
 // Action is one change of a commit (create, update, delete, move, chmod).
 type Action = gitrepo.Action
-
-// stripedLocks serializes work per key over a fixed set of locks; keys
-// that share a stripe wait for each other, which is harmless.
-type stripedLocks [64]chan struct{}
-
-func newStripedLocks() *stripedLocks {
-	var l stripedLocks
-	for i := range l {
-		l[i] = make(chan struct{}, 1)
-	}
-	return &l
-}
-
-// lock waits for key's stripe (or ctx) and returns its release.
-func (l *stripedLocks) lock(ctx context.Context, key string) (func(), error) {
-	h := fnv.New32a()
-	h.Write([]byte(key))
-	ch := l[h.Sum32()%uint32(len(l))]
-	select {
-	case ch <- struct{}{}:
-		return func() { <-ch }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
 
 // CommitFile writes one file as a commit on branch: created when
 // lastCommit is empty, otherwise updated if it has not changed since

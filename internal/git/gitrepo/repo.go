@@ -40,6 +40,7 @@ type Storages struct {
 	budget  *catfile.Budget
 	pool    *catfile.Pool
 	writers *writerSet
+	locks   *branchLocks
 }
 
 // Options tune the warm git processes of the storages; zero values select
@@ -76,7 +77,7 @@ func NewStoragesWith(runner *git.Runner, roots map[string]string, opts Options) 
 	}
 	budget := catfile.NewBudget(opts.MaxProcesses, opts.IdleTimeout)
 	return &Storages{runner: runner, roots: roots, budget: budget,
-		pool: catfile.NewPoolWithBudget(runner, catfilePerRepo, budget), writers: newWriterSet(budget)}, nil
+		pool: catfile.NewPoolWithBudget(runner, catfilePerRepo, budget), writers: newWriterSet(budget), locks: newBranchLocks()}, nil
 }
 
 // Close ends the warm git processes, waiting for busy writers, and stops
@@ -115,6 +116,16 @@ func HashedPath(kind string, id int64) string {
 	return p + ".git"
 }
 
+// WikiPath is where the wiki of the repository at rel lives: beside it,
+// "<hash>.wiki.git" for "<hash>.git".
+func WikiPath(rel string) string { return strings.TrimSuffix(rel, ".git") + ".wiki.git" }
+
+// GroupWikiPath is where a group's wiki lives on its storage: derived
+// from the group's id alone, like a project's repository.
+func GroupWikiPath(groupID int64) string {
+	return "@groups/" + strings.TrimPrefix(HashedPath("wiki", groupID), "@hashed/")
+}
+
 // Repo is one bare repository.
 type Repo struct {
 	Storage string
@@ -124,6 +135,7 @@ type Repo struct {
 	runner  *git.Runner
 	pool    *catfile.Pool
 	writers *writerSet
+	locks   *branchLocks
 }
 
 // Open returns the repository at rel on storage (it may not exist yet).
@@ -136,7 +148,7 @@ func (s *Storages) Open(storage, rel string) (*Repo, error) {
 	if clean == "/" || strings.Contains(rel, "..") {
 		return nil, fmt.Errorf("bad repository path %q", rel)
 	}
-	return &Repo{Storage: storage, Rel: rel, path: filepath.Join(root, filepath.FromSlash(clean)), root: root, runner: s.runner, pool: s.pool, writers: s.writers}, nil
+	return &Repo{Storage: storage, Rel: rel, path: filepath.Join(root, filepath.FromSlash(clean)), root: root, runner: s.runner, pool: s.pool, writers: s.writers, locks: s.locks}, nil
 }
 
 // Path is the repository's folder.
@@ -184,6 +196,13 @@ func (r *Repo) Remove() error {
 
 // HeadBranch is the branch HEAD points at.
 func (r *Repo) HeadBranch(ctx context.Context) (string, error) {
+	// A bare repository's HEAD is a file naming its branch: read it
+	// rather than start git for it on every read.
+	if b, err := os.ReadFile(filepath.Join(r.path, "HEAD")); err == nil {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: refs/heads/"); ok && git.ValidRefName(name) {
+			return name, nil
+		}
+	}
 	out, err := r.run(ctx, git.Command{Name: "symbolic-ref", Flags: []git.Flag{{Name: "--short"}}, Args: []string{"HEAD"}}, git.Options{})
 	return strings.TrimSpace(string(out)), err
 }

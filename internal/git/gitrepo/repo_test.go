@@ -33,8 +33,11 @@ func TestHashedPath(t *testing.T) {
 	if p != "@hashed/6b/86/6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b.git" {
 		t.Errorf("hashed path %q", p)
 	}
-	if w := HashedPath("wiki", 1); !strings.HasSuffix(w, ".wiki.git") {
+	if w := WikiPath(p); w != "@hashed/6b/86/6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b.wiki.git" {
 		t.Errorf("wiki path %q", w)
+	}
+	if w := GroupWikiPath(1); w != "@groups/6b/86/6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b.wiki.git" {
+		t.Errorf("group wiki path %q", w)
 	}
 }
 

@@ -19,8 +19,11 @@ type Action struct {
 	Path         string
 	PreviousPath string // move
 	Content      []byte
-	HasContent   bool // move: keep the old content unless given
-	Executable   *bool
+	// Blob is content already stored (WriteBlob), used instead of
+	// Content: large uploads stream in once and survive a retried commit.
+	Blob       git.ObjectID
+	HasContent bool // move: keep the old content unless given
+	Executable *bool
 }
 
 // ActionError is a change that does not fit the tree it applies to; its
@@ -83,6 +86,16 @@ func (r *Repo) BuildCommit(ctx context.Context, parent git.ObjectID, actions []A
 	obj.WriteString("committer " + committer.ident() + "\n\n")
 	obj.WriteString(message)
 	return r.hashFile(w, &w.commits, strings.NewReader(obj.String()))
+}
+
+// WriteBlob stores content (read to its end, streamed through a
+// temporary file) as a blob and returns its id, for an Action's Blob.
+func (r *Repo) WriteBlob(ctx context.Context, content io.Reader) (git.ObjectID, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	w := r.writers.get(r.path)
+	return r.hashFile(w, &w.blobs, content)
 }
 
 // hashFile writes content to a temporary file and has a warm hash-object
@@ -209,6 +222,9 @@ func (r *Repo) apply(ctx context.Context, p *catfile.Process, root *editTree, a 
 		return nil
 	}
 	writeContent := func() (git.ObjectID, error) {
+		if a.Blob != "" {
+			return a.Blob, nil
+		}
 		return r.hashFile(r.writers.get(r.path), &r.writers.get(r.path).blobs, bytes.NewReader(a.Content))
 	}
 	switch a.Kind {
