@@ -152,3 +152,22 @@ func TestGitHTTP_publicAnonymousAndProtocolV2(t *testing.T) {
 		s.Get(t, s.URL+"/owner/pub.git/info/refs?service=git-bogus", "").Want(t, 404)
 	})
 }
+
+// TestGitHTTP_idIsNoPath: "<id>.git" is not project <id>'s repository —
+// clone URLs name full paths only.
+func TestGitHTTP_idIsNoPath(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "owner")
+		var p struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: owner.Token,
+			JSON: map[string]any{"name": "repo", "initialize_with_readme": true}}).Want(t, 201).JSON(t, &p)
+		work := t.TempDir()
+		if out, err := gitRun(work, "ls-remote", cloneURL(s, "owner/repo", "o", owner.Token)); err != nil {
+			t.Fatalf("by path: %v\n%s", err, out)
+		}
+		out, err := gitRun(work, "ls-remote", cloneURL(s, itoa(p.ID), "o", owner.Token))
+		if err == nil || !strings.Contains(out, "could not be found") {
+			t.Errorf("by id: %v\n%s", err, out)
+		}
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"quarry/internal/api/tokens"
 	"quarry/internal/api/topics"
 	"quarry/internal/api/users"
+	"quarry/internal/api/wikis"
 )
 
 // Table is the route table: every row of every area, in one place. Rows
@@ -43,6 +44,7 @@ func (s *Server) Table() []endpoint.Route {
 		runners.New(d.Runners, d.CI, r).Routes(),
 		mergerequests.New(d.MRs, r).Routes(),
 		approvals.New(d.Approvals, r).Routes(),
+		wikis.New(d.Wikis, r).Routes(),
 	)
 }
 

@@ -35,6 +35,7 @@ import (
 	"quarry/internal/topics"
 	"quarry/internal/uploads"
 	"quarry/internal/users"
+	"quarry/internal/wikis"
 )
 
 // Pinger checks a dependency for readiness.
@@ -57,6 +58,7 @@ type Deps struct {
 	Runners    *runners.Service
 	MRs        *mergerequests.Service
 	Approvals  *approvals.Service
+	Wikis      *wikis.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service
 	JobTokenScope *jobtokenscope.Service

@@ -46,6 +46,7 @@ import (
 	"quarry/internal/topics"
 	"quarry/internal/uploads"
 	"quarry/internal/users"
+	"quarry/internal/wikis"
 )
 
 // App is a running Quarry without its listener.
@@ -61,6 +62,7 @@ type App struct {
 	Runners  *runners.Service
 	MRs      *mergerequests.Service
 	Approval *approvals.Service
+	Wikis    *wikis.Service
 	Queue    *tasks.Queue
 	Events   *events.Bus
 	storages *gitrepo.Storages
@@ -137,6 +139,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Projects.SetJobTokenScope(a.JobTokenScope.Allowed)
 	a.MRs = mergerequests.New(db, a.Projects, a.Groups, storages, bus, log)
 	a.Approval = approvals.New(db, a.Projects, storages)
+	a.Wikis = wikis.New(db, a.Projects, a.Groups, a.CI, storages, queue, log, wikis.Config{DefaultBranch: cfg.DefaultBranch})
+	a.Groups.OnRemoved(a.Wikis.RemoveGroupWiki)
 	a.MRs.SetApprovals(a.Approval)
 	a.MRs.SetPipelines(a.CI)
 	a.Projects.SetGroupResolver(a.Groups)
@@ -190,9 +194,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Runners:   a.Runners,
 		MRs:       a.MRs,
 		Approvals: a.Approval,
+		Wikis:     a.Wikis,
 		Agents:    a.Agents, JobTokenScope: a.JobTokenScope,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
-			Access: gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus)},
+			Access: gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus, a.Wikis)},
 		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
 		MaxBody: cfg.MaxBodyBytes, Registry: reg, Now: db.Now,

@@ -136,6 +136,9 @@ func TestCan_projectRoles(t *testing.T) {
 		"delete":       {model.Public: "owner admin", model.Internal: "owner admin", model.Private: "owner admin"},
 		"read_members": {model.Public: "external user guest reporter developer maintainer owner admin", model.Internal: "user guest reporter developer maintainer owner admin", model.Private: "guest reporter developer maintainer owner admin"},
 		"protect":      {model.Public: "maintainer owner admin", model.Internal: "maintainer owner admin", model.Private: "maintainer owner admin"},
+		"read_wiki":    {model.Public: "anonymous external user guest reporter developer maintainer owner admin", model.Internal: "user guest reporter developer maintainer owner admin", model.Private: "guest reporter developer maintainer owner admin"},
+		"create_wiki":  {model.Public: "developer maintainer owner admin", model.Internal: "developer maintainer owner admin", model.Private: "developer maintainer owner admin"},
+		"admin_wiki":   {model.Public: "maintainer owner admin", model.Internal: "maintainer owner admin", model.Private: "maintainer owner admin"},
 	}
 	branch := func(name string) *Branch { return &Branch{Name: name, Rules: rules} }
 	check := map[string]func(a Actor, r Resource) bool{
@@ -150,6 +153,9 @@ func TestCan_projectRoles(t *testing.T) {
 		"delete":       func(a Actor, r Resource) bool { return Can(a, OwnProject, r) },
 		"read_members": func(a Actor, r Resource) bool { return Can(a, ReadMembers, r) },
 		"protect":      func(a Actor, r Resource) bool { return Can(a, AdminProtectedBranches, r) },
+		"read_wiki":    func(a Actor, r Resource) bool { return Can(a, ReadWiki, r) },
+		"create_wiki":  func(a Actor, r Resource) bool { return Can(a, CreateWiki, r) },
+		"admin_wiki":   func(a Actor, r Resource) bool { return Can(a, AdminWiki, r) },
 	}
 	for action, cells := range want {
 		for vis, allowed := range cells {
@@ -167,5 +173,45 @@ func TestCan_projectRoles(t *testing.T) {
 	p := &model.Project{Visibility: model.Public, Archived: true, Settings: model.DefaultProjectSettings()}
 	if Can(roles[6].actor, PushCode, Resource{Project: p, Access: model.Maintainer, Branch: branch("feature")}) {
 		t.Error("push to an archived project")
+	}
+}
+
+// TestCan_wikiFeature: the wiki feature's access level and the project's
+// archiving limit project wikis; group wikis follow the group.
+func TestCan_wikiFeature(t *testing.T) {
+	dev := Actor{User: &model.User{ID: 9}}
+	guest := Actor{User: &model.User{ID: 9}}
+	admin := Actor{User: &model.User{ID: 1, Admin: true}}
+	project := func(level string, archived bool) *model.Project {
+		st := model.DefaultProjectSettings()
+		st.WikiAccessLevel = level
+		return &model.Project{Visibility: model.Public, Settings: st, Archived: archived}
+	}
+	group := func(v model.Visibility) *model.Group { return &model.Group{Namespace: model.Namespace{Visibility: v}} }
+	cases := []struct {
+		name   string
+		a      Actor
+		action Action
+		r      Resource
+		want   bool
+	}{
+		{"disabled wiki unreadable to its developer", dev, ReadWiki, Resource{Project: project("disabled", false), Access: model.Developer}, false},
+		{"disabled wiki unreadable to an administrator", admin, ReadWiki, Resource{Project: project("disabled", false), Access: -1}, false},
+		{"private wiki readable to a guest", guest, ReadWiki, Resource{Project: project("private", false), Access: model.Guest}, true},
+		{"private wiki unreadable to a non-member", Anonymous, ReadWiki, Resource{Project: project("private", false), Access: -1}, false},
+		{"archived project's wiki takes no edits", dev, CreateWiki, Resource{Project: project("enabled", true), Access: model.Owner}, false},
+		{"archived project's wiki is still read", Anonymous, ReadWiki, Resource{Project: project("enabled", true), Access: -1}, true},
+		{"public group wiki read by anyone", Anonymous, ReadWiki, Resource{Group: group(model.Public), Access: -1}, true},
+		{"private group wiki hidden from non-members", dev, ReadWiki, Resource{Group: group(model.Private), Access: -1}, false},
+		{"group developer edits", dev, CreateWiki, Resource{Group: group(model.Private), Access: model.Developer}, true},
+		{"group reporter does not edit", dev, CreateWiki, Resource{Group: group(model.Public), Access: model.Reporter}, false},
+		{"group developer does not delete", dev, AdminWiki, Resource{Group: group(model.Public), Access: model.Developer}, false},
+		{"group maintainer deletes", dev, AdminWiki, Resource{Group: group(model.Public), Access: model.Maintainer}, true},
+		{"anonymous never edits", Anonymous, CreateWiki, Resource{Group: group(model.Public), Access: -1}, false},
+	}
+	for _, c := range cases {
+		if got := Can(c.a, c.action, c.r); got != c.want {
+			t.Errorf("%s: got %v; want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -91,6 +91,19 @@ const (
 	DeleteMergeRequest Action = "destroy_merge_request"
 )
 
+// Actions on wikis: a project's (Resource.Project, under its wiki
+// feature) or a group's (Resource.Group).
+const (
+	// ReadWiki: see pages, clone the wiki — who reads the project (with
+	// the wiki feature open to them) or the group.
+	ReadWiki Action = "read_wiki"
+	// CreateWiki: create and edit pages, upload attachments, push —
+	// developers up.
+	CreateWiki Action = "create_wiki"
+	// AdminWiki: delete pages — maintainers up.
+	AdminWiki Action = "admin_wiki"
+)
+
 // Branch is the branch a push or file write targets, with the project's
 // protected branch rules.
 type Branch struct {
@@ -203,9 +216,7 @@ var rules = map[Action]rule{
 	ForkProject: func(a Actor, r Resource) bool {
 		return a.SignedIn() && readCode(a, r) && featureOpen(a, r, r.Project.Settings.ForkingAccessLevel, model.Guest)
 	},
-	ReadGroup: func(a Actor, r Resource) bool {
-		return r.Group != nil && (a.Admin() || visible(a, r.Group.Visibility) || r.Access >= 0)
-	},
+	ReadGroup:  readGroup,
 	AdminGroup: func(a Actor, r Resource) bool { return r.Group != nil && (a.Admin() || r.Access >= model.Owner) },
 	CreateSubgroup: func(a Actor, r Resource) bool {
 		if r.Group == nil || !a.SignedIn() {
@@ -265,6 +276,9 @@ var rules = map[Action]rule{
 	ManageResourceGroups: func(a Actor, r Resource) bool { return ciOpen(a, r) && (a.Admin() || r.Access >= model.Developer) },
 	CreateCommitStatus:   func(a Actor, r Resource) bool { return ciWrite(a, r, model.Developer) },
 	ReadMergeRequest:     readMergeRequest,
+	ReadWiki:             readWiki,
+	CreateWiki:           func(a Actor, r Resource) bool { return writeWiki(a, r, model.Developer) },
+	AdminWiki:            func(a Actor, r Resource) bool { return writeWiki(a, r, model.Maintainer) },
 	CreateMergeRequestIn: func(a Actor, r Resource) bool {
 		return a.SignedIn() && readMergeRequest(a, r) && !r.Project.Archived
 	},
@@ -281,6 +295,28 @@ var rules = map[Action]rule{
 // project's code.
 func readMergeRequest(a Actor, r Resource) bool {
 	return r.Project != nil && featureOpen(a, r, r.Project.MergeRequestsAccessLevel, model.Reporter) && readCode(a, r)
+}
+
+// readWiki: a project's wiki feature is open to the actor (a private one
+// to members), or the actor reads the group.
+func readWiki(a Actor, r Resource) bool {
+	if r.Project != nil {
+		return featureOpen(a, r, r.Project.Settings.WikiAccessLevel, model.Guest)
+	}
+	return readGroup(a, r)
+}
+
+func readGroup(a Actor, r Resource) bool {
+	return r.Group != nil && (a.Admin() || visible(a, r.Group.Visibility) || r.Access >= 0)
+}
+
+// writeWiki: a signed-in reader of the wiki from min up (or an
+// administrator); an archived project's wiki takes no writes.
+func writeWiki(a Actor, r Resource, min model.AccessLevel) bool {
+	if !a.SignedIn() || a.Job != nil || !readWiki(a, r) || (r.Project != nil && r.Project.Archived) {
+		return false
+	}
+	return a.Admin() || r.Access >= min
 }
 
 // ciOpen: the project's repository and CI features are open to the actor.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"quarry/internal/auth"
 	"quarry/internal/git/smarthttp"
@@ -37,6 +38,15 @@ type RefsEvents interface {
 	RefsChanged(ctx context.Context, e model.RefsChanged) error
 }
 
+// Wikis authorizes wiki clones and pushes and follows wiki pushes (the
+// wikis service). GitAccess answers model errors: not found when the
+// caller sees no project or group at ownerPath, forbidden with the
+// message git prints.
+type Wikis interface {
+	GitAccess(ctx context.Context, a auth.Actor, ownerPath string, push bool) (root, rel string, err error)
+	Pushed(ctx context.Context, ownerPath string, branches []string) error
+}
+
 // Service implements smarthttp.Access.
 type Service struct {
 	tokens    Tokens
@@ -44,6 +54,7 @@ type Service struct {
 	passwords Passwords
 	projects  Projects
 	events    RefsEvents
+	wikis     Wikis
 }
 
 // JobUser is the user name a CI job clones with, its job token the
@@ -51,9 +62,9 @@ type Service struct {
 const JobUser = "gitlab-ci-token"
 
 // New returns the git access service; jobs authenticates CI job tokens
-// (user gitlab-ci-token).
-func New(tokens, jobs Tokens, passwords Passwords, projects Projects, events RefsEvents) *Service {
-	return &Service{tokens: tokens, jobs: jobs, passwords: passwords, projects: projects, events: events}
+// (user gitlab-ci-token); wikis serves "<project or group>.wiki.git".
+func New(tokens, jobs Tokens, passwords Passwords, projects Projects, events RefsEvents, wikis Wikis) *Service {
+	return &Service{tokens: tokens, jobs: jobs, passwords: passwords, projects: projects, events: events, wikis: wikis}
 }
 
 var _ smarthttp.Access = (*Service)(nil)
@@ -111,7 +122,20 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 			return smarthttp.Grant{}, deny(http.StatusForbidden, "Your token does not have the scope needed to "+map[bool]string{true: "push", false: "pull"}[push]+" this repository.")
 		}
 	}
-	p, acc, err := s.projects.Resolve(ctx, a, fullPath)
+	if owner, ok := strings.CutSuffix(fullPath, ".wiki"); ok && s.wikis != nil {
+		g, err := s.authorizeWiki(ctx, a, owner, push)
+		if !errors.Is(err, model.ErrNotFound) {
+			return g, err
+		}
+		// No project or group owns such a wiki: a project whose path
+		// ends in ".wiki", or nothing.
+	}
+	// A project's full path always has its namespace: a bare "12.git"
+	// would name project 12 by id, not by path.
+	p, acc, err := model.Project{}, model.AccessLevel(-1), error(model.ErrNotFound)
+	if strings.Contains(fullPath, "/") {
+		p, acc, err = s.projects.Resolve(ctx, a, fullPath)
+	}
 	if err != nil {
 		if model.KindOf(err) == model.KindNotFound {
 			if !a.SignedIn() {
@@ -168,11 +192,41 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 	return g, nil
 }
 
+// authorizeWiki grants a clone or push of the wiki of the project or
+// group at owner.
+func (s *Service) authorizeWiki(ctx context.Context, a auth.Actor, owner string, push bool) (smarthttp.Grant, error) {
+	root, rel, err := s.wikis.GitAccess(ctx, a, owner, push)
+	if err != nil {
+		var me *model.Error
+		if errors.As(err, &me) && me.Kind == model.KindForbidden {
+			if !a.SignedIn() {
+				return smarthttp.Grant{}, deny(http.StatusUnauthorized, accessDenied)
+			}
+			return smarthttp.Grant{}, deny(http.StatusForbidden, me.Message)
+		}
+		return smarthttp.Grant{}, err
+	}
+	g := smarthttp.Grant{Root: root, Rel: rel, Push: push, Wiki: owner}
+	if a.User != nil {
+		g.User, g.UserID = a.User.Username, a.User.ID
+	}
+	return g, nil
+}
+
 // Pushed emits the refs-changed event of a finished push; what follows a
 // push (the project's repository facts, housekeeping, …) hangs on it. The
 // first push into an empty repository is recorded before that (its branch
 // becomes the protected default).
 func (s *Service) Pushed(ctx context.Context, g smarthttp.Grant, push smarthttp.Push) error {
+	if g.Wiki != "" {
+		var branches []string
+		for _, u := range push.Updates {
+			if b, ok := strings.CutPrefix(u.Ref, "refs/heads/"); ok {
+				branches = append(branches, b)
+			}
+		}
+		return s.wikis.Pushed(ctx, g.Wiki, branches)
+	}
 	first := s.projects.FirstWrite(ctx, g.ProjectID)
 	e := model.RefsChanged{ProjectID: g.ProjectID, ActorID: g.UserID, Source: model.RefsSourcePush, PushOptions: push.Options}
 	for _, u := range push.Updates {

@@ -179,6 +179,14 @@ func (s *Service) Restore(ctx context.Context, a auth.Actor, ref string) (model.
 	return g, err
 }
 
+// OnRemoved registers what else goes when a group is removed (its wiki
+// repository); it runs for the group and each subgroup before their rows
+// go, so a failure leaves the group to be removed again. Call it while
+// composing, before use.
+func (s *Service) OnRemoved(fn func(ctx context.Context, groupID int64) error) {
+	s.removed = append(s.removed, fn)
+}
+
 // SetProjectRemover tells the service how to remove the projects inside a
 // deleted group (the projects service); the composition root sets it.
 func (s *Service) SetProjectRemover(r ProjectRemover) { s.remover = r }
@@ -212,6 +220,17 @@ func (s *Service) RemoveGroup(ctx context.Context, g model.Group) error {
 			return fmt.Errorf("remove project %d: %w", pr.ID, err)
 		}
 	}
+	ids, err := s.db.GroupIDsInTree(ctx, g.Traversal)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		for _, fn := range s.removed {
+			if err := fn(ctx, id); err != nil {
+				return fmt.Errorf("remove what group %d keeps: %w", id, err)
+			}
+		}
+	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		users, err := tx.UsersInTree(ctx, g.Traversal)
 		if err != nil {
@@ -224,13 +243,20 @@ func (s *Service) RemoveGroup(ctx context.Context, g model.Group) error {
 	})
 }
 
-// Statistics sums the storage of the projects inside a group.
+// Statistics sums the storage of the projects inside a group and of the
+// wikis of the group, its subgroups and their projects.
 func (s *Service) Statistics(ctx context.Context, g model.Group) (model.ProjectStatistics, error) {
 	projects, err := s.db.ProjectsInTree(ctx, g.Traversal)
+	if err != nil {
+		return model.ProjectStatistics{}, err
+	}
 	var st model.ProjectStatistics
 	for _, p := range projects {
 		st.RepositorySize += p.RepositorySize
+		st.WikiSize += p.WikiSize
 	}
-	st.StorageSize = st.RepositorySize
+	groupWikis, err := s.db.GroupWikiSizeInTree(ctx, g.Traversal)
+	st.WikiSize += groupWikis
+	st.StorageSize = st.RepositorySize + st.WikiSize
 	return st, err
 }

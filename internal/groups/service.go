@@ -30,6 +30,7 @@ type Service struct {
 	// DeletionDelay is how long a deleted group stays marked before it goes.
 	DeletionDelay time.Duration
 	remover       ProjectRemover
+	removed       []func(ctx context.Context, groupID int64) error
 }
 
 // New returns the groups service.

@@ -27,6 +27,7 @@ type Project struct {
 	MergeRequestsAccessLevel string
 	Settings                 ProjectSettings
 	RepositorySize           int64
+	WikiSize                 int64 // the wiki repository's size, kept by the wikis service
 	CommitCount              int64
 	MarkedForDeletionOn      string
 	PendingDelete            bool

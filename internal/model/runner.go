@@ -152,9 +152,14 @@ type ApplicationSettings struct {
 	// DefaultArtifactsExpireIn applies to uploads without expire_in.
 	DefaultArtifactsExpireIn string `json:"default_artifacts_expire_in"`
 	KeepLatestArtifact       bool   `json:"keep_latest_artifact"`
+	// MaxAttachmentSize bounds uploads such as wiki attachments, in MiB.
+	MaxAttachmentSize int `json:"max_attachment_size"`
+	// WikiPageMaxContentBytes bounds a wiki page's content.
+	WikiPageMaxContentBytes int64 `json:"wiki_page_max_content_bytes"`
 }
 
 // DefaultApplicationSettings are GitLab's defaults.
 func DefaultApplicationSettings() ApplicationSettings {
-	return ApplicationSettings{MaxArtifactsSize: 100, DefaultArtifactsExpireIn: "30 days", KeepLatestArtifact: true}
+	return ApplicationSettings{MaxArtifactsSize: 100, DefaultArtifactsExpireIn: "30 days", KeepLatestArtifact: true,
+		MaxAttachmentSize: 100, WikiPageMaxContentBytes: 50 << 20}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"quarry/internal/auth"
+	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
 	"quarry/internal/store"
 	"quarry/internal/tasks"
@@ -166,6 +167,13 @@ func (s *Service) RemoveProject(ctx context.Context, p model.Project) error {
 	}
 	if err := repo.Remove(); err != nil {
 		return fmt.Errorf("remove repository: %w", err)
+	}
+	wiki, err := s.storages.Open(p.RepositoryStorage, gitrepo.WikiPath(p.DiskPath))
+	if err != nil {
+		return err
+	}
+	if err := wiki.Remove(); err != nil {
+		return fmt.Errorf("remove wiki repository: %w", err)
 	}
 	if p.Avatar != "" {
 		_ = s.uploads.Remove(p.Avatar)

@@ -114,7 +114,8 @@ func (s *Service) views(ctx context.Context, a auth.Actor, ps []model.Project, a
 			v.Owner = &o
 		}
 		if withStats && can(a, auth.ReadProjectStats, &p, acc) {
-			v.Statistics = &model.ProjectStatistics{CommitCount: p.CommitCount, RepositorySize: p.RepositorySize, StorageSize: p.RepositorySize}
+			v.Statistics = &model.ProjectStatistics{CommitCount: p.CommitCount, RepositorySize: p.RepositorySize,
+				WikiSize: p.WikiSize, StorageSize: p.RepositorySize + p.WikiSize}
 		}
 		out[i] = v
 	}

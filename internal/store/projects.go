@@ -12,7 +12,7 @@ import (
 const projectColumns = `p.id, p.namespace_id, p.creator_id, p.name, p.path, p.description, p.visibility, p.default_branch,
 	p.archived, p.repository_storage, p.disk_path, p.empty_repo, p.has_readme, p.import_status, p.import_error,
 	p.forked_from_id, p.star_count, p.forks_count, p.avatar, p.issues_access_level, p.merge_requests_access_level,
-	p.settings, p.repository_size, p.commit_count, p.marked_for_deletion_on, p.pending_delete, p.last_activity_at,
+	p.settings, p.repository_size, p.wiki_size, p.commit_count, p.marked_for_deletion_on, p.pending_delete, p.last_activity_at,
 	p.created_at, p.updated_at, p.version, ` + namespaceColumns
 
 // projectFrom joins each project with its namespace.
@@ -23,7 +23,7 @@ func projectDest(p *model.Project) []any {
 		nullString{&p.DefaultBranch}, &p.Archived, &p.RepositoryStorage, &p.DiskPath, &p.EmptyRepo, &p.HasReadme,
 		&p.ImportStatus, nullString{&p.ImportError}, nullInt64Ptr{&p.ForkedFromID}, &p.StarCount, &p.ForksCount,
 		nullString{&p.Avatar}, &p.IssuesAccessLevel, &p.MergeRequestsAccessLevel, jsonDoc{&p.Settings},
-		&p.RepositorySize, &p.CommitCount, nullString{&p.MarkedForDeletionOn}, &p.PendingDelete,
+		&p.RepositorySize, &p.WikiSize, &p.CommitCount, nullString{&p.MarkedForDeletionOn}, &p.PendingDelete,
 		tsScan{&p.LastActivityAt}, tsScan{&p.CreatedAt}, tsScan{&p.UpdatedAt}, &p.Version}, namespaceDest(&p.Namespace)...)
 }
 
@@ -261,7 +261,7 @@ type ProjectFilter struct {
 
 var projectOrder = map[string]string{"id": "p.id", "name": "p.name", "path": "p.path", "created_at": "p.created_at",
 	"updated_at": "p.updated_at", "last_activity_at": "p.last_activity_at", "similarity": "p.name",
-	"repository_size": "p.repository_size", "storage_size": "p.repository_size", "packages_size": "p.id", "wiki_size": "p.id",
+	"repository_size": "p.repository_size", "storage_size": "(p.repository_size + p.wiki_size)", "packages_size": "p.id", "wiki_size": "p.wiki_size",
 	"star_count": "p.star_count"}
 
 // visibleProjectCond limits projects p to those the viewer may see.
@@ -397,6 +397,10 @@ func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page
 				return micros(p.LastActivityAt), p.ID
 			case "p.repository_size":
 				return p.RepositorySize, p.ID
+			case "p.wiki_size":
+				return p.WikiSize, p.ID
+			case "(p.repository_size + p.wiki_size)":
+				return p.RepositorySize + p.WikiSize, p.ID
 			case "p.star_count":
 				return int64(p.StarCount), p.ID
 			}

@@ -261,6 +261,9 @@ type Grant struct {
 	UserID    int64
 	Push      bool
 	Rules     PushRules
+	// Wiki is the full path of the project or group whose wiki this is
+	// ("" for a project's repository).
+	Wiki string
 }
 
 // DeniedError refuses a request: Status 401 asks git for credentials
