@@ -79,10 +79,11 @@ func TestWikis_historyVersionsAndFiles(t *testing.T) {
 			`{"format":"markdown","slug":"Release-Notes","title":"Release Notes"}]`)
 
 		// Anybody clones a public project's wiki and sees each change as a
-		// commit of its caller; renames are renames of the files.
+		// commit of its caller; renames are renames of the files, recorded in
+		// the redirect file.
 		work := t.TempDir()
 		w := wikiClone(t, s, work, "owner/docs.wiki", "", "anon")
-		if got := gitOut(t, w, "ls-tree", "-r", "--name-only", "HEAD"); got != "Fmt.org\nHandbook/Intro.md\nRelease-Notes.md\n" {
+		if got := gitOut(t, w, "ls-tree", "-r", "--name-only", "HEAD"); got != ".service/redirects.yml\nFmt.org\nHandbook/Intro.md\nRelease-Notes.md\n" {
 			t.Errorf("files:\n%s", got)
 		}
 		log := gitOut(t, w, "log", "-M", "--name-status", "--format=%an <%ae>|%s")
@@ -94,6 +95,7 @@ Owner <owner@example.com>|owner deleted page: b c
 D	a/b-c.md
 Owner <owner@example.com>|owner updated page: Handbook
 
+A	.service/redirects.yml
 R100	Guide.md	Handbook.md
 R100	Guide/Intro.md	Handbook/Intro.md
 Owner <owner@example.com>|owner created page: a/b c
@@ -496,5 +498,101 @@ func TestWikis_inputEdges(t *testing.T) {
 		}
 		s.Do(t, apitest.Request{Method: "DELETE", Path: "/groups/" + itoa(g.ID), Token: owner.Token}).Want(t, 202)
 		eventually(t, "subgroup wiki removed", func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) })
+	})
+}
+
+// Renames are recorded in the wiki's redirect file (old slug: new slug),
+// in the commit of the rename; a new page at an old slug ends its
+// redirect. A wiki with GitLab's .gitlab/redirects.yml keeps using it,
+// and a file that is not a mapping is left as it is.
+func TestWikis_redirects(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "owner")
+		for _, name := range []string{"docs", "legacy", "odd"} {
+			s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: owner.Token,
+				JSON: map[string]any{"name": name}}).Want(t, 201)
+		}
+		do := func(project, method, path string, body map[string]any) *apitest.Response {
+			return s.Do(t, apitest.Request{Method: method, Path: "/projects/owner%2F" + project + "/wikis" + path, Token: owner.Token, JSON: body})
+		}
+		work := t.TempDir()
+		// redirects is the redirect file at the tip of a project's wiki
+		// and the files the last commit changed.
+		redirects := func(project, file string) (content, changed string) {
+			t.Helper()
+			dir := filepath.Join(work, project)
+			if _, err := os.Stat(dir); err != nil {
+				wikiClone(t, s, work, "owner/"+project+".wiki", owner.Token, project)
+			} else {
+				gitOut(t, dir, "pull", "-q", "origin", "main")
+			}
+			if out, err := gitRun(dir, "show", "HEAD:"+file); err == nil {
+				content = out
+			}
+			return content, gitOut(t, dir, "show", "--no-renames", "--name-only", "--format=", "HEAD")
+		}
+
+		do("docs", "POST", "", map[string]any{"title": "Guide", "content": "g"}).Want(t, 201)
+		do("docs", "POST", "", map[string]any{"title": "Guide/Intro", "content": "i"}).Want(t, 201)
+		if got, changed := redirects("docs", ".service/redirects.yml"); got != "" || changed != "Guide/Intro.md\n" {
+			t.Errorf("redirects before any rename: %q, changed %q", got, changed)
+		}
+		do("docs", "PUT", "/Guide", map[string]any{"title": "Handbook"}).Want(t, 200)
+		if got, changed := redirects("docs", ".service/redirects.yml"); got != "Guide: Handbook\n" ||
+			changed != ".service/redirects.yml\nGuide.md\nGuide/Intro.md\nHandbook.md\nHandbook/Intro.md\n" {
+			t.Errorf("after a rename: %q, changed %q", got, changed)
+		}
+		do("docs", "PUT", "/Handbook", map[string]any{"title": "Manual", "content": "m"}).Want(t, 200)
+		if got, _ := redirects("docs", ".service/redirects.yml"); got != "Guide: Handbook\nHandbook: Manual\n" {
+			t.Errorf("after a second rename: %q", got)
+		}
+		// Content and format changes are no renames.
+		do("docs", "PUT", "/Manual", map[string]any{"content": "m2", "format": "org"}).Want(t, 200)
+		if _, changed := redirects("docs", ".service/redirects.yml"); changed != "Manual.md\nManual.org\n" {
+			t.Errorf("a format change touched %q", changed)
+		}
+		// The API does not follow redirects (as GitLab's does not); the
+		// file is no page.
+		do("docs", "GET", "/Guide", nil).Want(t, 404).WantBody(t, `{"message":"404 Wiki Page Not Found"}`)
+		do("docs", "GET", "", nil).Want(t, 200).WantBody(t, `[`+
+			`{"format":"org","slug":"Manual","title":"Manual"},`+
+			`{"format":"markdown","slug":"Manual/Intro","title":"Intro"}]`)
+		do("docs", "POST", "", map[string]any{"title": "Handbook", "content": "new"}).Want(t, 201)
+		if got, changed := redirects("docs", ".service/redirects.yml"); got != "Guide: Handbook\n" ||
+			changed != ".service/redirects.yml\nHandbook.md\n" {
+			t.Errorf("after a page took an old slug: %q, changed %q", got, changed)
+		}
+		// Renaming back: the new slug stops redirecting, the old one starts.
+		do("docs", "PUT", "/Manual", map[string]any{"title": "Guide"}).Want(t, 200)
+		if got, _ := redirects("docs", ".service/redirects.yml"); got != "Manual: Guide\n" {
+			t.Errorf("after renaming back: %q", got)
+		}
+
+		// GitLab's file is kept up to date where it is the one there.
+		do("legacy", "POST", "", map[string]any{"title": "Old", "content": "o"}).Want(t, 201)
+		redirects("legacy", ".gitlab/redirects.yml")
+		dir := filepath.Join(work, "legacy")
+		writeFile(t, filepath.Join(dir, ".gitlab", "redirects.yml"), "Older: Old\n")
+		gitOut(t, dir, "add", ".")
+		gitOut(t, dir, "commit", "-q", "-m", "redirects from elsewhere")
+		gitOut(t, dir, "push", "-q", "origin", "HEAD")
+		do("legacy", "PUT", "/Old", map[string]any{"title": "New"}).Want(t, 200)
+		if got, changed := redirects("legacy", ".gitlab/redirects.yml"); got != "Old: New\nOlder: Old\n" ||
+			changed != ".gitlab/redirects.yml\nNew.md\nOld.md\n" {
+			t.Errorf("GitLab's redirect file: %q, changed %q", got, changed)
+		}
+
+		// A redirect file that is no mapping of strings is left alone.
+		do("odd", "POST", "", map[string]any{"title": "A", "content": "a"}).Want(t, 201)
+		redirects("odd", ".service/redirects.yml")
+		dir = filepath.Join(work, "odd")
+		writeFile(t, filepath.Join(dir, ".service", "redirects.yml"), "- a\n- b\n")
+		gitOut(t, dir, "add", ".")
+		gitOut(t, dir, "commit", "-q", "-m", "a list")
+		gitOut(t, dir, "push", "-q", "origin", "HEAD")
+		do("odd", "PUT", "/A", map[string]any{"title": "B"}).Want(t, 200)
+		if got, changed := redirects("odd", ".service/redirects.yml"); got != "- a\n- b\n" || changed != "A.md\nB.md\n" {
+			t.Errorf("a list as redirect file: %q, changed %q", got, changed)
+		}
 	})
 }

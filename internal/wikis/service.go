@@ -352,11 +352,16 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, o Owner, title, cont
 	if err != nil {
 		return Page{}, err
 	}
-	_, err = s.commit(ctx, w, a, branch, "", func(_ git.ObjectID, list []Page) ([]gitrepo.Action, func() string, error) {
+	_, err = s.commit(ctx, w, a, branch, "", func(base git.ObjectID, list []Page) ([]gitrepo.Action, func() string, error) {
 		if dup, ok := findFolded(list, slug); ok {
 			return nil, nil, model.Invalid("base", "Duplicate page: A page with that title already exists in the file "+dup.Path)
 		}
-		return []gitrepo.Action{{Kind: "create", Path: path, Content: []byte(content)}}, fixed(msg), nil
+		// A new page at a renamed page's old slug ends that redirect.
+		redirect, err := redirectActions(ctx, w.repo, base, slug, "")
+		if err != nil {
+			return nil, nil, err
+		}
+		return append([]gitrepo.Action{{Kind: "create", Path: path, Content: []byte(content)}}, redirect...), fixed(msg), nil
 	})
 	if err != nil {
 		return Page{}, err
@@ -396,7 +401,8 @@ type Update struct {
 // Update edits a page: its content, its format (a new format takes its
 // default extension) and its title (a new title moves the page and the
 // folder of pages below it; a title without "/" keeps the page's folder,
-// a leading "/" moves it to the root).
+// a leading "/" moves it to the root; the rename is recorded in the
+// wiki's redirect file).
 func (s *Service) Update(ctx context.Context, a auth.Actor, o Owner, slug string, in Update) (Page, error) {
 	w, err := s.open(ctx, a, o, auth.CreateWiki)
 	if err != nil {
@@ -473,6 +479,13 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, o Owner, slug string
 				return nil, nil, err
 			}
 			actions = append(actions, moved...)
+		}
+		if newSlug != cur.Slug {
+			redirect, err := redirectActions(ctx, w.repo, base, newSlug, cur.Slug)
+			if err != nil {
+				return nil, nil, err
+			}
+			actions = append(actions, redirect...)
 		}
 		return actions, message, nil
 	})
