@@ -44,49 +44,60 @@ func (s *Service) GitAccess(ctx context.Context, a auth.Actor, fullPath string, 
 // wiki of the group whose path is "12", not of the project or group with
 // id 12, so the owner is looked up by path and resolved by its id.
 func (s *Service) resolvePath(ctx context.Context, a auth.Actor, fullPath string) (*wiki, error) {
-	w := &wiki{}
-	if p, err := s.db.ProjectByFullPath(ctx, fullPath); err == nil {
-		p, acc, err := s.projects.Resolve(ctx, a, strconv.FormatInt(p.ID, 10))
-		if err != nil {
-			return nil, err
-		}
-		w.project, w.access = &p, acc
-	} else if !errors.Is(err, model.ErrNotFound) {
-		return nil, err
-	} else if g, err := s.db.GroupByFullPath(ctx, fullPath); errors.Is(err, model.ErrNotFound) {
-		return nil, model.NotFound("Group")
-	} else if err != nil {
-		return nil, err
-	} else {
-		g, acc, err := s.groups.Resolve(ctx, a, strconv.FormatInt(g.ID, 10))
-		if err != nil {
-			return nil, err
-		}
-		w.group, w.access = &g, acc
-	}
-	repo, err := s.repoOf(w.project, w.group)
+	p, g, err := s.ownerAt(ctx, fullPath)
 	if err != nil {
 		return nil, err
 	}
-	w.repo = repo
+	w := &wiki{}
+	if p != nil {
+		pr, acc, err := s.projects.Resolve(ctx, a, strconv.FormatInt(p.ID, 10))
+		if err != nil {
+			return nil, err
+		}
+		w.project, w.access = &pr, acc
+	} else {
+		gr, acc, err := s.groups.Resolve(ctx, a, strconv.FormatInt(g.ID, 10))
+		if err != nil {
+			return nil, err
+		}
+		w.group, w.access = &gr, acc
+	}
+	if w.repo, err = s.repoOf(w.project, w.group); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
+// ownerAt finds the project, or else the group, whose full path is
+// fullPath, whoever asks (a model not-found error when there is none).
+func (s *Service) ownerAt(ctx context.Context, fullPath string) (*model.Project, *model.Group, error) {
+	p, err := s.db.ProjectByFullPath(ctx, fullPath)
+	if err == nil {
+		return &p, nil, nil
+	}
+	if !errors.Is(err, model.ErrNotFound) {
+		return nil, nil, err
+	}
+	g, err := s.db.GroupByFullPath(ctx, fullPath)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil, nil, model.NotFound("Group")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, &g, nil
+}
+
 // Pushed follows a push into the wiki of the project or group at
-// fullPath: its refresh (size, housekeeping) is scheduled, and a wiki whose default branch was
-// never written takes the first branch pushed as its default.
+// fullPath: its refresh (size, housekeeping) is scheduled, and a wiki
+// whose default branch was never written takes the first branch pushed
+// as its default.
 func (s *Service) Pushed(ctx context.Context, fullPath string, branches []string) error {
-	var w wiki
-	if p, err := s.db.ProjectByFullPath(ctx, fullPath); err == nil {
-		w.project = &p
-	} else if !errors.Is(err, model.ErrNotFound) {
-		return err
-	} else if g, err := s.db.GroupByFullPath(ctx, fullPath); err == nil {
-		w.group = &g
-	} else {
+	p, g, err := s.ownerAt(ctx, fullPath)
+	if err != nil {
 		return err
 	}
-	repo, err := s.repoOf(w.project, w.group)
+	repo, err := s.repoOf(p, g)
 	if err != nil {
 		return err
 	}
@@ -104,5 +115,5 @@ func (s *Service) Pushed(ctx context.Context, fullPath string, branches []string
 			}
 		}
 	}
-	return s.scheduleRefresh(ctx, w.project, w.group)
+	return s.scheduleRefresh(ctx, p, g)
 }
