@@ -71,6 +71,31 @@ var _ smarthttp.Access = (*Service)(nil)
 
 func deny(status int, msg string) error { return &smarthttp.DeniedError{Status: status, Message: msg} }
 
+// refusal turns a service's verdict on a clone or push into git's answer,
+// as GitLab gives it: an anonymous caller is asked for credentials (401
+// with a Basic challenge), a signed-in one is told why (403 with the
+// service's message) or that nothing is there (404). Unclassified errors
+// stay errors (a 500 that is logged).
+func refusal(a auth.Actor, err error, notFound string) error {
+	var me *model.Error
+	if !errors.As(err, &me) {
+		return err
+	}
+	switch {
+	case me.Kind == model.KindUnauthorized, !a.SignedIn() && (me.Kind == model.KindNotFound || me.Kind == model.KindForbidden):
+		return deny(http.StatusUnauthorized, accessDenied)
+	case me.Kind == model.KindNotFound:
+		return deny(http.StatusNotFound, notFound)
+	case me.Kind == model.KindForbidden:
+		msg := me.Message
+		if msg == "" {
+			msg = "You are not allowed to download code from this project."
+		}
+		return deny(http.StatusForbidden, msg)
+	}
+	return err
+}
+
 const accessDenied = "HTTP Basic: Access denied. If a password was provided for Git authentication, the password was incorrect or you're required to use a token instead of a password."
 
 // actor turns Basic credentials into an actor: the password as a token
@@ -137,13 +162,7 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 		p, acc, err = s.projects.Resolve(ctx, a, fullPath)
 	}
 	if err != nil {
-		if model.KindOf(err) == model.KindNotFound {
-			if !a.SignedIn() {
-				return smarthttp.Grant{}, deny(http.StatusUnauthorized, accessDenied)
-			}
-			return smarthttp.Grant{}, deny(http.StatusNotFound, "The project you were looking for could not be found or you don't have permission to view it.")
-		}
-		return smarthttp.Grant{}, err
+		return smarthttp.Grant{}, refusal(a, err, "The project you were looking for could not be found or you don't have permission to view it.")
 	}
 	res := auth.Resource{Project: &p, Access: acc}
 	if !auth.Can(a, auth.ReadCode, res) {
@@ -197,14 +216,10 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 func (s *Service) authorizeWiki(ctx context.Context, a auth.Actor, owner string, push bool) (smarthttp.Grant, error) {
 	root, rel, err := s.wikis.GitAccess(ctx, a, owner, push)
 	if err != nil {
-		var me *model.Error
-		if errors.As(err, &me) && me.Kind == model.KindForbidden {
-			if !a.SignedIn() {
-				return smarthttp.Grant{}, deny(http.StatusUnauthorized, accessDenied)
-			}
-			return smarthttp.Grant{}, deny(http.StatusForbidden, me.Message)
+		if errors.Is(err, model.ErrNotFound) {
+			return smarthttp.Grant{}, err // the caller tries a project next
 		}
-		return smarthttp.Grant{}, err
+		return smarthttp.Grant{}, refusal(a, err, "The wiki you were looking for could not be found or you don't have permission to view it.")
 	}
 	g := smarthttp.Grant{Root: root, Rel: rel, Push: push, Wiki: owner}
 	if a.User != nil {
