@@ -60,12 +60,12 @@ func TestRun_commandHelp(t *testing.T) {
 			[]string{"listen", "task-workers", "log-format", "deletion-delay", "git-idle-timeout"}},
 		{[]string{"admin", "create-token", "--help"},
 			[]string{"user", "name", "scopes", "expires-at", "config", "data-dir", "database-url", "token-prefix"},
-			[]string{"listen", "task-workers", "log-level", "max-body-bytes"}},
+			[]string{"listen", "task-workers", "log-level", "max-parsed-body-bytes"}},
 		{[]string{"serve", "--help"},
 			[]string{"config", "listen", "data-dir", "database-url", "external-url", "token-prefix", "password-cost",
 				"root-password", "root-token", "log-level", "log-format", "storages", "default-branch",
 				"git-max-processes", "git-idle-timeout", "deletion-delay", "task-workers", "task-lease", "user-cap",
-				"archive-rate-limit", "archive-cache-bytes", "shutdown-timeout", "max-body-bytes"}, nil},
+				"archive-rate-limit", "archive-cache-bytes", "shutdown-timeout", "max-parsed-body-bytes"}, nil},
 	} {
 		name := strings.Join(tc.args, " ")
 		var help bytes.Buffer

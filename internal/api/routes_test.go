@@ -93,7 +93,8 @@ func TestTable_noActionWildcards(t *testing.T) {
 }
 
 func TestTable_mounts(t *testing.T) {
-	site := &endpoint.Site{Personal: personalStub{}, Jobs: personalStub{}, Runners: personalStub{}, Integrations: personalStub{}}
+	site := &endpoint.Site{Personal: personalStub{}, Jobs: personalStub{}, Runners: personalStub{}, Integrations: personalStub{},
+		ContentLimit: func(context.Context, endpoint.Content) (int64, error) { return 1, nil }}
 	if _, err := endpoint.NewMux(site, table(), shapes); err != nil {
 		t.Fatal(err)
 	}

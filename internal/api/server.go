@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -28,6 +29,7 @@ import (
 	"quarry/internal/jobtokenscope"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
+	"quarry/internal/model"
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
@@ -70,8 +72,13 @@ type Deps struct {
 	ExternalURL string
 	Version     string
 	Revision    string
-	MaxBody     int64
-	Registry    *prometheus.Registry
+	// MaxParsed bounds a known caller's parsed body; MaxFile, the content
+	// of the files and commits APIs (endpoint.ContentFile).
+	MaxParsed int64
+	MaxFile   int64
+	// BodyPace cuts off request bodies that stall or trickle.
+	BodyPace BodyPace
+	Registry *prometheus.Registry
 	// Now is the clock entities render with (default time.Now).
 	Now func() time.Time
 }
@@ -88,8 +95,11 @@ type Server struct {
 // New builds the server and its route table; a table ServeMux cannot hold
 // is an error.
 func New(d Deps) (*Server, error) {
-	if d.MaxBody == 0 {
-		d.MaxBody = 100 << 20
+	if d.MaxParsed == 0 {
+		d.MaxParsed = 10 << 20
+	}
+	if d.MaxFile == 0 {
+		d.MaxFile = 100 << 20
 	}
 	if d.Registry == nil {
 		d.Registry = prometheus.NewRegistry()
@@ -99,8 +109,8 @@ func New(d Deps) (*Server, error) {
 	}
 	s := &Server{Deps: d, log: d.Log, render: entity.New(d.ExternalURL, d.Now)}
 	s.metrics = newMetrics(s.Registry)
-	site := &endpoint.Site{ExternalURL: s.render.ExternalURL, MaxBody: d.MaxBody, Log: d.Log, Personal: d.Tokens, Seen: seen,
-		Jobs: secretFunc(d.CI.AuthenticateJobToken), Runners: secretFunc(d.Runners.Authenticate)}
+	site := &endpoint.Site{ExternalURL: s.render.ExternalURL, MaxParsed: d.MaxParsed, ContentLimit: s.contentLimit, Log: d.Log,
+		Personal: d.Tokens, Seen: seen, Jobs: secretFunc(d.CI.AuthenticateJobToken), Runners: secretFunc(d.Runners.Authenticate)}
 	mux, err := endpoint.NewMux(site, s.Table(), shapes)
 	if err != nil {
 		return nil, err
@@ -123,6 +133,26 @@ type secretFunc func(ctx context.Context, secret string) (auth.Actor, error)
 
 func (f secretFunc) Authenticate(ctx context.Context, secret string) (auth.Actor, error) {
 	return f(ctx, secret)
+}
+
+// contentLimit is how much content a row carrying content takes: file
+// content by the server's setting, wiki pages and attachments by the
+// instance's settings.
+func (s *Server) contentLimit(ctx context.Context, kind endpoint.Content) (int64, error) {
+	if kind == endpoint.ContentFile {
+		return s.MaxFile, nil
+	}
+	st, err := s.CI.Settings(ctx)
+	if err != nil {
+		return 0, err
+	}
+	switch kind {
+	case endpoint.ContentWikiPage:
+		return st.WikiPageMaxContentBytes, nil
+	case endpoint.ContentAttachment:
+		return int64(st.MaxAttachmentSize) << 20, nil
+	}
+	return 0, fmt.Errorf("no content limit for %q", kind)
 }
 
 // ServeHTTP implements http.Handler.
@@ -161,6 +191,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		ri := &requestInfo{}
 		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, ri))
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		s.pace(rec, r)
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -180,6 +211,10 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			s.log.Info("request", "request_id", id, "method", r.Method, "path", r.URL.Path, "route", pattern,
 				"status", rec.status, "bytes", rec.bytes, "duration_ms", float64(d.Microseconds())/1000, "user_id", ri.userID)
 		}()
+		if len(r.RequestURI) > MaxRequestURI {
+			endpoint.WriteError(rec, r, s.log, model.URITooLong())
+			return
+		}
 		if s.Git != nil && strings.Contains(r.URL.Path, ".git/") && !strings.HasPrefix(r.URL.Path, "/api/") {
 			s.Git.ServeHTTP(rec, r)
 			return

@@ -173,7 +173,15 @@ func StartIn(t testing.TB, target storetest.Target, dir string, opts ...Option) 
 	if os.Getenv("QUARRY_TEST_LOG") != "" {
 		logOut = os.Stderr
 	}
-	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	failures := &failureLog{Handler: slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug}), mu: &sync.Mutex{}, seen: &[]string{}}
+	log := slog.New(failures)
+	// Registered before the server's own cleanup, so it runs after the
+	// server stopped: every request has been answered by then.
+	t.Cleanup(func() {
+		if lines := failures.lines(); len(lines) > 0 {
+			t.Errorf("the server answered 500 (every refusal must be a classified error):\n%s", strings.Join(lines, "\n"))
+		}
+	})
 	if target.DatabaseURL == "" {
 		seedSQLite(t, cfg.SQLitePath())
 	}
@@ -190,7 +198,7 @@ func StartIn(t testing.TB, target storetest.Target, dir string, opts ...Option) 
 		ln.Close()
 		t.Fatalf("start quarry on %s: %v", target.Name, err)
 	}
-	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: a.Handler}}
+	hs := &httptest.Server{Listener: a.Limit(ln), Config: &http.Server{Handler: a.Handler, MaxHeaderBytes: app.MaxHeaderBytes}}
 	hs.Start()
 	s := &Server{App: a, Target: target, DataDir: dir, http: hs, sqlite: cfg.SQLitePath()}
 	t.Cleanup(s.Stop)
@@ -200,6 +208,42 @@ func StartIn(t testing.TB, target storetest.Target, dir string, opts ...Option) 
 	}
 	s.URL, s.RootToken = hs.URL, strings.TrimSpace(string(tok))
 	return s
+}
+
+// failureLog passes records to its handler and keeps the ones that say a
+// request failed on the server's side (an unclassified error, a panic).
+type failureLog struct {
+	slog.Handler
+	mu   *sync.Mutex
+	seen *[]string
+}
+
+func (f *failureLog) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError && (r.Message == "request failed" || r.Message == "panic" || r.Message == "git access") {
+		line := r.Message
+		r.Attrs(func(a slog.Attr) bool {
+			line += " " + a.String()
+			return true
+		})
+		f.mu.Lock()
+		*f.seen = append(*f.seen, line)
+		f.mu.Unlock()
+	}
+	return f.Handler.Handle(ctx, r)
+}
+
+func (f *failureLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &failureLog{Handler: f.Handler.WithAttrs(attrs), mu: f.mu, seen: f.seen}
+}
+
+func (f *failureLog) WithGroup(name string) slog.Handler {
+	return &failureLog{Handler: f.Handler.WithGroup(name), mu: f.mu, seen: f.seen}
+}
+
+func (f *failureLog) lines() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), *f.seen...)
 }
 
 // Stop shuts the server down (also done when the test ends).

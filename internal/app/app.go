@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -184,7 +186,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	files := repofiles.New(a.Projects, storages, bus, log, repofiles.Options{Now: db.Now, ArchivesPerMinute: cfg.ArchiveRateLimit,
-		ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes})
+		ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes, MaxFileBytes: cfg.MaxFileBytes})
 	srv, err := api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
 		Members:   members.New(db, a.Projects, a.Groups, cfg.UserCap),
@@ -200,7 +202,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			Access: gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus, a.Wikis)},
 		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
-		MaxBody: cfg.MaxBodyBytes, Registry: reg, Now: db.Now,
+		MaxParsed: cfg.MaxParsedBodyBytes, MaxFile: cfg.MaxFileBytes, Registry: reg, Now: db.Now,
+		BodyPace: api.BodyPace{Stall: cfg.BodyStallTimeout, MinRate: cfg.BodyMinRate, Grace: cfg.BodyGrace},
 	})
 	if err != nil {
 		a.Close()
@@ -238,12 +241,15 @@ func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	a.applyMemoryLimit()
 	srv := &http.Server{
 		Handler:           a.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
+	ln = a.Limit(ln)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	a.log.Info("quarry listening", "addr", ln.Addr().String(), "external_url", a.Config.ExternalURL,
@@ -286,6 +292,56 @@ func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
 		return err
 	}
 	return nil
+}
+
+// MaxHeaderBytes bounds a request's line and headers together (net/http
+// answers 431 past it); the request line alone is bounded tighter by the
+// API (414).
+const MaxHeaderBytes = 64 << 10
+
+// Limit caps the connections ln serves at once at the configured maximum;
+// one past it is answered 503 and closed.
+func (a *App) Limit(ln net.Listener) net.Listener {
+	return api.LimitListener(ln, a.Config.MaxConnections)
+}
+
+// applyMemoryLimit sets the process's soft memory limit: the configured
+// bytes, or half the memory the machine (or its cgroup) gives, unless the
+// GOMEMLIMIT environment variable already set one. Past it the collector
+// runs harder and returns memory to the system, so a burst of large
+// requests is given back.
+func (a *App) applyMemoryLimit() {
+	limit := a.Config.MemoryLimit
+	if limit < 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if limit == 0 {
+		limit = machineMemory() / 2
+	}
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+		a.log.Info("memory limit", "bytes", limit)
+	}
+}
+
+// machineMemory is the memory this process may use: the cgroup's limit
+// when one is set, else the machine's total (0 when neither is known).
+func machineMemory() int64 {
+	var total int64
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+				total = kb << 10
+			}
+		}
+	}
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 && (total == 0 || n < total) {
+			total = n
+		}
+	}
+	return total
 }
 
 // jobTokens adapts the CI engine's job token check to an authenticator.

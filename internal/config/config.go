@@ -88,8 +88,26 @@ type Config struct {
 	WithRunner int `toml:"with_runner"`
 
 	ShutdownTimeout time.Duration `toml:"shutdown_timeout"`
-	// MaxBodyBytes bounds request bodies that are read into memory.
-	MaxBodyBytes int64 `toml:"max_body_bytes"`
+	// MaxParsedBodyBytes bounds a parsed request body (JSON, a form, a
+	// multipart form) read from a known caller; rows carrying file
+	// content take MaxFileBytes instead, wiki pages and attachments their
+	// instance settings.
+	MaxParsedBodyBytes int64 `toml:"max_parsed_body_bytes"`
+	// MaxFileBytes bounds the content of the files and commits APIs.
+	MaxFileBytes int64 `toml:"max_file_bytes"`
+	// MemoryLimit is the process's soft memory limit (Go's
+	// debug.SetMemoryLimit): past it the collector works harder and gives
+	// memory back. 0 derives it from the machine; -1 sets none.
+	MemoryLimit int64 `toml:"memory_limit"`
+	// MaxConnections bounds the connections served at once; a connection
+	// past it is answered 503 and closed.
+	MaxConnections int `toml:"max_connections"`
+	// BodyStallTimeout is how long a request body may send nothing;
+	// BodyMinRate is the slowest it may arrive (bytes a second) once
+	// BodyGrace has passed. A body past either is cut off (408).
+	BodyStallTimeout time.Duration `toml:"body_stall_timeout"`
+	BodyMinRate      int64         `toml:"body_min_rate"`
+	BodyGrace        time.Duration `toml:"body_grace"`
 
 	// Clock, when set, is the time of the whole process: services, store
 	// writes, background work and rendered entities (tests set it; nil is
@@ -100,20 +118,25 @@ type Config struct {
 // Default returns the settings of a server started with no configuration.
 func Default() Config {
 	return Config{
-		Listen:          "127.0.0.1:8080",
-		DataDir:         "./quarry-data",
-		TokenPrefix:     "glpat-",
-		PasswordCost:    10,
-		LogLevel:        "info",
-		LogFormat:       "text",
-		ShutdownTimeout: 30 * time.Second,
-		DefaultBranch:   "main",
-		DeletionDelay:   0, // remove at once
-		GitMaxProcesses: 128,
-		GitIdleTimeout:  time.Minute,
-		TaskWorkers:     2,
-		TaskLease:       time.Minute,
-		MaxBodyBytes:    100 << 20,
+		Listen:             "127.0.0.1:8080",
+		DataDir:            "./quarry-data",
+		TokenPrefix:        "glpat-",
+		PasswordCost:       10,
+		LogLevel:           "info",
+		LogFormat:          "text",
+		ShutdownTimeout:    30 * time.Second,
+		DefaultBranch:      "main",
+		DeletionDelay:      0, // remove at once
+		GitMaxProcesses:    128,
+		GitIdleTimeout:     time.Minute,
+		TaskWorkers:        2,
+		TaskLease:          time.Minute,
+		MaxParsedBodyBytes: 10 << 20,
+		MaxFileBytes:       100 << 20,
+		MaxConnections:     4096,
+		BodyStallTimeout:   30 * time.Second,
+		BodyMinRate:        1024,
+		BodyGrace:          10 * time.Second,
 
 		ArchiveRateLimit:  5,
 		ArchiveCacheBytes: 1 << 30,
@@ -185,7 +208,13 @@ func (c *Config) options() []option {
 		{Server, "max-job-log-bytes", "QUARRY_MAX_JOB_LOG_BYTES", "largest job log (more fails the job)", &c.MaxJobLogBytes},
 		{Server, "with-runner", "QUARRY_WITH_RUNNER", "start a built-in runner taking this many jobs at once (0: none)", &c.WithRunner},
 		{Server, "shutdown-timeout", "QUARRY_SHUTDOWN_TIMEOUT", "how long a graceful shutdown waits for requests", &c.ShutdownTimeout},
-		{Server, "max-body-bytes", "QUARRY_MAX_BODY_BYTES", "largest request body read into memory", &c.MaxBodyBytes},
+		{Server, "max-parsed-body-bytes", "QUARRY_MAX_PARSED_BODY_BYTES", "largest parsed request body (JSON, form) of a known caller", &c.MaxParsedBodyBytes},
+		{Server, "max-file-bytes", "QUARRY_MAX_FILE_BYTES", "largest file content the files and commits APIs take", &c.MaxFileBytes},
+		{Server, "memory-limit", "QUARRY_MEMORY_LIMIT", "soft memory limit in bytes (0: half the machine's memory; -1: none)", &c.MemoryLimit},
+		{Server, "max-connections", "QUARRY_MAX_CONNECTIONS", "connections served at once (more are answered 503)", &c.MaxConnections},
+		{Server, "body-stall-timeout", "QUARRY_BODY_STALL_TIMEOUT", "how long a request body may send nothing before it is cut off", &c.BodyStallTimeout},
+		{Server, "body-min-rate", "QUARRY_BODY_MIN_RATE", "slowest a request body may arrive after the grace, in bytes a second", &c.BodyMinRate},
+		{Server, "body-grace", "QUARRY_BODY_GRACE", "how long a request body may arrive slower than the minimum rate", &c.BodyGrace},
 	}
 }
 
@@ -363,6 +392,19 @@ func (c *Config) finish() error {
 	}
 	if c.GitIdleTimeout <= 0 {
 		return fmt.Errorf("git idle timeout %s: want more than 0", c.GitIdleTimeout)
+	}
+	if c.MaxParsedBodyBytes < 1<<10 || c.MaxFileBytes < 1 {
+		return fmt.Errorf("max parsed body bytes %d, max file bytes %d: want at least 1 KiB and 1", c.MaxParsedBodyBytes, c.MaxFileBytes)
+	}
+	if c.MaxConnections < 1 {
+		return fmt.Errorf("max connections %d: want at least 1", c.MaxConnections)
+	}
+	if c.MemoryLimit < -1 {
+		return fmt.Errorf("memory limit %d: want bytes, 0 (derived) or -1 (none)", c.MemoryLimit)
+	}
+	if c.BodyStallTimeout <= 0 || c.BodyGrace < 0 || c.BodyMinRate < 0 {
+		return fmt.Errorf("body stall timeout %s, grace %s, min rate %d: want a positive timeout, no negative grace or rate",
+			c.BodyStallTimeout, c.BodyGrace, c.BodyMinRate)
 	}
 	switch c.LogFormat {
 	case "text", "json":

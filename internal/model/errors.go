@@ -28,6 +28,9 @@ const (
 	KindUnprocessable                    // 422
 	KindTooLarge                         // 413
 	KindNotAcceptable                    // 406 (a merge git cannot make)
+	KindTimeout                          // 408 (a request body too slow)
+	KindURITooLong                       // 414
+	KindUnavailable                      // 503
 )
 
 // Error is a classified error. Message is the text GitLab would put in the
@@ -82,6 +85,21 @@ func NotFound(resource string) *Error {
 // TooLarge reports a request body or upload over its size limit (413).
 func TooLarge() *Error {
 	return &Error{Kind: KindTooLarge, Message: "413 Request Entity Too Large", Raw: true}
+}
+
+// Timeout reports a request body that stalled or arrived too slowly (408).
+func Timeout() *Error {
+	return &Error{Kind: KindTimeout, Message: "408 Request Timeout", Raw: true}
+}
+
+// URITooLong reports a request line past its bound (414).
+func URITooLong() *Error {
+	return &Error{Kind: KindURITooLong, Message: "414 Request-URI Too Large", Raw: true}
+}
+
+// Unavailable reports a server that takes no more work now (503).
+func Unavailable() *Error {
+	return &Error{Kind: KindUnavailable, Message: "503 Service Unavailable", Raw: true}
 }
 
 // NotFoundAs names a lookup's "not found" for the resource ("404 User Not

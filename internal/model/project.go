@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
 
 // Project is a repository with its settings.
 type Project struct {
@@ -185,4 +189,31 @@ type ProjectStatistics struct {
 type Starrer struct {
 	User      User
 	StarredAt time.Time
+}
+
+// MaxTopicLength is the longest topic name, in characters.
+const MaxTopicLength = 255
+
+// CleanTopics reads a project's topic list as GitLab does: names trimmed,
+// empty ones dropped, and a name repeated in any case kept once (topics
+// are one per name, whatever its case), in order. msg is the validation
+// message of a name that is too long ("" when all are fine).
+func CleanTopics(in []string) (topics []string, msg string) {
+	seen := make(map[string]bool, len(in))
+	for _, t := range in {
+		t = strings.TrimSpace(t)
+		key := strings.ToLower(t)
+		if t == "" || seen[key] {
+			continue
+		}
+		if utf8.RuneCountInString(t) > MaxTopicLength {
+			msg = "is too long (maximum is 255 characters)"
+		}
+		seen[key] = true
+		topics = append(topics, t)
+	}
+	if topics == nil {
+		topics = []string{}
+	}
+	return topics, msg
 }

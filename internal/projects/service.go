@@ -482,6 +482,13 @@ func (s *Service) apply(ctx context.Context, f *model.FieldErrors, a auth.Actor,
 	if in.Visibility != nil {
 		p.Visibility = model.Visibility(*in.Visibility)
 	}
+	if in.Topics != nil {
+		topics, msg := model.CleanTopics(*in.Topics)
+		if msg != "" {
+			f.Add("topics", msg)
+		}
+		*in.Topics = topics
+	}
 	if in.DefaultBranch != nil && !creating {
 		p.DefaultBranch = *in.DefaultBranch
 	}

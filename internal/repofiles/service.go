@@ -43,6 +43,7 @@ type Service struct {
 	archives     *ratelimit.Limiter
 	archiveCache *archiveCache
 	now          func() time.Time
+	maxFile      int64
 }
 
 // ProjectService is what the files service needs of projects.
@@ -66,6 +67,8 @@ type Options struct {
 	// cache when either is unset).
 	ArchiveCacheDir   string
 	ArchiveCacheBytes int64
+	// MaxFileBytes bounds the content one commit writes (0: no bound).
+	MaxFileBytes int64
 }
 
 // New returns the files service.
@@ -74,7 +77,8 @@ func New(projects ProjectService, storages *gitrepo.Storages, events RefsEvents,
 		o.Now = time.Now
 	}
 	return &Service{projects: projects, refresher: projects, protection: projects, storages: storages, events: events, log: log, now: o.Now,
-		archives: ratelimit.New(o.ArchivesPerMinute, time.Minute), archiveCache: newArchiveCache(o.ArchiveCacheDir, o.ArchiveCacheBytes)}
+		archives: ratelimit.New(o.ArchivesPerMinute, time.Minute), archiveCache: newArchiveCache(o.ArchiveCacheDir, o.ArchiveCacheBytes),
+		maxFile: o.MaxFileBytes}
 }
 
 // ErrInvalidPath is a file path that could escape the repository.

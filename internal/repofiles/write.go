@@ -80,6 +80,13 @@ func (s *Service) commitActions(ctx context.Context, a auth.Actor, projectRef st
 	if !a.SignedIn() {
 		return model.Project{}, nil, "", model.Unauthorized("")
 	}
+	var size int64
+	for _, act := range in.Actions {
+		size += int64(len(act.Content))
+	}
+	if s.maxFile > 0 && size > s.maxFile {
+		return model.Project{}, nil, "", model.TooLarge()
+	}
 	for i := range in.Actions {
 		var err error
 		if in.Actions[i].Path, err = CleanPath(in.Actions[i].Path); err != nil {

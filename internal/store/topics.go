@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,42 +103,83 @@ func (tx *Tx) ListTopics(ctx context.Context, search string, withoutProjects boo
 }
 
 // SetProjectTopics replaces a project's topics with names (creating topics
-// that do not exist yet) and keeps every count true.
+// that do not exist yet) and keeps every count true. Counts move by the
+// difference, each an increment under the topic's row lock, so writers
+// changing one topic's projects at once never lose each other's change.
 func (tx *Tx) SetProjectTopics(ctx context.Context, projectID int64, names []string) error {
-	var old []int64
+	old := map[int64]bool{}
 	err := tx.each(ctx, "SELECT topic_id FROM project_topics WHERE project_id = ?", []any{projectID}, func(r *sql.Rows) error {
 		var id int64
 		err := r.Scan(&id)
-		old = append(old, id)
+		old[id] = true
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := tx.exec(ctx, "DELETE FROM project_topics WHERE project_id = ?", projectID); err != nil {
-		return err
-	}
-	touched := append([]int64{}, old...)
+	// Topics are found or made in one order, whoever writes, so two
+	// writers making the same new topics never wait for each other in a
+	// circle.
+	names = slices.Clone(names)
+	slices.SortFunc(names, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
+	var added []int64
+	kept := map[int64]bool{}
 	for _, name := range names {
-		t, err := tx.TopicByName(ctx, name)
-		if err == model.ErrNotFound {
-			t = model.Topic{Name: name, Title: name}
-			err = tx.CreateTopic(ctx, &t)
-		}
+		t, err := tx.topicFor(ctx, name)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.exec(ctx, "INSERT INTO project_topics (project_id, topic_id) VALUES (?, ?)", projectID, t.ID); err != nil {
-			return err
+		if kept[t.ID] {
+			continue // two names of one topic
 		}
-		touched = append(touched, t.ID)
+		kept[t.ID] = true
+		if !old[t.ID] {
+			added = append(added, t.ID)
+		}
 	}
-	if len(touched) == 0 {
-		return nil
+	var removed []int64
+	for id := range old {
+		if !kept[id] {
+			removed = append(removed, id)
+		}
 	}
-	_, err = tx.exec(ctx, "UPDATE topics SET total_projects_count = (SELECT COUNT(*) FROM project_topics pt WHERE pt.topic_id = topics.id) WHERE id IN ("+
-		placeholders(len(touched))+")", int64Args(touched)...)
-	return err
+	for _, change := range []struct {
+		ids  []int64
+		link string
+		by   string
+	}{
+		{removed, "DELETE FROM project_topics WHERE project_id = ? AND topic_id = ?", "- 1"},
+		{added, "INSERT INTO project_topics (project_id, topic_id) VALUES (?, ?)", "+ 1"},
+	} {
+		for _, id := range change.ids {
+			if _, err := tx.exec(ctx, change.link, projectID, id); err != nil {
+				return err
+			}
+		}
+		if len(change.ids) > 0 {
+			if _, err := tx.exec(ctx, "UPDATE topics SET total_projects_count = total_projects_count "+change.by+" WHERE id IN ("+
+				placeholders(len(change.ids))+")", int64Args(change.ids)...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// topicFor finds the topic of a name in any case, making it (title = name)
+// when there is none. Two writers making one topic at once both get it:
+// the insert yields to the other's row rather than failing.
+func (tx *Tx) topicFor(ctx context.Context, name string) (model.Topic, error) {
+	t, err := tx.TopicByName(ctx, name)
+	if err != model.ErrNotFound {
+		return t, err
+	}
+	now := micros(tx.Now())
+	if _, err := tx.exec(ctx, "INSERT INTO topics (name, title, total_projects_count, created_at, updated_at) VALUES (?, ?, 0, ?, ?) ON CONFLICT DO NOTHING",
+		name, name, now, now); err != nil {
+		return t, err
+	}
+	return tx.TopicByName(ctx, name)
 }
 
 // Star records a star; false when the user had starred the project already.

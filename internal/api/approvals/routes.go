@@ -5,7 +5,6 @@ package approvals
 
 import (
 	"net/http"
-	"strconv"
 
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/entity"
@@ -77,22 +76,12 @@ func (h *Handlers) updateSettings(c *endpoint.Call) error {
 	return c.JSON(http.StatusCreated, h.r.ApprovalSettings(st))
 }
 
-// ids reads an array of integers.
+// ids reads a set of ids; nil when absent.
 func ids(c *endpoint.Call, key string) *[]int64 {
-	vals, ok := c.P.Strings(key)
-	if !ok {
-		return nil
+	if v, ok := c.P.IDs(key); ok {
+		return &v
 	}
-	out := []int64{}
-	for _, v := range vals {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			c.P.Fail("%s is invalid", key)
-			return nil
-		}
-		out = append(out, n)
-	}
-	return &out
+	return nil
 }
 
 // ruleInput reads a rule's parameters; create requires name and

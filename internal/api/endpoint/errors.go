@@ -43,6 +43,10 @@ type oauthErrorBody struct {
 	Scope            string `json:"scope,omitempty"`
 }
 
+// StatusClientClosed is recorded for a request whose client went away
+// before its answer (nginx's 499); nothing is sent.
+const StatusClientClosed = 499
+
 // ErrRouteNotFound answers like a path no route matches: a path value that
 // fails the route's requirements (an id that is not a number) is an
 // unknown path, as GitLab's route requirements make it.
@@ -66,7 +70,8 @@ var kindStatus = map[model.Kind]int{
 	model.KindNotFound: 404, model.KindForbidden: 403, model.KindUnauthorized: 401, model.KindConflict: 409,
 	model.KindInvalid: 400, model.KindBadRequest: 400, model.KindParam: 400, model.KindNotModified: 304,
 	model.KindTooManyRequests: 429, model.KindMethodNotAllowed: 405, model.KindUnprocessable: 422,
-	model.KindTooLarge: 413, model.KindNotAcceptable: 406,
+	model.KindTooLarge: 413, model.KindNotAcceptable: 406, model.KindTimeout: 408, model.KindURITooLong: 414,
+	model.KindUnavailable: 503,
 }
 
 // WriteError is the one place that turns an error into a status and a
@@ -85,7 +90,17 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		return
 	}
 	var e *model.Error
-	if !errors.As(err, &e) {
+	if !errors.As(err, &e) && r.Context().Err() != nil {
+		// The client went away (or the server is stopping): nobody reads
+		// the answer, and nothing failed on the server's side.
+		log.Info("request abandoned", "method", r.Method, "path", r.URL.Path, "request_id", w.Header().Get("X-Request-Id"), "err", err)
+		w.WriteHeader(StatusClientClosed)
+		return
+	}
+	if e == nil {
+		// A 500 is a bug: every refusal is a classified error, and a
+		// store constraint that reaches here is an input that was not
+		// checked. Tests fail on this line of the log (apitest).
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "request_id", w.Header().Get("X-Request-Id"), "err", err)
 		WriteJSON(w, http.StatusInternalServerError, MessageBody{Message: "500 Internal Server Error"})
 		return

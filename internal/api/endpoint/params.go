@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,8 +32,11 @@ type Params struct {
 	// typed marks keys whose JSON value was a number, a boolean or an
 	// array rather than a string (some parameters must be strings).
 	typed map[string]bool
-	files map[string]*multipart.FileHeader
-	errs  []string
+	// nested marks array keys with an array or object among their
+	// elements: no list of strings.
+	nested map[string]bool
+	files  map[string]*multipart.FileHeader
+	errs   []string
 }
 
 // maxMultipartMemory is how much of a multipart body stays in memory; the
@@ -42,7 +46,7 @@ const maxMultipartMemory = 8 << 20
 // parseQuery reads r's query string only (a streamed body is left to the
 // handler).
 func parseQuery(r *http.Request) (*Params, error) {
-	p := &Params{vals: map[string][]string{}, nulls: map[string]bool{}, typed: map[string]bool{}}
+	p := &Params{vals: map[string][]string{}, nulls: map[string]bool{}, typed: map[string]bool{}, nested: map[string]bool{}}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, model.Param("query string is invalid")
@@ -51,49 +55,81 @@ func parseQuery(r *http.Request) (*Params, error) {
 	return p, nil
 }
 
-// parseParams reads r's query and body. Malformed bodies are a 400.
-func parseParams(r *http.Request, maxBody int64) (*Params, error) {
-	p, err := parseQuery(r)
-	if err != nil {
-		return nil, err
+// hasBody reports whether r carries a body of a kind parameters are read
+// from (JSON, a urlencoded form or a multipart form): the bodies of GET
+// and HEAD, and of any other type, are never read.
+func hasBody(r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 || r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return false
 	}
-	if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return p, nil
+	switch mediaType(r) {
+	case "application/json", "application/x-www-form-urlencoded", "multipart/form-data":
+		return true
 	}
+	return false
+}
+
+func mediaType(r *http.Request) string {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	switch ct {
+	return ct
+}
+
+// maxFormFields bounds the fields of a urlencoded body, as the JSON limits
+// bound a JSON one.
+const maxFormFields = MaxJSONTotal
+
+// readBody adds r's body parameters (a form or JSON) on top of p's,
+// reading at most limit bytes: a body declared or found larger is a 413,
+// a malformed one a 400. A body whose length is declared past the limit
+// is refused before a byte of it is read.
+func (p *Params) readBody(r *http.Request, limit int64) error {
+	if !hasBody(r) {
+		return nil
+	}
+	if r.ContentLength > limit {
+		return model.TooLarge()
+	}
+	switch mediaType(r) {
 	case "application/json":
-		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
 		if err != nil {
-			return nil, BodyError(err)
+			return BodyError(err)
 		}
-		if len(strings.TrimSpace(string(body))) == 0 {
-			return p, nil
+		if len(bytes.TrimSpace(body)) == 0 {
+			return nil
+		}
+		if err := checkJSON(body); err != nil {
+			return err
 		}
 		var obj map[string]any
-		d := json.NewDecoder(strings.NewReader(string(body)))
+		d := json.NewDecoder(bytes.NewReader(body))
 		d.UseNumber()
 		if err := d.Decode(&obj); err != nil {
-			return nil, model.Param("The provided content-type 'application/json' is not supported or the request body is not valid JSON")
+			return model.Param("The provided content-type 'application/json' is not supported or the request body is not valid JSON")
 		}
 		for k, v := range obj {
 			p.addJSON(k, v)
 		}
 	case "application/x-www-form-urlencoded":
-		r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
-		body, err := io.ReadAll(r.Body)
+		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
 		if err != nil {
-			return nil, BodyError(err)
+			return BodyError(err)
+		}
+		if bytes.Count(body, []byte("&")) >= maxFormFields {
+			return model.Param(msgJSONTotal)
 		}
 		form, err := url.ParseQuery(string(body))
 		if err != nil {
-			return nil, model.Param("request body is invalid")
+			return model.Param("request body is invalid")
 		}
 		p.addValues(form)
 	case "multipart/form-data":
-		r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
+		// Files past maxMultipartMemory spill to temporary files, removed
+		// when the request ends; the form's fields and parts are bounded
+		// by the multipart reader.
+		r.Body = http.MaxBytesReader(nil, r.Body, limit)
 		if err := r.ParseMultipartForm(maxMultipartMemory); err != nil {
-			return nil, BodyError(err)
+			return BodyError(err)
 		}
 		p.addValues(r.MultipartForm.Value)
 		p.files = map[string]*multipart.FileHeader{}
@@ -103,7 +139,7 @@ func parseParams(r *http.Request, maxBody int64) (*Params, error) {
 			}
 		}
 	}
-	return p, nil
+	return nil
 }
 
 func normKey(k string) string { return strings.TrimSuffix(k, "[]") }
@@ -140,7 +176,7 @@ func (p *Params) addJSON(key string, v any) {
 		p.typed[key] = true
 	case []any:
 		p.typed[key] = true
-		vs := []string{}
+		vs := make([]string, 0, len(x))
 		for _, e := range x {
 			switch ev := e.(type) {
 			case string:
@@ -150,6 +186,9 @@ func (p *Params) addJSON(key string, v any) {
 			case bool:
 				vs = append(vs, strconv.FormatBool(ev))
 			default:
+				// An object (the body's "actions": [{…}]), a nested
+				// array or null: kept as its JSON text for Objects.
+				p.nested[key] = true
 				b, _ := json.Marshal(ev)
 				vs = append(vs, string(b))
 			}
@@ -328,6 +367,10 @@ func (p *Params) Strings(key string) ([]string, bool) {
 	if !ok {
 		return nil, p.nulls[key]
 	}
+	if p.nested[key] {
+		p.Fail("%s is invalid", key)
+		return nil, false
+	}
 	out := []string{}
 	for _, v := range vs {
 		for _, part := range strings.Split(v, ",") {
@@ -335,6 +378,43 @@ func (p *Params) Strings(key string) ([]string, bool) {
 				out = append(out, part)
 			}
 		}
+	}
+	return out, true
+}
+
+// Unique returns a list parameter that names a set (topics, tags, labels,
+// scopes, ids): Strings with repeated values dropped, in order.
+func (p *Params) Unique(key string) ([]string, bool) {
+	vals, ok := p.Strings(key)
+	if !ok || len(vals) < 2 {
+		return vals, ok
+	}
+	seen := make(map[string]bool, len(vals))
+	out := vals[:0]
+	for _, v := range vals {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out, true
+}
+
+// IDs returns a set of integer ids (assignee_ids, user_ids, …), repeated
+// ones dropped; a value that is no integer is recorded as invalid.
+func (p *Params) IDs(key string) ([]int64, bool) {
+	vals, ok := p.Unique(key)
+	if !ok {
+		return nil, false
+	}
+	out := make([]int64, 0, len(vals))
+	for _, v := range vals {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			p.Fail("%s is invalid", key)
+			return nil, false
+		}
+		out = append(out, n)
 	}
 	return out, true
 }

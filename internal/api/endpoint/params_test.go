@@ -9,7 +9,10 @@ import (
 func TestParseParams_sources(t *testing.T) {
 	r := httptest.NewRequest("PUT", "/x?a=query&b=query&list[]=1&list[]=2", strings.NewReader(`{"b":"json","n":3,"t":true,"z":null,"arr":["x","y"],"h":{"k":"v"}}`))
 	r.Header.Set("Content-Type", "application/json")
-	p, err := parseParams(r, 1<<20)
+	p, err := parseQuery(r)
+	if err == nil {
+		err = p.readBody(r, 1<<20)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +48,10 @@ func TestParseParams_sources(t *testing.T) {
 func TestParams_validation(t *testing.T) {
 	r := httptest.NewRequest("POST", "/x?n=x&b=maybe&e=red", strings.NewReader("a=1"))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	p, err := parseParams(r, 1<<20)
+	p, err := parseQuery(r)
+	if err == nil {
+		err = p.readBody(r, 1<<20)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +97,10 @@ func FuzzParseParams(f *testing.F) {
 		r := httptest.NewRequest("POST", "/x", strings.NewReader(body))
 		r.URL.RawQuery = query
 		r.Header.Set("Content-Type", ct)
-		p, err := parseParams(r, 1<<16)
+		p, err := parseQuery(r)
+		if err == nil {
+			err = p.readBody(r, 1<<16)
+		}
 		if err != nil {
 			return
 		}
@@ -110,7 +119,10 @@ func FuzzParseParams(f *testing.F) {
 func TestParseParams_invalidUTF8(t *testing.T) {
 	r := httptest.NewRequest("POST", "/x?ok=1", strings.NewReader("name=%ff%fe&good=yes"))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	p, err := parseParams(r, 1<<20)
+	p, err := parseQuery(r)
+	if err == nil {
+		err = p.readBody(r, 1<<20)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

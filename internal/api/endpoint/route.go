@@ -52,24 +52,59 @@ func (a Auth) String() string {
 // Valid reports whether a is one of the declared kinds.
 func (a Auth) Valid() bool { return a >= NoAuth && a <= IntegrationKey }
 
-// Body says how a route's request body is read.
+// Body says how a route's request body is read, and how much of it.
+// Every body is read only once the caller is known (see Site.Handler).
 type Body struct {
 	streamed bool
 	limit    int64
+	content  Content
 }
+
+// Content names the content setting that bounds a row whose parameters
+// legitimately carry content (file and commit content, wiki pages,
+// attachments): such a row takes a parsed body as large as that setting
+// allows rather than the server's parsed-body limit.
+type Content string
+
+// The kinds of content rows carry.
+const (
+	// ContentFile is repository file content (the files and commits APIs).
+	ContentFile Content = "file"
+	// ContentWikiPage is a wiki page's content.
+	ContentWikiPage Content = "wiki_page"
+	// ContentAttachment is an uploaded file (wiki attachments).
+	ContentAttachment Content = "attachment"
+)
 
 // Parsed bodies are read before the handler: the query string, then a
 // form (urlencoded or multipart, files included) or JSON on top, within
-// the server's body limit.
+// the server's parsed-body limit.
 var Parsed = Body{limit: -1}
+
+// Carrying is a parsed body whose parameters carry content of kind: its
+// limit is what the content setting allows.
+func Carrying(kind Content) Body { return Body{limit: -1, content: kind} }
 
 // Streamed leaves the body to the handler (artifacts, imports, large
 // uploads), which reads at most limit bytes through Call.Body; only the
 // query string is parsed beforehand.
 func Streamed(limit int64) Body { return Body{streamed: true, limit: limit} }
 
-// Valid reports whether b was declared (Parsed or Streamed with a limit).
-func (b Body) Valid() bool { return b == Parsed || (b.streamed && b.limit > 0) }
+// Valid reports whether b was declared (Parsed, Carrying a known kind, or
+// Streamed with a limit).
+func (b Body) Valid() bool {
+	switch {
+	case b.streamed:
+		return b.limit > 0 && b.content == ""
+	case b.limit != -1:
+		return false
+	}
+	switch b.content {
+	case "", ContentFile, ContentWikiPage, ContentAttachment:
+		return true
+	}
+	return false
+}
 
 // IsStreamed reports whether the handler reads the body itself.
 func (b Body) IsStreamed() bool { return b.streamed }
@@ -77,14 +112,19 @@ func (b Body) IsStreamed() bool { return b.streamed }
 // Limit is the most a streamed body may hold.
 func (b Body) Limit() int64 { return b.limit }
 
+// Carries is the content kind of a parsed row ("" for none).
+func (b Body) Carries() Content { return b.content }
+
 func (b Body) String() string {
-	if b.streamed {
+	switch {
+	case b.streamed:
 		return fmt.Sprintf("streamed(%d)", b.limit)
+	case !b.Valid():
+		return "unset"
+	case b.content != "":
+		return "parsed+" + string(b.content)
 	}
-	if b == Parsed {
-		return "parsed"
-	}
-	return "unset"
+	return "parsed"
 }
 
 // Handler answers one route. A returned error is rendered by WriteError.

@@ -27,13 +27,18 @@ type SecretAuthenticator interface {
 }
 
 // Site is what every call shares: where the server is reached from
-// outside, the parsed-body limit, one authenticator per credential kind
-// and the log.
+// outside, the body limits, one authenticator per credential kind and the
+// log.
 type Site struct {
 	ExternalURL string
-	MaxBody     int64
-	Log         *slog.Logger
-	Personal    PersonalTokens
+	// MaxParsed bounds a parsed body (JSON, a form, a multipart form) once
+	// the caller is known; ContentLimit tells how much content a row
+	// carrying content may take (a row's body may then be that much, plus
+	// room for encoding and its other parameters).
+	MaxParsed    int64
+	ContentLimit func(ctx context.Context, kind Content) (int64, error)
+	Log          *slog.Logger
+	Personal     PersonalTokens
 	// Jobs, Runners and Integrations authenticate the credential kinds of
 	// the same names; a table with a row of a kind whose authenticator is
 	// missing does not start (Handler panics).
@@ -44,9 +49,22 @@ type Site struct {
 	Seen func(r *http.Request, a auth.Actor)
 }
 
-// Handler serves one row: read the parameters as the row's body mode says,
-// authenticate with the row's kind, check signed-in and scopes, then run
-// the handler and render its error.
+// MaxUnknownCallerBody bounds the body read from a caller not known yet:
+// a caller that sends its credential in the body rather than a header
+// (the runner protocol's token, private_token or job_token as a body
+// parameter), and every NoAuth row, whose handler checks its secret
+// itself. Those bodies are small (a runner's request is a few KiB); a
+// larger one is refused unread.
+const MaxUnknownCallerBody = 64 << 10
+
+// Handler serves one row. The caller is known before its body is read:
+// the row's credentials are looked for in the headers and the query
+// first; a request without them whose body may carry them (the runner's
+// token, a private_token parameter) has at most MaxUnknownCallerBody read
+// to find them. A caller that fails authentication is answered without
+// reading the rest (net/http then closes the connection rather than drain
+// it). Only then is the body read, within the row's limit. Scopes are
+// checked last, and the handler runs.
 func (s *Site) Handler(rt Route) http.Handler {
 	if err := rt.Check(); err != nil {
 		panic("endpoint: " + err.Error())
@@ -57,20 +75,48 @@ func (s *Site) Handler(rt Route) http.Handler {
 	if rt.JobTokens && s.Jobs == nil {
 		panic(fmt.Sprintf("endpoint: %s: no authenticator for job tokens", rt.Pattern()))
 	}
+	if rt.Body.Carries() != "" && s.ContentLimit == nil {
+		panic(fmt.Sprintf("endpoint: %s: no content limit for %s", rt.Pattern(), rt.Body.Carries()))
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &Call{W: w, R: r, site: s}
 		var err error
-		if rt.Body.IsStreamed() {
-			c.P, err = parseQuery(r)
-			c.body = http.MaxBytesReader(w, r.Body, rt.Body.Limit())
-		} else {
-			c.P, err = parseParams(r, s.MaxBody)
-		}
-		if err != nil {
+		if c.P, err = parseQuery(r); err != nil {
 			c.Fail(err)
 			return
 		}
+		if rt.Body.IsStreamed() {
+			c.body = http.MaxBytesReader(w, r.Body, rt.Body.Limit())
+		}
+		read := rt.Body.IsStreamed() || !hasBody(r)
+		if !read && (rt.Auth == NoAuth || !s.credentialOutsideBody(rt, r, c.P)) {
+			// The credential, if any, is in the body: read a small one.
+			if err := c.P.readBody(r, min(MaxUnknownCallerBody, s.MaxParsed)); err != nil {
+				if model.KindOf(err) == model.KindTooLarge && (rt.Auth == Token || rt.Auth == JobToken) {
+					// Nobody known sends that much: the row's answer
+					// to a caller without credentials.
+					err = model.Unauthorized("")
+				}
+				c.Fail(err)
+				return
+			}
+			read = true
+		}
 		if c.Actor, err = s.authenticateRow(rt, r, c.P); err != nil {
+			c.Fail(err)
+			return
+		}
+		if !read {
+			limit, err := s.bodyLimit(r, rt.Body)
+			if err == nil {
+				err = c.P.readBody(r, limit)
+			}
+			if err != nil {
+				c.Fail(err)
+				return
+			}
+		}
+		if c.Actor, err = s.sudo(rt, r, c.P, c.Actor); err != nil {
 			c.Fail(err)
 			return
 		}
@@ -87,6 +133,33 @@ func (s *Site) Handler(rt Route) http.Handler {
 			c.Fail(err)
 		}
 	})
+}
+
+// bodyLimit is how much of a known caller's parsed body a row reads: the
+// server's parsed-body limit, or for a row carrying content what its
+// setting allows (a third more for base64, plus the parsed limit for the
+// rest of the parameters).
+func (s *Site) bodyLimit(r *http.Request, b Body) (int64, error) {
+	if b.Carries() == "" {
+		return s.MaxParsed, nil
+	}
+	n, err := s.ContentLimit(r.Context(), b.Carries())
+	if err != nil {
+		return 0, err
+	}
+	if b.Carries() != ContentAttachment {
+		n += n / 3
+	}
+	return n + s.MaxParsed, nil
+}
+
+// credentialOutsideBody reports whether the request carries a credential
+// of the row's kind in its headers or query string.
+func (s *Site) credentialOutsideBody(rt Route, r *http.Request, p *Params) bool {
+	if rt.JobTokens && (r.Header.Get("Job-Token") != "" || param(p, "job_token") != "" || trimBearer(r.Header.Get("Authorization")) != "") {
+		return true
+	}
+	return Credential(rt.Auth, r, p) != ""
 }
 
 func (s *Site) authenticator(a Auth) any {
@@ -150,8 +223,8 @@ func (s *Site) authenticate(kind Auth, r *http.Request, p *Params) (auth.Actor, 
 	return s.authenticator(kind).(SecretAuthenticator).Authenticate(r.Context(), secret)
 }
 
-// personal authenticates a personal or OAuth token and applies sudo. No
-// token is the anonymous actor, unless sudo was asked for.
+// personal authenticates a personal or OAuth token. No token is the
+// anonymous actor, unless sudo was asked for.
 func (s *Site) personal(r *http.Request, p *Params) (auth.Actor, error) {
 	secret := Credential(Token, r, p)
 	if secret == "" {
@@ -160,18 +233,23 @@ func (s *Site) personal(r *http.Request, p *Params) (auth.Actor, error) {
 		}
 		return auth.Anonymous, nil
 	}
-	actor, err := s.Personal.Authenticate(r.Context(), secret)
-	if err != nil {
-		return actor, err
+	return s.Personal.Authenticate(r.Context(), secret)
+}
+
+// sudo turns an administrator's personal token into the user named by the
+// Sudo header or the sudo parameter (the body's too, read by now).
+func (s *Site) sudo(rt Route, r *http.Request, p *Params, a auth.Actor) (auth.Actor, error) {
+	if (rt.Auth != Public && rt.Auth != Token) || a.User == nil || a.Job != nil {
+		return a, nil
 	}
 	sudo := r.Header.Get("Sudo")
 	if v, ok := p.String("sudo"); ok && sudo == "" {
 		sudo = v
 	}
-	if sudo != "" {
-		return s.Personal.Sudo(r.Context(), actor, sudo)
+	if sudo == "" {
+		return a, nil
 	}
-	return actor, nil
+	return s.Personal.Sudo(r.Context(), a, sudo)
 }
 
 // Credential finds the secret of a credential kind where GitLab's clients

@@ -30,7 +30,7 @@ func (s secrets) Sudo(_ context.Context, a auth.Actor, ref string) (auth.Actor, 
 }
 
 func testSite() *Site {
-	return &Site{ExternalURL: "http://quarry.test", MaxBody: 1 << 10, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	return &Site{ExternalURL: "http://quarry.test", MaxParsed: 1 << 10, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Personal: secrets{"pat": "personal"}, Jobs: secrets{"job": "job"}, Runners: secrets{"run": "runner"},
 		Integrations: secrets{"key": "integration"}}
 }

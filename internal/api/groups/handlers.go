@@ -61,16 +61,7 @@ func groupListInput(p *endpoint.Params, orderBy ...string) groups.ListInput {
 	if n, ok := p.Int("min_access_level"); ok {
 		in.MinAccessLevel = int(n)
 	}
-	if ids, ok := p.Strings("skip_groups"); ok {
-		for _, s := range ids {
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				p.Fail("skip_groups is invalid")
-				break
-			}
-			in.SkipGroups = append(in.SkipGroups, n)
-		}
-	}
+	in.SkipGroups, _ = p.IDs("skip_groups")
 	if v, ok := p.Enum("order_by", orderBy...); ok {
 		in.OrderBy = v
 	}

@@ -2,7 +2,6 @@ package members
 
 import (
 	"net/http"
-	"strconv"
 
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/entity"
@@ -55,16 +54,7 @@ func (h *Handlers) member(c *endpoint.Call, status int, m model.Member) error {
 func memberFilter(p *endpoint.Params) members.Filter {
 	f := members.Filter{}
 	f.Query, _ = p.String("query")
-	if ids, ok := p.Strings("user_ids"); ok {
-		for _, s := range ids {
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				p.Fail("user_ids is invalid")
-				break
-			}
-			f.UserIDs = append(f.UserIDs, n)
-		}
-	}
+	f.UserIDs, _ = p.IDs("user_ids")
 	return f
 }
 
@@ -118,14 +108,14 @@ func (h *Handlers) addMember(c *endpoint.Call, kind string) error {
 	var in members.AddInput
 	in.AccessLevel = model.AccessLevel(level)
 	for _, key := range []string{"user_id", "username"} {
-		if refs, ok := p.Strings(key); ok {
+		if refs, ok := p.Unique(key); ok {
 			in.UserRefs = refs
 		}
 	}
 	in.ExpiresAt, _ = p.Date("expires_at")
 	in.InviteSource, _ = p.String("invite_source")
 	p.AllOrNoneOf("tasks_to_be_done", "tasks_project_id")
-	if tasks, ok := p.Strings("tasks_to_be_done"); ok {
+	if tasks, ok := p.Unique("tasks_to_be_done"); ok {
 		for _, t := range tasks {
 			if t != "ci" && t != "code" && t != "issues" {
 				p.Fail("tasks_to_be_done does not have a valid value")

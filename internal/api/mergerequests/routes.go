@@ -51,24 +51,6 @@ func (h *Handlers) Routes() []endpoint.Route {
 // iid reads the merge request's iid (not a number: no route).
 func iid(c *endpoint.Call) (int64, error) { return c.PathID("merge_request_iid") }
 
-// ids reads an array of ids (ids[]=1&ids[]=2, or 1,2).
-func ids(c *endpoint.Call, key string) ([]int64, bool) {
-	vals, ok := c.P.Strings(key)
-	if !ok {
-		return nil, false
-	}
-	out := []int64{}
-	for _, v := range vals {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			c.P.Fail("%s is invalid", key)
-			return nil, false
-		}
-		out = append(out, n)
-	}
-	return out, true
-}
-
 // filter reads the list filters every list takes.
 func filter(c *endpoint.Call) mergerequests.ListInput {
 	p := c.P
@@ -107,8 +89,8 @@ func filter(c *endpoint.Call) mergerequests.ListInput {
 	in.SourceBranch, _ = p.String("source_branch")
 	in.TargetBranch, _ = p.String("target_branch")
 	in.Search, _ = p.String("search")
-	in.IIDs, _ = ids(c, "iids")
-	in.Labels, _ = p.Strings("labels")
+	in.IIDs, _ = p.IDs("iids")
+	in.Labels, _ = p.Unique("labels")
 	in.CreatedAfter, _ = p.Time("created_after")
 	in.CreatedBefore, _ = p.Time("created_before")
 	in.UpdatedAfter, _ = p.Time("updated_after")
@@ -152,13 +134,13 @@ func (h *Handlers) create(c *endpoint.Call) error {
 	if n, ok := p.Int("target_project_id"); ok {
 		in.TargetProjectID = n
 	}
-	if v, ok := ids(c, "assignee_ids"); ok {
+	if v, ok := c.P.IDs("assignee_ids"); ok {
 		in.AssigneeIDs = v
 	} else if n, ok := p.Int("assignee_id"); ok {
 		in.AssigneeIDs = []int64{n}
 	}
-	in.ReviewerIDs, _ = ids(c, "reviewer_ids")
-	in.Labels, _ = p.Strings("labels")
+	in.ReviewerIDs, _ = c.P.IDs("reviewer_ids")
+	in.Labels, _ = p.Unique("labels")
 	if err := p.Err(); err != nil {
 		return err
 	}
@@ -193,7 +175,7 @@ func (h *Handlers) update(c *endpoint.Call) error {
 	if v, ok := p.Enum("state_event", "close", "reopen"); ok {
 		in.StateEvent = &v
 	}
-	if v, ok := ids(c, "assignee_ids"); ok {
+	if v, ok := c.P.IDs("assignee_ids"); ok {
 		in.AssigneeIDs = &v
 	} else if v, ok := p.Int("assignee_id"); ok {
 		list := []int64{}
@@ -202,14 +184,14 @@ func (h *Handlers) update(c *endpoint.Call) error {
 		}
 		in.AssigneeIDs = &list
 	}
-	if v, ok := ids(c, "reviewer_ids"); ok {
+	if v, ok := c.P.IDs("reviewer_ids"); ok {
 		in.ReviewerIDs = &v
 	}
-	if v, ok := p.Strings("labels"); ok {
+	if v, ok := p.Unique("labels"); ok {
 		in.Labels = &v
 	}
-	in.AddLabels, _ = p.Strings("add_labels")
-	in.RemoveLabels, _ = p.Strings("remove_labels")
+	in.AddLabels, _ = p.Unique("add_labels")
+	in.RemoveLabels, _ = p.Unique("remove_labels")
 	// GitLab's list (path values are no parameters here).
 	p.AtLeastOneOf("assignee_id", "assignee_ids", "reviewer_ids", "description", "labels", "add_labels", "remove_labels",
 		"milestone_id", "remove_source_branch", "allow_collaboration", "allow_maintainer_to_push", "squash", "target_branch",

@@ -28,7 +28,7 @@ func projectInput(p *endpoint.Params) projects.Input {
 		in.NamespaceID = &id
 	}
 	for _, key := range []string{"topics", "tag_list"} {
-		if t, ok := p.Strings(key); ok && in.Topics == nil {
+		if t, ok := p.Unique(key); ok && in.Topics == nil {
 			in.Topics = &t
 		}
 	}
@@ -204,7 +204,7 @@ func projectListInput(p *endpoint.Params, orderBy []string) projects.ListInput {
 	if n, ok := p.Int("min_access_level"); ok {
 		f.MinAccessLevel = int(n)
 	}
-	f.Topics, _ = p.Strings("topic")
+	f.Topics, _ = p.Unique("topic")
 	if n, ok := p.Int("topic_id"); ok {
 		f.TopicID = n
 	}

@@ -175,10 +175,10 @@ func protectInput(p *endpoint.Params) projects.ProtectInput {
 // grants reads "allowed_to_push[][access_level]=40" style arrays, sent as
 // JSON arrays of objects.
 func grants(p *endpoint.Params, key string) []model.BranchAccess {
-	vals, ok := p.Strings(key)
-	if !ok {
+	if !p.Has(key) || p.IsNull(key) {
 		return nil
 	}
+	vals := p.Objects(key)
 	out := []model.BranchAccess{}
 	for _, v := range vals {
 		var g struct {

@@ -26,7 +26,7 @@ func New(f *repofiles.Service, p *projects.Service, cl *changelog.Service, r *en
 
 // Routes are the area's rows.
 func (h *Handlers) Routes() []endpoint.Route {
-	row, parsed := endpoint.Row, endpoint.Parsed
+	row, parsed, content := endpoint.Row, endpoint.Parsed, endpoint.Carrying(endpoint.ContentFile)
 	public, token := endpoint.Public, endpoint.Token
 	api, repoRead := endpoint.ScopeAPI, endpoint.ScopeRepoRead
 	const base = "/projects/{id}/repository"
@@ -35,8 +35,8 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("GET", base+"/files/{file_path}", public, repoRead, parsed, h.getFile),
 		row("GET", base+"/files/{file_path}/raw", public, repoRead, parsed, h.getRawFile),
 		row("GET", base+"/files/{file_path}/blame", public, repoRead, parsed, h.blame),
-		row("POST", base+"/files/{file_path}", token, api, parsed, func(c *endpoint.Call) error { return h.writeFile(c, "create") }),
-		row("PUT", base+"/files/{file_path}", token, api, parsed, func(c *endpoint.Call) error { return h.writeFile(c, "update") }),
+		row("POST", base+"/files/{file_path}", token, api, content, func(c *endpoint.Call) error { return h.writeFile(c, "create") }),
+		row("PUT", base+"/files/{file_path}", token, api, content, func(c *endpoint.Call) error { return h.writeFile(c, "update") }),
 		row("DELETE", base+"/files/{file_path}", token, api, parsed, func(c *endpoint.Call) error { return h.writeFile(c, "delete") }),
 		row("GET", base+"/tree", public, api, parsed, h.getTree),
 		row("GET", base+"/blobs/{sha}", public, api, parsed, func(c *endpoint.Call) error { return h.getBlob(c, false) }),
@@ -58,7 +58,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("GET", base+"/tags/{tag}", public, api, parsed, h.getTag),
 		row("DELETE", base+"/tags/{tag}", token, api, parsed, h.deleteTag),
 		row("GET", base+"/commits", public, api, parsed, h.listCommits),
-		row("POST", base+"/commits", token, api, parsed, h.createCommit),
+		row("POST", base+"/commits", token, api, content, h.createCommit),
 		row("GET", base+"/commits/{sha}", public, api, parsed, h.getCommit),
 		row("GET", base+"/commits/{sha}/diff", public, api, parsed, h.commitDiff),
 		row("GET", base+"/commits/{sha}/refs", public, api, parsed, h.commitRefs),

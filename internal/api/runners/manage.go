@@ -83,7 +83,7 @@ func listFilter(c *endpoint.Call, withScope bool) runners.ListFilter {
 	f.Type, _ = c.P.Enum("type", model.RunnerInstance, model.RunnerGroup, model.RunnerProject)
 	f.Paused = c.P.BoolPtr("paused")
 	f.Status, _ = c.P.Enum("status", runners.Statuses...)
-	f.Tags, _ = c.P.Strings("tag_list")
+	f.Tags, _ = c.P.Unique("tag_list")
 	return f
 }
 
@@ -169,7 +169,7 @@ func (h *Handlers) updateRunner(c *endpoint.Call) error {
 			in.Paused = &paused
 		}
 	}
-	if tags, ok := p.Strings("tag_list"); ok {
+	if tags, ok := p.Unique("tag_list"); ok {
 		in.TagList = &tags
 	}
 	if v, ok := p.Enum("access_level", model.RunnerNotProtected, model.RunnerRefProtected); ok {

@@ -88,7 +88,7 @@ func registerInput(c *endpoint.Call) runners.RegisterInput {
 		in.Paused = !v
 	}
 	in.Locked, _ = p.Bool("locked")
-	in.TagList, _ = p.Strings("tag_list")
+	in.TagList, _ = p.Unique("tag_list")
 	in.AccessLevel, _ = p.Enum("access_level", model.RunnerNotProtected, model.RunnerRefProtected)
 	if n, ok := p.Int("maximum_timeout"); ok {
 		in.MaximumTimeout = int(min(max(n, 0), 1<<31-1))

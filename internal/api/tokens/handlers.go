@@ -12,7 +12,7 @@ import (
 
 // scopes reads and validates a token's scopes.
 func scopesParam(p *endpoint.Params) []model.Scope {
-	vals, ok := p.Strings("scopes")
+	vals, ok := p.Unique("scopes")
 	if !ok {
 		return nil
 	}

@@ -23,6 +23,7 @@ func New(s *wikis.Service, r *entity.Renderer) *Handlers { return &Handlers{wiki
 // Routes are the area's rows.
 func (h *Handlers) Routes() []endpoint.Route {
 	row, parsed := endpoint.Row, endpoint.Parsed
+	page, attachment := endpoint.Carrying(endpoint.ContentWikiPage), endpoint.Carrying(endpoint.ContentAttachment)
 	public, token, api := endpoint.Public, endpoint.Token, endpoint.ScopeAPI
 	var rows []endpoint.Route
 	for _, owner := range []struct {
@@ -32,10 +33,10 @@ func (h *Handlers) Routes() []endpoint.Route {
 		o := func(c *endpoint.Call) wikis.Owner { return wikis.Owner{Group: owner.group, Ref: c.Path("id")} }
 		rows = append(rows,
 			row("GET", owner.base, public, api, parsed, func(c *endpoint.Call) error { return h.list(c, o(c)) }),
-			row("POST", owner.base, token, api, parsed, func(c *endpoint.Call) error { return h.create(c, o(c)) }),
-			row("POST", owner.base+"/attachments", token, api, parsed, func(c *endpoint.Call) error { return h.attach(c, o(c)) }),
+			row("POST", owner.base, token, api, page, func(c *endpoint.Call) error { return h.create(c, o(c)) }),
+			row("POST", owner.base+"/attachments", token, api, attachment, func(c *endpoint.Call) error { return h.attach(c, o(c)) }),
 			row("GET", owner.base+"/{slug}", public, api, parsed, func(c *endpoint.Call) error { return h.get(c, o(c)) }),
-			row("PUT", owner.base+"/{slug}", token, api, parsed, func(c *endpoint.Call) error { return h.update(c, o(c)) }),
+			row("PUT", owner.base+"/{slug}", token, api, page, func(c *endpoint.Call) error { return h.update(c, o(c)) }),
 			row("DELETE", owner.base+"/{slug}", token, api, parsed, func(c *endpoint.Call) error { return h.delete(c, o(c)) }),
 		)
 	}
