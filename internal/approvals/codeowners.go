@@ -25,13 +25,13 @@ var CodeOwnersPaths = []string{"CODEOWNERS", "docs/CODEOWNERS", ".service/CODEOW
 const maxOwnedPaths = 5000
 
 // Sizes of the caches of code owner matching. An index holds a parsed
-// file — 6 MiB for one at the 1 MiB bound, a few KiB for most — and one
-// is needed per CODEOWNERS blob in use (the target branches merge
-// requests are open against): 8 of the largest stay under 50 MiB. An
-// entry of the other is the owners of one merge request's changes at
-// one head: a few owner names per section.
+// file: a few KiB for most, 5 MiB for one at the 1 MiB bound (15 MiB if
+// every entry has wildcards); it serves the merge requests whose target
+// branch has that CODEOWNERS blob when one is pushed to. An entry of the
+// other, which serves every other read, is the owners of one merge
+// request's changes at one head: a few owner names per section.
 const (
-	indexCacheEntries  = 8
+	indexCacheEntries  = 4
 	ownersCacheEntries = 1024
 )
 

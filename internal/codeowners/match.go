@@ -52,10 +52,23 @@ const (
 )
 
 type token struct {
-	kind  tokenKind
-	lit   string // tokLit
+	kind tokenKind
+	n    uint8   // tokLit: the character's bytes in lit
+	lit  [4]byte // tokLit: one character (UTF-8, or one byte that is none)
+	// class of a tokClass. A token is 16 bytes: a pattern costs 16 bytes
+	// a character, and an Index of 10,000 patterns a few MiB.
 	class *charClass
 }
+
+// litToken is the tokLit of one character (or byte).
+func litToken(c string) token {
+	t := token{kind: tokLit}
+	t.n = uint8(copy(t.lit[:], c))
+	return t
+}
+
+// char is a tokLit's character.
+func (t *token) char() []byte { return t.lit[:t.n] }
 
 type charClass struct {
 	negate bool
@@ -137,11 +150,11 @@ func literalOf(pattern string) (lit string, anchored, dirOnly, ok bool) {
 		// A byte that is no character, escaped or before an escape,
 		// might make one with the next once the backslash is gone: the
 		// NFA compares characters, so leave such a pattern to it.
-		if r, n := utf8.DecodeRuneInString(tok.lit); tok.kind != tokLit || r == utf8.RuneError && n == 1 {
+		if r, n := utf8.DecodeRune(tok.char()); tok.kind != tokLit || r == utf8.RuneError && n == 1 {
 			ok = false
 			return false
 		}
-		b.WriteString(tok.lit)
+		b.Write(tok.char())
 		return true
 	})
 	if !ok {
@@ -200,16 +213,16 @@ func lex(p string, emit func(token) bool) {
 				tok = token{kind: tokClass, class: cl}
 				i += n
 			} else {
-				tok = token{kind: tokLit, lit: "["}
+				tok = litToken("[")
 				i++
 			}
 		case c == '\\' && i+1 < len(p):
 			_, n := utf8.DecodeRuneInString(p[i+1:])
-			tok = token{kind: tokLit, lit: p[i+1 : i+1+n]}
+			tok = litToken(p[i+1 : i+1+n])
 			i += 1 + n
 		default:
 			_, n := utf8.DecodeRuneInString(p[i:])
-			tok = token{kind: tokLit, lit: p[i : i+n]}
+			tok = litToken(p[i : i+n])
 			i += n
 		}
 		if !emit(tok) {
@@ -225,7 +238,7 @@ func (m *matcher) summarize() {
 	var run strings.Builder
 	for _, tok := range m.toks {
 		if tok.kind == tokLit {
-			run.WriteString(tok.lit)
+			run.Write(tok.char())
 			continue
 		}
 		runs = append(runs, run.String())
@@ -412,7 +425,7 @@ func (m *matcher) matchIn(path string, sc *scratch) bool {
 			default:
 				switch tok := m.toks[s]; tok.kind {
 				case tokLit:
-					if raw == tok.lit {
+					if string(tok.char()) == raw {
 						next = add(next, s+1)
 					}
 				case tokAny:
