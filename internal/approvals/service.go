@@ -3,6 +3,7 @@ package approvals
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -25,11 +26,13 @@ type Service struct {
 	db       *store.DB
 	projects Projects
 	storages *gitrepo.Storages
+	log      *slog.Logger
+	caches   codeOwnerCaches
 }
 
 // New returns the service.
-func New(db *store.DB, projects Projects, storages *gitrepo.Storages) *Service {
-	return &Service{db: db, projects: projects, storages: storages}
+func New(db *store.DB, projects Projects, storages *gitrepo.Storages, log *slog.Logger) *Service {
+	return &Service{db: db, projects: projects, storages: storages, log: log, caches: newCodeOwnerCaches()}
 }
 
 func (s *Service) today() string { return s.db.Now().UTC().Format(model.DateLayout) }

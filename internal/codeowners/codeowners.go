@@ -26,26 +26,67 @@ package codeowners
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // DefaultSection is the name of the section holding the entries written
 // before any section heading (GitLab's "codeowners").
 const DefaultSection = "codeowners"
 
-// Bounds of Parse: beyond them the rest of the input is ignored (and
-// reported), so parsing costs at most linear time in maxFileBytes and
-// matching at most maxEntries patterns of maxPatternBytes each.
+// Bounds of Parse. A file over MaxFileBytes, MaxEntries or MaxSections
+// is invalid as a whole: Parse returns no sections for it, only a
+// *LimitError, so it gives no owners (rather than the owners of the part
+// that fit, which would depend on where the cut fell). The other bounds
+// skip a line or stop reporting.
+//
+// MaxFileBytes is 1 MiB. GitLab sets no bound of its own on CODEOWNERS:
+// it reads the blob as it reads any blob for display, at most 10 MiB
+// (Gitlab::Git::Blob::MAX_DATA_DISPLAY_SIZE, lib/gitlab/git/blob.rb), and
+// parses what it got. CheckSize tells a blob too large before it is read.
+//
+// MaxEntries is 10,000: at about 100 bytes a line (a path and two
+// owners), a file at MaxFileBytes holds that many, and a file kept by
+// hand seldom comes near it — past it, a file is a generated listing of
+// single files, better written as directories and wildcards. The bound caps what
+// matching can cost: an Index finds entries without wildcards by lookup,
+// and tries at most MaxEntries others per changed path.
 const (
-	maxFileBytes    = 1 << 20
+	MaxFileBytes    = 1 << 20
+	MaxEntries      = 10000
+	MaxSections     = 1000
 	maxLineBytes    = 16 << 10
 	maxPatternBytes = 4096
-	maxEntries      = 10000
-	maxSections     = 1000
 	maxErrors       = 1000
 	maxApprovals    = 1000
 )
+
+// LimitError says that a CODEOWNERS file is over one of Parse's bounds
+// (MaxFileBytes, MaxEntries, MaxSections): the file is invalid and gives
+// no owners.
+type LimitError struct {
+	Line int // the 1-based line that crossed the bound; 0 for the size
+	Msg  string
+}
+
+func (e *LimitError) Error() string {
+	if e.Line == 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+}
+
+// CheckSize returns a *LimitError when a file of size bytes is over
+// MaxFileBytes, so that a caller knowing a blob's size need not read it.
+func CheckSize(size int64) error {
+	if size > MaxFileBytes {
+		return &LimitError{Msg: fmt.Sprintf("file of %d bytes is larger than %d bytes; the file is ignored", size, MaxFileBytes)}
+	}
+	return nil
+}
 
 // File is a parsed CODEOWNERS file.
 type File struct {
@@ -79,8 +120,10 @@ type Entry struct {
 	// Pattern is as written, escapes included (Match understands them).
 	Pattern string
 	// Owners are the well-formed owners as written, deduplicated; the
-	// heading's default owners when the line names none. Empty: the
-	// pattern clears ownership of the paths it matches (last match wins).
+	// heading's default owners when the line names none (one slice
+	// shared by the heading's entries: read it, do not change it).
+	// Empty: the pattern clears ownership of the paths it matches (last
+	// match wins).
 	Owners []string
 	// Line is the 1-based line number.
 	Line int
@@ -95,9 +138,11 @@ type LineError struct {
 
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
-// Parse reads a CODEOWNERS file. It never fails as a whole: each error it
-// returns is a *LineError, and the line it names is skipped unless the
-// message says what was assumed instead:
+// Parse reads a CODEOWNERS file. A file over a bound (more than 1 MiB,
+// 10,000 entries or 1,000 sections) is invalid as a whole: Parse returns
+// no sections and one *LimitError. Otherwise each error it returns is a
+// *LineError, and the line it names is skipped unless the message says
+// what was assumed instead:
 //
 //   - a heading without a closing ] or without a name is skipped, and
 //     the entries after it stay in the section before it;
@@ -112,23 +157,16 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e
 //   - a line longer than 16 KiB or a pattern longer than 4096 bytes is
 //     skipped.
 //
-// Parse reads at most 1 MiB, 10,000 entries and 1,000 sections, and
-// returns at most 1,000 errors; beyond a bound the rest of the file is
-// ignored and reported. A UTF-8 byte order mark and CRLF line ends are
-// accepted.
+// Parse returns at most 1,000 line errors. A UTF-8 byte order mark and
+// CRLF line ends are accepted. Its time is linear in the size of data.
 func Parse(data []byte) (File, []error) {
+	if err := CheckSize(int64(len(data))); err != nil {
+		return File{}, []error{err}
+	}
 	p := parser{byName: map[string]int{}}
 	p.sections = []Section{{Name: DefaultSection, ApprovalsRequired: 1}}
 	p.byName[strings.ToLower(DefaultSection)] = 0
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	truncated := false
-	if len(data) > maxFileBytes {
-		data = data[:maxFileBytes]
-		if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
-			data = data[:i+1]
-		}
-		truncated = true
-	}
 	line := 0
 	for len(data) > 0 {
 		line++
@@ -139,11 +177,8 @@ func Parse(data []byte) (File, []error) {
 			data = nil
 		}
 		if !p.line(line, string(bytes.TrimSuffix(text, []byte("\r")))) {
-			break
+			return File{}, []error{p.limit}
 		}
-	}
-	if truncated && !p.stopped {
-		p.errorf(line+1, "file larger than %d bytes; the rest is ignored", maxFileBytes)
 	}
 	var f File
 	for i, s := range p.sections {
@@ -160,9 +195,11 @@ type parser struct {
 	byName   map[string]int // lower-cased name → index in sections
 	current  int            // index of the section in force
 	defaults []string       // default owners of the heading in force
-	entries  int
-	errs     []error
-	stopped  bool // a bound was reached
+	// defaultOwners: each section's DefaultOwners as it grows.
+	defaultOwners []ownerList
+	entries       int
+	errs          []error
+	limit         *LimitError // the bound the file crossed
 	// defaultHeading: a heading named like the default section was
 	// written, so that section is kept even without entries.
 	defaultHeading bool
@@ -177,10 +214,9 @@ func (p *parser) errorf(line int, format string, args ...any) {
 	}
 }
 
-// stop reports a bound reached at line: the rest of the file is ignored.
+// stop records the bound the file crossed at line: it is invalid.
 func (p *parser) stop(line int, format string, args ...any) bool {
-	p.errorf(line, format+"; the rest of the file is ignored", args...)
-	p.stopped = true
+	p.limit = &LimitError{Line: line, Msg: fmt.Sprintf(format, args...) + "; the file is ignored"}
 	return false
 }
 
@@ -237,8 +273,8 @@ func (p *parser) heading(n int, text string) bool {
 	key := strings.ToLower(name)
 	i, ok := p.byName[key]
 	if !ok {
-		if len(p.sections) > maxSections {
-			return p.stop(n, "more than %d sections", maxSections)
+		if len(p.sections) > MaxSections {
+			return p.stop(n, "more than %d sections", MaxSections)
 		}
 		i = len(p.sections)
 		p.byName[key] = i
@@ -252,8 +288,15 @@ func (p *parser) heading(n int, text string) bool {
 		s.Optional = false
 	}
 	s.ApprovalsRequired = max(s.ApprovalsRequired, approvals)
-	s.DefaultOwners = appendOwners(s.DefaultOwners, defaults...)
-	p.current, p.defaults = i, defaults
+	for len(p.defaultOwners) <= i {
+		p.defaultOwners = append(p.defaultOwners, ownerList{})
+	}
+	d := &p.defaultOwners[i]
+	for _, o := range defaults {
+		d.add(o)
+	}
+	s.DefaultOwners = d.list
+	p.current, p.defaults = i, slices.Clip(defaults)
 	return true
 }
 
@@ -295,10 +338,10 @@ func (p *parser) entry(n int, text string) bool {
 		return true
 	}
 	if len(toks) == 1 {
-		owners = appendOwners(nil, p.defaults...)
+		owners = p.defaults // shared by the heading's entries; never appended to
 	}
-	if p.entries == maxEntries {
-		return p.stop(n, "more than %d entries", maxEntries)
+	if p.entries == MaxEntries {
+		return p.stop(n, "more than %d entries", MaxEntries)
 	}
 	p.entries++
 	s := &p.sections[p.current]
@@ -310,6 +353,7 @@ func (p *parser) entry(n int, text string) bool {
 // the others (one error per line).
 func (p *parser) owners(line int, toks []string) (owners []string, malformed int) {
 	var bad []string
+	var list ownerList
 	for _, t := range toks {
 		if kind, _ := Classify(t); kind == "" {
 			malformed++
@@ -318,7 +362,7 @@ func (p *parser) owners(line int, toks []string) (owners []string, malformed int
 			}
 			continue
 		}
-		owners = appendOwners(owners, t)
+		list.add(t)
 	}
 	if malformed > 0 {
 		more := ""
@@ -327,25 +371,68 @@ func (p *parser) owners(line int, toks []string) (owners []string, malformed int
 		}
 		p.errorf(line, "malformed owners ignored: %s%s", strings.Join(bad, " "), more)
 	}
-	return owners, malformed
+	return list.list, malformed
 }
 
-// appendOwners appends the owners not yet in list (compared
-// case-insensitively, as GitLab compares names and e-mails).
-func appendOwners(list []string, owners ...string) []string {
-	for _, o := range owners {
-		dup := false
-		for _, have := range list {
+// ownerList is a list of owners without repeats, compared
+// case-insensitively (as GitLab compares names and e-mails, and as
+// strings.EqualFold does). Adding costs a comparison with each owner
+// while the list is short, a map lookup once it is long.
+type ownerList struct {
+	list []string
+	keys map[string]bool // foldKey of each owner, once the list is long
+}
+
+// add appends o unless the list has it; true when appended.
+func (l *ownerList) add(o string) bool {
+	const short = 16
+	if l.keys == nil && len(l.list) < short {
+		for _, have := range l.list {
 			if strings.EqualFold(have, o) {
-				dup = true
-				break
+				return false
 			}
 		}
-		if !dup {
-			list = append(list, o)
+		l.list = append(l.list, o)
+		return true
+	}
+	if l.keys == nil {
+		l.keys = make(map[string]bool, 2*len(l.list))
+		for _, have := range l.list {
+			l.keys[foldKey(have)] = true
 		}
 	}
-	return list
+	k := foldKey(o)
+	if l.keys[k] {
+		return false
+	}
+	l.keys[k] = true
+	l.list = append(l.list, o)
+	return true
+}
+
+// foldKey is the same string for two strings that strings.EqualFold finds
+// equal, and different strings otherwise: each character replaced by the
+// smallest of the characters it folds to (for ASCII, the upper case).
+func foldKey(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToUpper(s)
+	}
+	var b strings.Builder
+	for _, r := range s {
+		low := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			low = min(low, f)
+		}
+		b.WriteRune(low)
+	}
+	return b.String()
 }
 
 // spaces are the characters separating a pattern and its owners (Ruby's

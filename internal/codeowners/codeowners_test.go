@@ -179,53 +179,121 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParse_limits: a file at a bound parses; one past it is invalid as a
+// whole (no sections, one *LimitError naming the bound).
 func TestParse_limits(t *testing.T) {
-	t.Run("entries", func(t *testing.T) {
+	entries := func(n int) string {
 		var b strings.Builder
-		for i := range maxEntries + 5 {
+		for i := range n {
 			fmt.Fprintf(&b, "/f%d @u\n", i)
 		}
-		f, errs := Parse([]byte(b.String()))
-		if n := len(f.Sections[0].Entries); n != maxEntries {
-			t.Errorf("got %d entries; want %d", n, maxEntries)
-		}
-		want := fmt.Sprintf("line %d: more than %d entries; the rest of the file is ignored", maxEntries+1, maxEntries)
-		if len(errs) != 1 || errs[0].Error() != want {
-			t.Errorf("got errors %v; want %q", errs, want)
-		}
-	})
-	t.Run("sections", func(t *testing.T) {
+		return b.String()
+	}
+	sections := func(n int) string {
 		var b strings.Builder
-		for i := range maxSections + 5 {
+		for i := range n {
 			fmt.Fprintf(&b, "[S%d]\n/f @u\n", i)
 		}
-		f, errs := Parse([]byte(b.String()))
-		if n := len(f.Sections); n != maxSections {
-			t.Errorf("got %d sections; want %d", n, maxSections)
+		return b.String()
+	}
+	// sized is a valid file of exactly n bytes: one entry, then comments.
+	sized := func(n int) string {
+		head := "/only @u\n"
+		var b strings.Builder
+		b.WriteString(head)
+		for b.Len() < n {
+			line := "# " + strings.Repeat("c", min(99, n-b.Len()-3)) + "\n"
+			if n-b.Len() < 3 {
+				line = strings.Repeat("\n", n-b.Len())
+			}
+			b.WriteString(line)
 		}
-		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "more than 1000 sections") {
-			t.Errorf("got errors %v", errs)
-		}
-	})
-	t.Run("size", func(t *testing.T) {
-		line := "/" + strings.Repeat("x", 98) + " @u\n" // 102 bytes
-		lines := (maxFileBytes - len(line)) / 102
-		data := strings.Repeat("# "+strings.Repeat("c", 99)+"\n", lines) + line + line
-		f, errs := Parse([]byte(data))
-		if len(f.Sections) != 1 || len(f.Sections[0].Entries) != 1 || f.Sections[0].Entries[0].Line != lines+1 {
-			t.Fatalf("got %+v; want the one entry within 1 MiB, line %d", f.Sections, lines+1)
-		}
-		want := fmt.Sprintf("line %d: file larger than 1048576 bytes; the rest is ignored", lines+2)
-		if len(errs) != 1 || errs[0].Error() != want {
-			t.Errorf("got errors %v; want %q", errs, want)
-		}
-	})
+		return b.String()
+	}
+	for _, c := range []struct {
+		name     string
+		in       string
+		sections int    // when valid
+		entries  int    // when valid
+		limit    string // the *LimitError, when invalid
+	}{
+		{name: "entries at the bound", in: entries(MaxEntries), sections: 1, entries: MaxEntries},
+		{name: "one entry too many", in: entries(MaxEntries + 1),
+			limit: fmt.Sprintf("line %d: more than 10000 entries; the file is ignored", MaxEntries+1)},
+		{name: "entries far past the bound", in: entries(3 * MaxEntries),
+			limit: fmt.Sprintf("line %d: more than 10000 entries; the file is ignored", MaxEntries+1)},
+		{name: "sections at the bound", in: sections(MaxSections), sections: MaxSections, entries: MaxSections},
+		{name: "one section too many", in: sections(MaxSections + 1),
+			limit: fmt.Sprintf("line %d: more than 1000 sections; the file is ignored", 2*MaxSections+1)},
+		{name: "a heading repeated does not count again", in: strings.Repeat("[S]\n/f @u\n", MaxSections+5), sections: 1,
+			entries: MaxSections + 5},
+		{name: "size at the bound", in: sized(MaxFileBytes), sections: 1, entries: 1},
+		{name: "one byte too many", in: sized(MaxFileBytes + 1), limit: "file of 1048577 bytes is larger than 1048576 bytes; the file is ignored"},
+		{name: "too large and too many entries: the size is reported", in: entries(MaxEntries) + sized(MaxFileBytes),
+			limit: fmt.Sprintf("file of %d bytes is larger than 1048576 bytes; the file is ignored", len(entries(MaxEntries))+MaxFileBytes)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.limit == "" && len(c.in) > MaxFileBytes || strings.HasPrefix(c.name, "size") && len(c.in) != MaxFileBytes {
+				t.Fatalf("test input of %d bytes", len(c.in))
+			}
+			f, errs := Parse([]byte(c.in))
+			if c.limit != "" {
+				var le *LimitError
+				if len(f.Sections) != 0 || len(errs) != 1 || !errors.As(errs[0], &le) || le.Error() != c.limit {
+					t.Errorf("got %d sections, errors %v; want none and %q", len(f.Sections), errs, c.limit)
+				}
+				return
+			}
+			n := 0
+			for _, s := range f.Sections {
+				n += len(s.Entries)
+			}
+			if len(errs) != 0 || len(f.Sections) != c.sections || n != c.entries {
+				t.Errorf("got %d sections, %d entries, errors %v; want %d, %d and none", len(f.Sections), n, errs, c.sections, c.entries)
+			}
+		})
+	}
 	t.Run("errors", func(t *testing.T) {
 		_, errs := Parse([]byte(strings.Repeat("!x\n", 5000)))
 		if len(errs) != maxErrors+1 || !strings.Contains(errs[maxErrors].Error(), "too many errors") {
 			t.Errorf("got %d errors, last %v; want %d then a last one", len(errs), errs[len(errs)-1], maxErrors)
 		}
 	})
+}
+
+func TestCheckSize(t *testing.T) {
+	for _, c := range []struct {
+		size int64
+		ok   bool
+	}{{0, true}, {1, true}, {MaxFileBytes - 1, true}, {MaxFileBytes, true}, {MaxFileBytes + 1, false}, {6 << 20, false}, {1 << 40, false}} {
+		err := CheckSize(c.size)
+		var le *LimitError
+		if (err == nil) != c.ok || err != nil && (!errors.As(err, &le) || !strings.Contains(err.Error(), "larger than 1048576 bytes")) {
+			t.Errorf("CheckSize(%d) = %v; want ok %v", c.size, err, c.ok)
+		}
+	}
+}
+
+// TestParse_hostileOwners: owners repeated or many on a line, and long
+// default-owner lists shared by many entries, parse in linear time and
+// memory (deduplication by map, not by comparison with each owner).
+func TestParse_hostileOwners(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[S]")
+	for i := 0; b.Len() < 15<<10; i++ {
+		fmt.Fprintf(&b, " @o%d", i)
+	}
+	b.WriteString("\n")
+	for i := 0; i < MaxEntries-1; i++ {
+		b.WriteString("x\n[S] @o1\n")
+	}
+	f, errs := Parse([]byte(b.String()))
+	if len(errs) != 0 || len(f.Sections) != 1 || len(f.Sections[0].Entries) != MaxEntries-1 {
+		t.Fatalf("got %d sections, errors %v", len(f.Sections), errs)
+	}
+	if n := len(f.Sections[0].DefaultOwners); n < 2000 {
+		t.Errorf("%d default owners", n)
+	}
 }
 
 func TestClassify(t *testing.T) {

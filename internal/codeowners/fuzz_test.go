@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"errors"
 	"path"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 )
 
 // FuzzParse feeds arbitrary bytes as a CODEOWNERS file: Parse never
-// panics, stays within its bounds, numbers every error with a line of the
-// input, keeps only well-formed owners, and OwnersFor keeps its contract.
+// panics, stays within its bounds (a file past one is invalid: no
+// sections, one *LimitError), numbers every error with a line of the
+// input, keeps only well-formed owners, and OwnersFor keeps its contract
+// and answers as trying every entry on every path does.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"",
@@ -30,6 +33,14 @@ func FuzzParse(f *testing.F) {
 		if len(errs) > maxErrors+1 {
 			t.Errorf("%d errors; at most %d", len(errs), maxErrors+1)
 		}
+		var limit *LimitError
+		if len(errs) > 0 && errors.As(errs[0], &limit) {
+			if len(errs) != 1 || len(file.Sections) != 0 || limit.Line < 0 || limit.Line > lines || limit.Msg == "" ||
+				limit.Line == 0 && len(data) <= MaxFileBytes {
+				t.Errorf("invalid file: %d sections, errors %v", len(file.Sections), errs)
+			}
+			return
+		}
 		for _, err := range errs {
 			var le *LineError
 			if !errors.As(err, &le) {
@@ -39,7 +50,7 @@ func FuzzParse(f *testing.F) {
 				t.Errorf("error %q: line %d of %d", err, le.Line, lines)
 			}
 		}
-		if len(file.Sections) > maxSections+1 {
+		if len(file.Sections) > MaxSections+1 {
 			t.Errorf("%d sections", len(file.Sections))
 		}
 		names := map[string]bool{}
@@ -66,23 +77,28 @@ func FuzzParse(f *testing.F) {
 					t.Errorf("entry pattern %q", e.Pattern)
 				}
 				checkOwners(t, e.Owners)
-				if len(paths) < 8 && len(e.Pattern) <= 256 {
-					paths = append(paths, strings.Trim(e.Pattern, "/"))
+				if len(paths) < 16 && len(e.Pattern) <= 256 {
+					p := strings.ReplaceAll(strings.Trim(e.Pattern, "/"), `\`, "")
+					paths = append(paths, p, "x/"+p+"/y")
 				}
 			}
 		}
-		if entries > maxEntries {
+		if entries > MaxEntries {
 			t.Errorf("%d entries", entries)
 		}
 		paths = append(paths, "a", "docs/x.md", ".gitignore")
 		if len(data) > 16<<10 {
 			paths = paths[len(paths)-3:] // keep the time per input short
 		}
-		for _, so := range file.OwnersFor(paths) {
+		got := file.OwnersFor(paths)
+		for _, so := range got {
 			if len(so.Owners) == 0 || len(so.Patterns) == 0 {
 				t.Errorf("section owners %+v without owners or patterns", so)
 			}
 			checkOwners(t, so.Owners)
+		}
+		if want := ownersForNaive(file, paths); !reflect.DeepEqual(got, want) {
+			t.Errorf("OwnersFor(%q) = %+v; trying every entry gives %+v", paths, got, want)
 		}
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("Parse and OwnersFor of %d bytes took %v", len(data), d)
@@ -166,9 +182,4 @@ func ascii(s string) bool {
 		}
 	}
 	return true
-}
-
-// clean: a path as git names a file (no empty segment).
-func clean(p string) bool {
-	return p != "" && !strings.HasPrefix(p, "/") && !strings.HasSuffix(p, "/") && !strings.Contains(p, "//")
 }

@@ -52,10 +52,23 @@ const (
 )
 
 type token struct {
-	kind  tokenKind
-	lit   string // tokLit
+	kind tokenKind
+	n    uint8   // tokLit: the character's bytes in lit
+	lit  [4]byte // tokLit: one character (UTF-8, or one byte that is none)
+	// class of a tokClass. A token is 16 bytes: a pattern costs 16 bytes
+	// a character, and an Index of 10,000 patterns a few MiB.
 	class *charClass
 }
+
+// litToken is the tokLit of one character (or byte).
+func litToken(c string) token {
+	t := token{kind: tokLit}
+	t.n = uint8(copy(t.lit[:], c))
+	return t
+}
+
+// char is a tokLit's character.
+func (t *token) char() []byte { return t.lit[:t.n] }
 
 type charClass struct {
 	negate bool
@@ -72,76 +85,204 @@ func (c *charClass) has(r rune) bool {
 }
 
 // matcher is a compiled pattern: a token list run as an NFA over the
-// path's characters.
+// path's characters, with what an Index needs to skip running it.
 type matcher struct {
 	toks  []token
 	all   bool // matches every path ("/")
 	exact bool // a path the tokens match is matched
 	under bool // a path below a directory the tokens match is matched
+	// literal: the pattern has no wildcard; lit is the path (or
+	// directory) it names, escapes removed, and anchored says whether it
+	// is named from the root or at any depth.
+	literal  bool
+	anchored bool
+	lit      string
+	// What any path the pattern matches holds (the path without its
+	// leading /): prefix at its start (the anchored pattern's leading
+	// characters), suffix at its end (the trailing characters of a
+	// pattern matching paths, not what is below them), and runs, the
+	// runs of plain characters between wildcards, in this order without
+	// overlapping.
+	prefix, suffix string
+	runs           []string
 }
 
 func compile(pattern string) *matcher {
-	if pattern == "" || len(pattern) > maxPatternBytes {
+	sh := shapeOf(pattern)
+	switch {
+	case sh.none:
 		return &matcher{}
-	}
-	if strings.Trim(pattern, "/") == "" {
+	case sh.all:
 		return &matcher{all: true}
 	}
-	anchored := pattern[0] == '/'
-	p := strings.TrimLeft(pattern, "/")
-	dirOnly := false
-	for strings.HasSuffix(p, "/") && !escapedAt(p, len(p)-1) {
-		p, dirOnly = p[:len(p)-1], true
-	}
-	m := &matcher{}
-	if !anchored {
+	m := &matcher{toks: make([]token, 0, len(sh.body)+1), anchored: sh.anchored, literal: true}
+	if !sh.anchored {
 		m.toks = append(m.toks, token{kind: tokDirs})
 	}
-	literal := true
+	lex(sh.body, func(tok token) bool {
+		m.toks = append(m.toks, tok)
+		if tok.kind != tokLit {
+			m.literal = false
+		}
+		return true
+	})
+	m.exact = !sh.dirOnly
+	m.under = sh.dirOnly || m.literal
+	m.summarize()
+	return m
+}
+
+// literalOf tells whether a pattern has no wildcard and, if so, the path
+// it names (escapes removed), whether from the root, and whether only as
+// a directory — as compile would, without building the tokens.
+func literalOf(pattern string) (lit string, anchored, dirOnly, ok bool) {
+	sh := shapeOf(pattern)
+	if sh.none || sh.all {
+		return "", false, false, false
+	}
+	if !strings.ContainsAny(sh.body, `*?[\`) {
+		return sh.body, sh.anchored, sh.dirOnly, true // no escape, no wildcard
+	}
+	var b strings.Builder
+	b.Grow(len(sh.body))
+	ok = true
+	lex(sh.body, func(tok token) bool {
+		// A byte that is no character, escaped or before an escape,
+		// might make one with the next once the backslash is gone: the
+		// NFA compares characters, so leave such a pattern to it.
+		if r, n := utf8.DecodeRune(tok.char()); tok.kind != tokLit || r == utf8.RuneError && n == 1 {
+			ok = false
+			return false
+		}
+		b.Write(tok.char())
+		return true
+	})
+	if !ok {
+		return "", false, false, false
+	}
+	return b.String(), sh.anchored, sh.dirOnly, true
+}
+
+// shape is a pattern's form around its body: none (it matches nothing:
+// empty or too long), all ("/"), anchored (a leading /), dirOnly (a
+// trailing unescaped /), and body, the pattern without those slashes.
+type shape struct {
+	none, all, anchored, dirOnly bool
+	body                         string
+}
+
+func shapeOf(pattern string) shape {
+	if pattern == "" || len(pattern) > maxPatternBytes {
+		return shape{none: true}
+	}
+	if strings.Trim(pattern, "/") == "" {
+		return shape{all: true}
+	}
+	sh := shape{anchored: pattern[0] == '/', body: strings.TrimLeft(pattern, "/")}
+	for strings.HasSuffix(sh.body, "/") && !escapedAt(sh.body, len(sh.body)-1) {
+		sh.body, sh.dirOnly = sh.body[:len(sh.body)-1], true
+	}
+	return sh
+}
+
+// lex calls emit with each token of a pattern's body, in order, until
+// emit returns false.
+func lex(p string, emit func(token) bool) {
 	for i := 0; i < len(p); {
+		var tok token
 		segStart := i == 0 || p[i-1] == '/' && !escapedAt(p, i-1)
 		switch c := p[i]; {
 		case c == '*' && segStart && strings.HasPrefix(p[i:], "**") && (i+2 == len(p) || p[i+2] == '/'):
-			literal = false
 			if i+2 == len(p) {
-				m.toks = append(m.toks, token{kind: tokRest})
+				tok = token{kind: tokRest}
 				i += 2
 			} else {
-				m.toks = append(m.toks, token{kind: tokDirs})
+				tok = token{kind: tokDirs}
 				i += 3
 			}
 		case c == '*':
-			literal = false
-			m.toks = append(m.toks, token{kind: tokStar})
+			tok = token{kind: tokStar}
 			for i < len(p) && p[i] == '*' {
 				i++
 			}
 		case c == '?':
-			literal = false
-			m.toks = append(m.toks, token{kind: tokAny})
+			tok = token{kind: tokAny}
 			i++
 		case c == '[':
 			if cl, n := parseClass(p[i:]); n > 0 {
-				literal = false
-				m.toks = append(m.toks, token{kind: tokClass, class: cl})
+				tok = token{kind: tokClass, class: cl}
 				i += n
 			} else {
-				m.toks = append(m.toks, token{kind: tokLit, lit: "["})
+				tok = litToken("[")
 				i++
 			}
 		case c == '\\' && i+1 < len(p):
 			_, n := utf8.DecodeRuneInString(p[i+1:])
-			m.toks = append(m.toks, token{kind: tokLit, lit: p[i+1 : i+1+n]})
+			tok = litToken(p[i+1 : i+1+n])
 			i += 1 + n
 		default:
 			_, n := utf8.DecodeRuneInString(p[i:])
-			m.toks = append(m.toks, token{kind: tokLit, lit: p[i : i+n]})
+			tok = litToken(p[i : i+n])
 			i += n
 		}
+		if !emit(tok) {
+			return
+		}
 	}
-	m.exact = !dirOnly
-	m.under = dirOnly || literal
-	return m
+}
+
+// summarize fills lit, prefix, suffix and runs from the tokens: a run of
+// consecutive literal tokens matches consecutive characters of a path.
+func (m *matcher) summarize() {
+	var runs []string // the runs between the other tokens, in order
+	var run strings.Builder
+	for _, tok := range m.toks {
+		if tok.kind == tokLit {
+			run.Write(tok.char())
+			continue
+		}
+		runs = append(runs, run.String())
+		run.Reset()
+	}
+	last := run.String()
+	runs = append(runs, last)
+	if m.literal {
+		m.lit = last
+	}
+	if n := len(m.toks); n > 0 {
+		if m.toks[0].kind == tokLit {
+			m.prefix = runs[0]
+		}
+		if !m.under && m.toks[n-1].kind == tokLit {
+			m.suffix = last
+		}
+	}
+	for _, r := range runs {
+		if r != "" {
+			m.runs = append(m.runs, r)
+		}
+	}
+}
+
+// mayMatch is a quick test of path (without its leading /): false means
+// the pattern does not match it. The runs of plain characters are looked
+// for in order, each at the first place after the one before: if they
+// fit in any way, they fit so.
+func (m *matcher) mayMatch(path string) bool {
+	switch {
+	case m.all:
+		return true
+	case !m.exact && !m.under || !strings.HasPrefix(path, m.prefix) || !strings.HasSuffix(path, m.suffix):
+		return false
+	}
+	for _, r := range m.runs {
+		i := strings.Index(path, r)
+		if i < 0 {
+			return false
+		}
+		path = path[i+len(r):]
+	}
+	return true
 }
 
 // escapedAt reports whether the byte at i is escaped by a backslash (an
@@ -201,9 +342,24 @@ func classChar(s string) (rune, int) {
 	return r, n
 }
 
-// match runs the token NFA over path. States 0..T are "at token i"
-// (T: all matched); T+1+i is "inside a directory name" of tokDirs i.
+// match runs the token NFA over path.
 func (m *matcher) match(path string) bool {
+	var sc scratch
+	return m.matchIn(path, &sc)
+}
+
+// scratch is the working memory of matchIn, reused from one call to the
+// next (by one goroutine) so that matching allocates nothing once it has
+// grown to the largest pattern.
+type scratch struct {
+	seen      []uint32 // the generation a state was last added in
+	gen       uint32
+	cur, next []int32
+}
+
+// matchIn runs the token NFA over path. States 0..T are "at token i"
+// (T: all matched); T+1+i is "inside a directory name" of tokDirs i.
+func (m *matcher) matchIn(path string, sc *scratch) bool {
 	path = strings.TrimLeft(path, "/")
 	switch {
 	case path == "":
@@ -214,14 +370,23 @@ func (m *matcher) match(path string) bool {
 		return false
 	}
 	t := len(m.toks)
-	seen := make([]int, 2*t+2) // generation a state was last added in
-	gen := 1
-	var cur, next []int
+	if n := 2*t + 2; len(sc.seen) < n {
+		sc.seen = make([]uint32, n)
+		sc.gen = 0
+	}
+	if sc.gen > 1<<31 {
+		clear(sc.seen)
+		sc.gen = 0
+	}
+	seen := sc.seen
+	sc.gen++
+	cur, next := sc.cur[:0], sc.next[:0]
+	defer func() { sc.cur, sc.next = cur[:0], next[:0] }()
 	accept := false
-	add := func(set []int, s int) []int {
-		for seen[s] != gen {
-			seen[s] = gen
-			set = append(set, s)
+	add := func(set []int32, s int) []int32 {
+		for seen[s] != sc.gen {
+			seen[s] = sc.gen
+			set = append(set, int32(s))
 			if s == t {
 				accept = true
 			}
@@ -245,11 +410,11 @@ func (m *matcher) match(path string) bool {
 		if r == '/' && m.under && accept {
 			return true
 		}
-		gen++
+		sc.gen++
 		accept = false
 		next = next[:0]
-		for _, s := range cur {
-			switch {
+		for _, s32 := range cur {
+			switch s := int(s32); {
 			case s == t:
 			case s > t: // inside a directory name of tokDirs s-t-1
 				if r == '/' {
@@ -260,7 +425,7 @@ func (m *matcher) match(path string) bool {
 			default:
 				switch tok := m.toks[s]; tok.kind {
 				case tokLit:
-					if raw == tok.lit {
+					if string(tok.char()) == raw {
 						next = add(next, s+1)
 					}
 				case tokAny:

@@ -1,7 +1,11 @@
 package codeowners
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -101,5 +105,107 @@ func TestFile_OwnersFor(t *testing.T) {
 				t.Errorf("OwnersFor(%q)\n got %+v\nwant %+v", c.paths, got, c.want)
 			}
 		})
+	}
+}
+
+// ownersForNaive is OwnersFor as the package first wrote it: every entry
+// of a section tried against every path with Match, from the last. The
+// Index must answer exactly as it does.
+func ownersForNaive(f File, paths []string) []SectionOwners {
+	var out []SectionOwners
+	for _, s := range f.Sections {
+		so := SectionOwners{Section: s.Name, Optional: s.Optional, ApprovalsRequired: s.ApprovalsRequired}
+		for _, path := range paths {
+			for i := len(s.Entries) - 1; i >= 0; i-- {
+				e := s.Entries[i]
+				if !Match(e.Pattern, path) {
+					continue
+				}
+				for _, o := range e.Owners {
+					if !slices.ContainsFunc(so.Owners, func(have string) bool { return strings.EqualFold(have, o) }) {
+						so.Owners = append(so.Owners, o)
+					}
+				}
+				if !slices.Contains(so.Patterns, e.Pattern) {
+					so.Patterns = append(so.Patterns, e.Pattern)
+				}
+				break
+			}
+		}
+		if len(so.Owners) > 0 {
+			out = append(out, so)
+		}
+	}
+	return out
+}
+
+// TestIndex_matchesNaive compares the Index with ownersForNaive on files
+// mixing every kind of pattern (anchored or not, files and directories,
+// wildcards, escapes, repeated patterns across sections) and paths around
+// them (the paths named, below them, above them, beside them, and paths
+// git never writes).
+func TestIndex_matchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	segs := []string{"a", "b", "docs", "app", "x y", "#h", "é", "a.md", "b.go", ".hidden", "README.md", "[a", "a*b"}
+	pick := func() string { return segs[rng.IntN(len(segs))] }
+	patternOf := func() string {
+		var parts []string
+		for n := 1 + rng.IntN(3); n > 0; n-- {
+			switch rng.IntN(8) {
+			case 0:
+				parts = append(parts, "*")
+			case 1:
+				parts = append(parts, "**")
+			case 2:
+				parts = append(parts, "*."+[]string{"md", "go"}[rng.IntN(2)])
+			case 3:
+				parts = append(parts, "?"+pick()[1:])
+			default:
+				parts = append(parts, strings.NewReplacer(" ", `\ `, "#", `\#`, "*", `\*`).Replace(pick()))
+			}
+		}
+		p := strings.Join(parts, "/")
+		if rng.IntN(2) == 0 {
+			p = "/" + p
+		}
+		if rng.IntN(3) == 0 {
+			p += "/"
+		}
+		return p
+	}
+	for round := 0; round < 300; round++ {
+		var b strings.Builder
+		for i := 0; i < 40; i++ {
+			if rng.IntN(10) == 0 {
+				fmt.Fprintf(&b, "[S%d]\n", rng.IntN(4))
+			}
+			owners := ""
+			if rng.IntN(8) > 0 {
+				owners = fmt.Sprintf(" @o%d @O%d", rng.IntN(5), rng.IntN(5))
+			}
+			b.WriteString(patternOf() + owners + "\n")
+		}
+		f, _ := Parse([]byte(b.String()))
+		var paths []string
+		for i := 0; i < 40; i++ {
+			var parts []string
+			for n := 1 + rng.IntN(4); n > 0; n-- {
+				parts = append(parts, pick())
+			}
+			p := strings.Join(parts, "/")
+			switch rng.IntN(12) {
+			case 0:
+				p = "/" + p
+			case 1:
+				p += "/"
+			case 2:
+				p = strings.Replace(p, "/", "//", 1)
+			}
+			paths = append(paths, p)
+		}
+		got, want := f.Index().OwnersFor(paths), ownersForNaive(f, paths)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("file\n%s\npaths %q\n got %+v\nwant %+v", b.String(), paths, got, want)
+		}
 	}
 }

@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"quarry/internal/apitest"
+)
+
+// benchCodeOwners is a CODEOWNERS file of `entries` entries shaped like a
+// large monorepo's: a default owner for everything, then 20 sections
+// whose entries name single files (most), directories, documentation at
+// any depth and wildcard patterns, each with one or two of 40 owners
+// (users that exist and groups that do not). Lines average about 100
+// bytes, so 10,000 entries come close to 1 MiB.
+func benchCodeOwners(entries int) string {
+	var b strings.Builder
+	b.WriteString("# Code owners of the benchmark monorepo.\n# Each team owns its area; the platform team owns the rest.\n\n* @colead-00\n")
+	for i := 0; i < entries-1; i++ {
+		if i%(entries/20+1) == 0 {
+			fmt.Fprintf(&b, "\n[Team %02d area]\n", i/(entries/20+1))
+		}
+		area := i % 50
+		owners := fmt.Sprintf("@colead-%02d @platform/team-%02d", i%20, (i/7)%20)
+		if i%2 == 1 {
+			owners += " @platform/reviewers"
+		}
+		switch i % 10 {
+		case 0, 1, 2, 3, 4, 5:
+			fmt.Fprintf(&b, "/app/services/billing_area_%02d/module_%06d/handler_%06d_processor.rb %s\n", area, i, i, owners)
+		case 6:
+			fmt.Fprintf(&b, "/lib/components/shared_area_%02d/component_%06d/ %s\n", area, i, owners)
+		case 7:
+			fmt.Fprintf(&b, "docs/area_%02d/guides/guide_number_%06d.md %s\n", area, i, owners)
+		case 8:
+			fmt.Fprintf(&b, "/spec/services/billing_area_%02d/**/handler_%06d_*_spec.rb %s\n", area, i, owners)
+		case 9:
+			fmt.Fprintf(&b, "/config/environments/area_%02d/*_settings_%06d.y*ml %s\n", area, i, owners)
+		}
+	}
+	return b.String()
+}
+
+// benchCodeOwnersChanges are n changed files of a merge request against
+// benchCodeOwners(entries): paths each kind of entry owns, spread over
+// the file, and a tenth that only the default owner owns.
+func benchCodeOwnersChanges(entries, n int, content string) map[string]string {
+	files := map[string]string{}
+	for j := 0; len(files) < n; j++ {
+		i := (j * 7919) % (entries - 1)
+		area := i % 50
+		var path string
+		switch {
+		case j%10 == 9:
+			path = fmt.Sprintf("tools/scripts/unowned_%04d.sh", j)
+		case i%10 <= 5:
+			path = fmt.Sprintf("app/services/billing_area_%02d/module_%06d/handler_%06d_processor.rb", area, i, i)
+		case i%10 == 6:
+			path = fmt.Sprintf("lib/components/shared_area_%02d/component_%06d/src/main_%d.rb", area, i, j)
+		case i%10 == 7:
+			path = fmt.Sprintf("engines/x/docs/area_%02d/guides/guide_number_%06d.md", area, i)
+		case i%10 == 8:
+			path = fmt.Sprintf("spec/services/billing_area_%02d/unit/deep/handler_%06d_%d_spec.rb", area, i, j)
+		default:
+			path = fmt.Sprintf("config/environments/area_%02d/prod_settings_%06d.yaml", area, i)
+		}
+		files[path] = content
+	}
+	return files
+}
+
+// commitFiles commits files on branch through the API (creating the
+// branch from main when from is set) and returns the commit.
+func commitFiles(tb testing.TB, s *apitest.Server, token string, project int64, branch, from, action string, files map[string]string) string {
+	tb.Helper()
+	actions := make([]map[string]any, 0, len(files))
+	for path, content := range files {
+		actions = append(actions, map[string]any{"action": action, "file_path": path, "content": content})
+	}
+	body := map[string]any{"branch": branch, "commit_message": "change " + branch, "actions": actions}
+	if from != "" {
+		body["start_branch"] = from
+	}
+	var c struct{ ID string }
+	s.Do(tb, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/repository/commits", project), Token: token,
+		JSON: body}).Want(tb, http.StatusCreated).JSON(tb, &c)
+	return c.ID
+}
+
+// BenchmarkCodeOwners reads the approval state of a merge request that
+// changes 300 files, its target branch requiring code owner approval with
+// a CODEOWNERS of 10,000 entries (about 1 MiB):
+//
+//   - first-read: CODEOWNERS was just changed on the target branch (a new
+//     blob), so the file is parsed and the 300 paths matched;
+//   - new-head: the source branch was just pushed (a new head, the same
+//     CODEOWNERS), so the paths are matched again;
+//   - repeated-read: nothing moved.
+//
+// The commits between reads are not timed.
+func BenchmarkCodeOwners(b *testing.B) {
+	const entries, changed = 10000, 300
+	s := apitest.Start(&keepAlive{b}, benchTarget(b))
+	owner := apitest.User{ID: s.RootID(b), Username: "root", Token: s.RootToken}
+	for i := 0; i < 20; i++ {
+		s.NewUser(b, fmt.Sprintf("colead-%02d", i))
+	}
+	pid := newBenchProject(b, s, owner, map[string]string{"CODEOWNERS": benchCodeOwners(entries)})
+	s.Do(b, apitest.Request{Method: "PATCH", Path: fmt.Sprintf("/projects/%d/protected_branches/main", pid), Token: owner.Token,
+		JSON: map[string]any{"code_owner_approval_required": true}}).Want(b, http.StatusOK)
+	commitFiles(b, s, owner.Token, pid, "big-change", "main", "create", benchCodeOwnersChanges(entries, changed, "new\n"))
+	var mr struct{ IID int64 }
+	s.Do(b, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/merge_requests", pid), Token: owner.Token,
+		JSON: map[string]any{"source_branch": "big-change", "target_branch": "main", "title": "Big change"}}).
+		Want(b, http.StatusCreated).JSON(b, &mr)
+	state := fmt.Sprintf("/projects/%d/merge_requests/%d/approval_state", pid, mr.IID)
+	read := func(b *testing.B) {
+		var st struct {
+			Rules []struct {
+				RuleType string `json:"rule_type"`
+			} `json:"rules"`
+		}
+		s.Get(b, state, owner.Token).Want(b, http.StatusOK).JSON(b, &st)
+		owned := 0
+		for _, r := range st.Rules {
+			if r.RuleType == "code_owner" {
+				owned++
+			}
+		}
+		if owned != 21 {
+			b.Fatalf("%d code owner rules; want 21 (the default section and 20 teams)", owned)
+		}
+	}
+	read(b)
+	file := benchCodeOwners(entries)
+	b.Run("first-read", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			commitFiles(b, s, owner.Token, pid, "main", "", "update", map[string]string{
+				"CODEOWNERS": file + fmt.Sprintf("# revision %d of %d\n", i, b.N)})
+			b.StartTimer()
+			read(b)
+		}
+	})
+	b.Run("new-head", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			commitFiles(b, s, owner.Token, pid, "big-change", "", "update", map[string]string{
+				"tools/scripts/unowned_0009.sh": fmt.Sprintf("revision %d of %d\n", i, b.N)})
+			b.StartTimer()
+			read(b)
+		}
+	})
+	b.Run("repeated-read", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			read(b)
+		}
+	})
+}
