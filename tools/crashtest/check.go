@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -33,10 +35,15 @@ type checker struct {
 	// ("project branch" → set), or why it could not be read.
 	branches   map[string]map[string]bool
 	branchErrs map[string]error
+
+	mu sync.Mutex
+	// statuses counts how the acknowledged pipelines and their jobs
+	// ended.
+	statuses map[string]int
 }
 
-// run checks everything in the ledger.
-func (c *checker) run() {
+// run checks everything in the ledger; it stops early when ctx ends.
+func (c *checker) run(ctx context.Context) {
 	c.l.mu.Lock()
 	commits := slices.Clone(c.l.commits)
 	values := slices.Clone(c.l.values)
@@ -46,7 +53,7 @@ func (c *checker) run() {
 	pipelines := slices.Clone(c.l.pipelines)
 	c.l.mu.Unlock()
 
-	c.branches, c.branchErrs = map[string]map[string]bool{}, map[string]error{}
+	c.branches, c.branchErrs, c.statuses = map[string]map[string]bool{}, map[string]error{}, map[string]int{}
 	need := map[string][2]string{}
 	for _, r := range commits {
 		need[tipKey(r.project, r.branch)] = [2]string{strconv.FormatInt(r.project, 10), r.branch}
@@ -85,7 +92,9 @@ func (c *checker) run() {
 		go func() {
 			defer wg.Done()
 			for f := range work {
-				f()
+				if ctx.Err() == nil {
+					f()
+				}
 			}
 		}()
 	}
@@ -365,10 +374,12 @@ func (c *checker) pipeline(r pipelineRec) {
 	case !finalStatus(p.Status):
 		c.v.add(stuck, key, "%v: still %s", r, p.Status)
 	}
+	c.count("pipeline " + p.Status)
 	var jobs []struct {
-		ID     int64  `json:"id"`
-		Name   string `json:"name"`
-		Status string `json:"status"`
+		ID            int64  `json:"id"`
+		Name          string `json:"name"`
+		Status        string `json:"status"`
+		FailureReason string `json:"failure_reason"`
 	}
 	st, _, err = c.api.read(base+"/jobs?per_page=100", &jobs)
 	if err != nil || st != http.StatusOK {
@@ -376,8 +387,38 @@ func (c *checker) pipeline(r pipelineRec) {
 		return
 	}
 	for _, j := range jobs {
+		if j.FailureReason != "" {
+			c.count(fmt.Sprintf("job %s (%s)", j.Status, j.FailureReason))
+		} else {
+			c.count("job " + j.Status)
+		}
 		if !finalStatus(j.Status) {
 			c.v.add(stuck, fmt.Sprintf("job %d", j.ID), "job %d %q of %v: still %s", j.ID, j.Name, r, j.Status)
 		}
 	}
+}
+
+// count counts one pipeline or job outcome.
+func (c *checker) count(outcome string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.statuses[outcome]++
+}
+
+// pipelineStatuses says how the acknowledged pipelines and their jobs
+// ended ("job failed (stuck_or_timeout_failure) 2, job success 40,
+// pipeline failed 2, pipeline success 40").
+func (c *checker) pipelineStatuses() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make([]string, 0, len(c.statuses))
+	for s := range c.statuses {
+		names = append(names, s)
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, s := range names {
+		parts[i] = fmt.Sprintf("%s %d", s, c.statuses[s])
+	}
+	return strings.Join(parts, ", ")
 }

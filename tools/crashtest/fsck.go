@@ -68,9 +68,6 @@ func staleLocks(dir string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == "objects" && filepath.Dir(path) == dir {
-			return filepath.SkipDir
-		}
 		if !d.IsDir() && strings.HasSuffix(d.Name(), ".lock") {
 			rel, _ := filepath.Rel(dir, path)
 			out = append(out, rel)

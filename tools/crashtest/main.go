@@ -112,6 +112,13 @@ func killSchedule(n int, total time.Duration, rnd *rand.Rand) []time.Duration {
 func run(o options, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// The first interrupt winds the round down; a second one, with
+		// the default handling back, ends the tool at once (the server
+		// dies with it).
+		<-ctx.Done()
+		stop()
+	}()
 	p := &progress{w: stderr, start: time.Now()}
 	fail := func(err error) int {
 		p.printf("error: %v", err)
@@ -251,7 +258,12 @@ func run(o options, stdout, stderr io.Writer) int {
 	defer sdb.Close()
 	settle(ctx, sdb, o.settle, p)
 	p.printf("checking %d acknowledged writes", l.acknowledged())
-	(&checker{api: api, l: l, v: v}).run()
+	chk := &checker{api: api, l: l, v: v}
+	chk.run(ctx)
+	if ctx.Err() != nil {
+		return fail(ctx.Err())
+	}
+	p.printf("acknowledged pipelines and their jobs ended: %s", chk.pipelineStatuses())
 	fs, err := unmoved(ctx, sdb, time.Now(), finalGrace)
 	if err != nil {
 		return fail(err)

@@ -35,12 +35,13 @@ const (
 // serverFlags are the settings the tool runs the server with beyond its
 // address and storage. The built-in runner takes two jobs at once. The
 // timers of crash recovery are shortened so a round settles in seconds,
-// not hours: a task whose worker died is taken again after its lease
-// (10s), and a job whose runner died with the server is failed once it
-// has been silent for 15s (the runner reports every 3s while a job runs),
-// checked every 5s. The rest keeps its defaults.
-var serverFlags = []string{"--with-runner", "2", "--task-lease", "10s", "--runner-silence", "15s",
-	"--stuck-jobs-interval", "5s", "--password-cost", "4", "--archive-rate-limit", "0"}
+// not hours: a task whose worker died is taken again once its lease
+// (10s, renewed every third of it) has run out, and a job whose runner
+// died with the server is failed once it has been silent for 10s (a
+// runner reports every 3s while a job runs), checked every 2s. The rest
+// keeps its defaults.
+var serverFlags = []string{"--with-runner", "2", "--task-lease", "10s", "--runner-silence", "10s",
+	"--stuck-jobs-interval", "2s", "--password-cost", "4", "--archive-rate-limit", "0"}
 
 // moduleRoot returns the folder of the go.mod of the module the tool runs
 // in (Quarry's).
