@@ -31,10 +31,10 @@ type checker struct {
 	api *client
 	l   *ledger
 	v   *verdict
-	// branches holds the commits reachable from each branch checked
-	// ("project branch" → set), or why it could not be read.
-	branches   map[string]map[string]bool
-	branchErrs map[string]error
+	// branches holds the commits reachable from each branch checked, or
+	// why they could not be read.
+	branches   map[branchRef]map[string]bool
+	branchErrs map[branchRef]error
 
 	mu sync.Mutex
 	// statuses counts how the acknowledged pipelines and their jobs
@@ -53,17 +53,18 @@ func (c *checker) run(ctx context.Context) {
 	pipelines := slices.Clone(c.l.pipelines)
 	c.l.mu.Unlock()
 
-	c.branches, c.branchErrs, c.statuses = map[string]map[string]bool{}, map[string]error{}, map[string]int{}
-	need := map[string][2]string{}
+	c.branches, c.branchErrs, c.statuses = map[branchRef]map[string]bool{}, map[branchRef]error{}, map[string]int{}
+	need := map[branchRef]bool{}
 	for _, r := range commits {
-		need[tipKey(r.project, r.branch)] = [2]string{strconv.FormatInt(r.project, 10), r.branch}
+		need[branchRef{r.project, r.branch}] = true
 	}
 	for _, r := range mrs {
-		need[tipKey(r.project, r.target)] = [2]string{strconv.FormatInt(r.project, 10), r.target}
+		need[branchRef{r.project, r.target}] = true
 	}
-	for key, pb := range need {
-		id, _ := strconv.ParseInt(pb[0], 10, 64)
-		c.branches[key], c.branchErrs[key] = c.branchCommits(id, pb[1])
+	for b := range need {
+		if ctx.Err() == nil {
+			c.branches[b], c.branchErrs[b] = c.branchCommits(b.project, b.branch)
+		}
 	}
 
 	var checks []func()
@@ -136,11 +137,11 @@ func (c *checker) branchCommits(project int64, branch string) (map[string]bool, 
 
 // onBranch reports whether sha is reachable from branch of project.
 func (c *checker) onBranch(project int64, branch, sha string) (bool, error) {
-	key := tipKey(project, branch)
-	if err := c.branchErrs[key]; err != nil {
+	b := branchRef{project, branch}
+	if err := c.branchErrs[b]; err != nil {
 		return false, err
 	}
-	return c.branches[key][sha], nil
+	return c.branches[b][sha], nil
 }
 
 // fileAt reads a file of a repository at ref; found is false on a 404.

@@ -160,7 +160,7 @@ type kindStats struct {
 type ledger struct {
 	mu        sync.Mutex
 	stats     map[string]*kindStats
-	tips      map[string]string // "project branch" → the last acknowledged commit
+	tips      map[branchRef]string // the last acknowledged commit of each branch
 	commits   []commitRec
 	values    []*valueRec
 	projects  []projectRec
@@ -170,7 +170,7 @@ type ledger struct {
 }
 
 func newLedger() *ledger {
-	return &ledger{stats: map[string]*kindStats{}, tips: map[string]string{}}
+	return &ledger{stats: map[string]*kindStats{}, tips: map[branchRef]string{}}
 }
 
 // count records one write of kind with outcome o; why is the answer of a
@@ -211,7 +211,7 @@ func (l *ledger) commit(o outcome, why string, r commitRec) {
 	l.count(r.kind, o, why)
 	if o == acked {
 		l.commits = append(l.commits, r)
-		l.tips[tipKey(r.project, r.branch)] = r.sha
+		l.tips[branchRef{r.project, r.branch}] = r.sha
 	}
 }
 
@@ -220,17 +220,21 @@ func (l *ledger) commit(o outcome, why string, r commitRec) {
 func (l *ledger) setTip(project int64, branch, sha string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.tips[tipKey(project, branch)] = sha
+	l.tips[branchRef{project, branch}] = sha
 }
 
 // tip returns the last acknowledged commit of branch ("" when none).
 func (l *ledger) tip(project int64, branch string) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.tips[tipKey(project, branch)]
+	return l.tips[branchRef{project, branch}]
 }
 
-func tipKey(project int64, branch string) string { return fmt.Sprintf("%d %s", project, branch) }
+// branchRef names a branch of a project.
+type branchRef struct {
+	project int64
+	branch  string
+}
 
 // create records the first write of a value; it returns the record of an
 // acknowledged one (nil otherwise), which update takes.

@@ -275,12 +275,12 @@ func run(o options, stdout, stderr io.Writer) int {
 	for _, f := range append(fs, locked...) {
 		v.add(f.class, f.key, "%s", f.what)
 	}
-	if failed, err := failedTasks(ctx, sdb); err != nil {
+	failed, err := failedTasks(ctx, sdb)
+	if err != nil {
 		return fail(err)
-	} else {
-		for _, f := range failed {
-			p.printf("note: %s", f)
-		}
+	}
+	for _, f := range failed {
+		p.printf("note: %s", f)
 	}
 	sdb.Close()
 	if err := srv.stop(); err != nil {
@@ -367,15 +367,11 @@ func settle(ctx context.Context, db *sql.DB, limit time.Duration, p *progress) {
 			p.printf("settled in %s", time.Since(start).Round(100*time.Millisecond))
 			return
 		case time.Now().After(deadline):
-			p.printf("not settled after %s (%d items moving, %v)", limit, len(fs), err)
+			p.printf("not settled after %s: %s", limit, moving(fs, err))
 			return
 		case time.Since(lastPrint) >= 10*time.Second:
 			lastPrint = time.Now()
-			first := ""
-			if len(fs) > 0 {
-				first = "; first: " + fs[0].what
-			}
-			p.printf("settling: %d items moving%s (%v)", len(fs), first, err)
+			p.printf("settling: %s", moving(fs, err))
 		}
 		select {
 		case <-ctx.Done():
@@ -383,6 +379,14 @@ func settle(ctx context.Context, db *sql.DB, limit time.Duration, p *progress) {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// moving says what settle still waits for.
+func moving(fs []finding, err error) string {
+	if err != nil {
+		return "the database cannot be read: " + err.Error()
+	}
+	return fmt.Sprintf("%d items moving; first: %s", len(fs), fs[0].what)
 }
 
 // report prints the writes by kind to stderr (p) and the verdict to
