@@ -202,3 +202,31 @@ func query(ctx context.Context, db *sql.DB, q string, each func(*sql.Rows) error
 	}
 	return rows.Err()
 }
+
+// projectRepo is a project row: where its repository lives.
+type projectRepo struct {
+	id           int64
+	path         string
+	storage      string
+	disk         string // disk_path: the repository's folder in its storage
+	importStatus string
+}
+
+// projectRepos lists the projects the database holds (those not being
+// deleted), whoever made them and whether or not their creation was
+// acknowledged: each must have its repository.
+func projectRepos(ctx context.Context, db *sql.DB) ([]projectRepo, error) {
+	ctx, cancel := context.WithTimeout(ctx, dbTimeout)
+	defer cancel()
+	var out []projectRepo
+	err := query(ctx, db, `SELECT id, path, repository_storage, disk_path, import_status FROM projects WHERE pending_delete = FALSE ORDER BY id`,
+		func(rows *sql.Rows) error {
+			var p projectRepo
+			if err := rows.Scan(&p.id, &p.path, &p.storage, &p.disk, &p.importStatus); err != nil {
+				return err
+			}
+			out = append(out, p)
+			return nil
+		})
+	return out, err
+}

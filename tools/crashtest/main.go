@@ -288,7 +288,11 @@ func run(o options, stdout, stderr io.Writer) int {
 	}
 
 	// The stored data, at rest.
-	repos, err := repositories(filepath.Join(srv.dataDir, "repositories"))
+	reposDir := filepath.Join(srv.dataDir, "repositories")
+	if err := checkProjectRepos(ctx, reposDir, srv.dataDir, databaseURL, v, p); err != nil {
+		return fail(err)
+	}
+	repos, err := repositories(reposDir)
 	if err != nil {
 		return fail(err)
 	}
@@ -323,6 +327,39 @@ func run(o options, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// checkProjectRepos checks that every project the database holds has its
+// repository (a fork once its copy finished), whether or not its creation
+// was acknowledged: a project whose repository a crash left unmade is one
+// nobody can use. It notes folders of repositories left half-made aside.
+func checkProjectRepos(ctx context.Context, reposDir, dataDir, databaseURL string, v *verdict, p *progress) error {
+	db, err := openDB(dataDir, databaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	projects, err := projectRepos(ctx, db)
+	if err != nil {
+		return err
+	}
+	for _, pr := range projects {
+		if pr.storage != "default" || pr.importStatus == "scheduled" || pr.importStatus == "started" || pr.importStatus == "failed" {
+			continue // stuck and failed forks are reported as such
+		}
+		if _, err := os.Stat(filepath.Join(reposDir, filepath.FromSlash(pr.disk), "HEAD")); err != nil {
+			v.add(corrupt, fmt.Sprintf("repository of project %d", pr.id), "project %d %q: its repository %s is missing", pr.id, pr.path, pr.disk)
+		}
+	}
+	leftovers, err := filepath.Glob(filepath.Join(reposDir, "@*", "*", "*", "*.creating-*"))
+	if err != nil {
+		return err
+	}
+	for _, dir := range leftovers {
+		rel, _ := filepath.Rel(dataDir, dir)
+		p.printf("note: %s, a repository built aside, was left behind", rel)
+	}
+	return nil
 }
 
 // killLoop kills the server at each moment of sched (after begin; never
