@@ -149,12 +149,27 @@ func (ws *writers) halt() {
 
 func (ws *writers) stopped() bool { return ws.stop.Load() }
 
-// pause gives a server that did not answer time to come back, rather
-// than spinning on a closed port.
+// downWait bounds how long a writer waits for the server to answer again
+// after a write went unanswered.
+const downWait = 30 * time.Second
+
+// pause follows a write: after one that went unanswered the writer waits
+// until the server is ready again (at most downWait), so the writes
+// counted unanswered are those a kill cut, not knocks on a closed port.
 func (ws *writers) pause(o outcome) {
 	switch o {
 	case unanswered:
-		time.Sleep(200 * time.Millisecond)
+		probe := &http.Client{Timeout: 2 * time.Second}
+		for deadline := time.Now().Add(downWait); time.Now().Before(deadline) && !ws.stopped(); {
+			time.Sleep(100 * time.Millisecond)
+			resp, err := probe.Get(ws.api.base + "/-/readiness")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return
+				}
+			}
+		}
 	case failed:
 		time.Sleep(100 * time.Millisecond)
 	}
