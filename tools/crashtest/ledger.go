@@ -196,14 +196,6 @@ func (l *ledger) count(kind string, o outcome, why string) {
 	}
 }
 
-// note records a write that promises nothing the checks read (a write of
-// kind with outcome o).
-func (l *ledger) note(kind string, o outcome, why string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.count(kind, o, why)
-}
-
 // commit records a commit write; an acknowledged one is kept.
 func (l *ledger) commit(o outcome, why string, r commitRec) {
 	l.mu.Lock()

@@ -128,7 +128,7 @@ func TestLedger_merge(t *testing.T) {
 
 func TestLedger_summaryNamesEveryKind(t *testing.T) {
 	l := newLedger()
-	l.note(kindPipeline, failed, "500 x")
+	l.pipeline(failed, "500 x", pipelineRec{})
 	got := l.summary()
 	if len(got) != len(kinds) {
 		t.Fatalf("%d lines; want %d", len(got), len(kinds))
