@@ -76,6 +76,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/apitest":           {"app", "config", "storetest", "auth", "model", "tokens"},
 	"quarry/e2e":                        {"*"},
 	"quarry/tools/load":                 {},
+	"quarry/tools/crashtest":            {},
 }
 
 // testKits are the test-only packages any test may use.
