@@ -484,9 +484,25 @@ func (b *build) uploadArtifact(ctx context.Context, root *os.Root, a artifact) e
 		}
 	}
 	b.trace.Printf("Uploading artifacts...\n")
-	sel := selectArtifacts(root.FS(), b.dir, a.Paths, a.Exclude)
+	var untracked []string
+	if a.Untracked {
+		list, err := b.untrackedFiles(ctx)
+		if err != nil {
+			// As gitlab-runner's archiver: a warning, the rest goes.
+			b.trace.Printf("%sWARNING: untracked: %v%s\n", ansiYellow, err, ansiReset)
+		}
+		untracked = list
+	}
+	sel := selectArtifacts(root.FS(), b.dir, a.Paths, untracked, a.Exclude)
 	for i, p := range a.Paths {
 		b.trace.Printf("%s: found %d matching artifact files and directories\n", p, sel.Found[i])
+	}
+	if a.Untracked {
+		if sel.Untracked > 0 {
+			b.trace.Printf("untracked: found %d files\n", sel.Untracked)
+		} else {
+			b.trace.Printf("%sWARNING: untracked: no files%s\n", ansiYellow, ansiReset)
+		}
 	}
 	for i, p := range a.Exclude {
 		if sel.Excluded[i] > 0 {
@@ -495,9 +511,6 @@ func (b *build) uploadArtifact(ctx context.Context, root *os.Root, a artifact) e
 	}
 	for _, w := range sel.Warnings {
 		b.trace.Printf("%sWARNING: %s%s\n", ansiYellow, w, ansiReset)
-	}
-	if a.Untracked {
-		b.trace.Printf("%sWARNING: untracked: not supported by quarry-runner; ignored%s\n", ansiYellow, ansiReset)
 	}
 	if len(sel.Names) == 0 {
 		b.trace.Printf("%sWARNING: No files to upload%s\n", ansiYellow, ansiReset)

@@ -559,6 +559,67 @@ func TestRun_fetchFails(t *testing.T) {
 	mustNotContain(t, log, "never", j["token"].(string))
 }
 
+// artifacts:untracked takes what git does not track in the work tree
+// (ignored files too), with paths, less exclude; a tracked file only
+// through paths.
+func TestRun_untrackedArtifacts(t *testing.T) {
+	h := newHarness(t)
+	j := h.job(130, []string{
+		"mkdir -p out/sub logs && echo a > out/sub/a.txt && echo t > top.txt && echo s > skip.tmp && echo l > logs/x.log",
+		"echo ignored.txt > .gitignore && echo i > ignored.txt",
+		"echo changed >> README.md",
+	})
+	j["artifacts"] = []map[string]any{{"untracked": true, "paths": []string{"src/main.sh"}, "exclude": []string{"*.tmp", "logs/**"},
+		"when": "on_success", "artifact_type": "archive", "artifact_format": "zip"}}
+	h.srv.queueJob(j)
+	h.start(1)
+
+	final := h.srv.waitFinal(130)
+	log := h.checkFinalLog(130, final)
+	if final.State != "success" {
+		t.Fatalf("final state %+v:\n%s", final, log)
+	}
+	mustContain(t, log, "src/main.sh: found 1 matching artifact files and directories", "untracked: found 4 files",
+		"*.tmp: excluded 1 files", "logs/**: excluded 1 files")
+	h.srv.mu.Lock()
+	uploads := h.srv.uploads[130]
+	h.srv.mu.Unlock()
+	if len(uploads) != 1 {
+		t.Fatalf("%d uploads; want 1", len(uploads))
+	}
+	got := zipNames(t, uploads[0].Body)
+	want := map[string]string{".gitignore": "ignored.txt\n", "ignored.txt": "i\n", "out/sub/a.txt": "a\n", "src/main.sh": "echo main\n",
+		"top.txt": "t\n"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("archive holds %v; want %v", got, want)
+	}
+}
+
+// Without a work tree (GIT_STRATEGY none) untracked files are a warning;
+// the paths still go.
+func TestRun_untrackedWithoutWorkTree(t *testing.T) {
+	h := newHarness(t)
+	j := h.job(131, []string{"echo x > a.txt"})
+	addVariables(j, map[string]any{"key": "GIT_STRATEGY", "value": "none", "public": true})
+	j["artifacts"] = []map[string]any{{"untracked": true, "paths": []string{"a.txt"}, "when": "on_success", "artifact_type": "archive",
+		"artifact_format": "zip"}}
+	h.srv.queueJob(j)
+	h.start(1)
+
+	final := h.srv.waitFinal(131)
+	log := h.checkFinalLog(131, final)
+	if final.State != "success" {
+		t.Fatalf("final state %+v:\n%s", final, log)
+	}
+	mustContain(t, log, "WARNING: untracked: the build folder is not a git work tree", "WARNING: untracked: no files")
+	h.srv.mu.Lock()
+	uploads := h.srv.uploads[131]
+	h.srv.mu.Unlock()
+	if len(uploads) != 1 || fmt.Sprint(zipNames(t, uploads[0].Body)) != fmt.Sprint(map[string]string{"a.txt": "x\n"}) {
+		t.Errorf("uploads %v", uploads)
+	}
+}
+
 // Stopping the runner aborts its job and reports it as a system failure.
 func TestRun_shutdownAbortsJob(t *testing.T) {
 	h := newHarness(t)
