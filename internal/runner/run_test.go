@@ -551,12 +551,49 @@ func TestRun_fetchFails(t *testing.T) {
 	h.start(1)
 
 	final := h.srv.waitFinal(112)
-	if final.State != "failed" || final.FailureReason != "script_failure" {
-		t.Errorf("final state %+v", final)
+	if final.State != "failed" || final.FailureReason != "runner_system_failure" || final.ExitCode != 0 {
+		t.Errorf("final state %+v; want failed, runner_system_failure, no exit code", final)
 	}
 	log := h.checkFinalLog(112, final)
-	mustContain(t, log, "ERROR: Job failed: get sources:")
+	mustContain(t, log, "ERROR: Job failed (system failure): get sources:")
 	mustNotContain(t, log, "never", j["token"].(string))
+}
+
+// A dependency whose archive cannot be downloaded fails the job as the
+// runner's failure, without running its script.
+func TestRun_dependencyDownloadFails(t *testing.T) {
+	h := newHarness(t)
+	j := h.job(132, []string{"echo never"})
+	j["dependencies"] = []map[string]any{{"id": 91, "name": "build", "token": j["token"],
+		"artifacts_file": map[string]any{"filename": "artifacts.zip", "size": 100}}}
+	h.srv.tokens[91] = j["token"].(string) // no archive: 404
+	h.srv.queueJob(j)
+	h.start(1)
+
+	final := h.srv.waitFinal(132)
+	if final.State != "failed" || final.FailureReason != "runner_system_failure" || final.ExitCode != 0 {
+		t.Errorf("final state %+v; want failed, runner_system_failure, no exit code", final)
+	}
+	log := h.checkFinalLog(132, final)
+	mustContain(t, log, "ERROR: Job failed (system failure): download artifacts of build (91): 404 not found")
+	mustNotContain(t, log, "never\n")
+}
+
+// An upload the server keeps failing (after the retries) is the runner's
+// failure; one too large stays the job's (TestRun_artifactsTooLarge).
+func TestRun_uploadFails(t *testing.T) {
+	h := newHarness(t)
+	h.srv.uploadCodes = []int{500, 503, 500, 502}
+	j := h.job(133, []string{"echo x > out.txt"})
+	j["artifacts"] = []map[string]any{{"paths": []string{"out.txt"}, "when": "on_success", "artifact_type": "archive", "artifact_format": "zip"}}
+	h.srv.queueJob(j)
+	h.start(1)
+
+	final := h.srv.waitFinal(133)
+	if final.State != "failed" || final.FailureReason != "runner_system_failure" || final.ExitCode != 0 {
+		t.Errorf("final state %+v; want failed, runner_system_failure, no exit code", final)
+	}
+	mustContain(t, h.checkFinalLog(133, final), "ERROR: Job failed (system failure): upload artifacts: 502 Bad Gateway")
 }
 
 // artifacts:untracked takes what git does not track in the work tree
