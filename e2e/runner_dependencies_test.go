@@ -265,3 +265,33 @@ uses-kept:
 		}
 	}, shortPoll, func(c *config) { c.StuckJobsInterval = 200 * time.Millisecond })
 }
+
+// A job needing a feature the runner lacks (artifacts:exclude without
+// artifacts_exclude) fails with runner_unsupported before it runs; the
+// runner gets 204.
+func TestRunnerProtocol_unsupportedFeature(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "featowner")
+		p := newCIProject(t, s, owner, "feat", map[string]string{".gitlab-ci.yml": `
+job1:
+  script: [make]
+  artifacts:
+    paths: [out/]
+    exclude: [out/*.log]
+`})
+		p.settle(t, 1)
+		job := p.job(t, p.pipelines(t, "source=push")[0].ID, "job1")
+		r := projectRunner(t, p, nil)
+		features := map[string]bool{}
+		for f, on := range runnerFeatures {
+			features[f] = on && f != "artifacts_exclude"
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: "/jobs/request", JSON: map[string]any{"token": r.Token,
+			"info": map[string]any{"name": "old", "version": "13.0.0", "executor": "shell", "features": features}}}).
+			Want(t, http.StatusNoContent)
+		j := p.getJob(t, job.ID)
+		if j.Status != "failed" || j.FailureReason != "runner_unsupported" || j.StartedAt != nil {
+			t.Errorf("job %s (%s), started_at %v; want failed, runner_unsupported, never started", j.Status, j.FailureReason, j.StartedAt)
+		}
+	}, shortPoll)
+}
