@@ -49,24 +49,24 @@ func (s *Service) Claim(ctx context.Context, jobID int64, r model.Runner, featur
 	secret, digest := auth.NewToken(model.JobTokenPrefix)
 	var out model.Job
 	var dropped model.FailureReason
+	var why string
 	err := s.withJob(ctx, jobID, func(tx *store.Tx, p *model.Pipeline, j *model.Job, fx *effects) error {
 		dropped = ""
 		if j.Status != model.StatusPending || j.RunnerID != 0 || j.Kind != model.JobBuild {
 			return model.Conflict("job was taken")
 		}
 		rid := r.ID
-		reason, why, err := s.preAssign(ctx, tx, j, features)
+		reason, cause, err := s.preAssign(ctx, tx, j, features)
 		if err != nil {
 			return err
 		}
 		if reason != "" {
 			// As GitLab's drop: the runner is recorded, the job fails
 			// (and retry: applies), no token is made.
-			s.log.Info("job failed before it ran", "job_id", j.ID, "runner_id", r.ID, "failure_reason", reason, "why", why)
 			if err := s.moveJob(ctx, tx, j, model.StatusFailed, store.JobChange{RunnerID: &rid, FailureReason: &reason}, fx); err != nil {
 				return err
 			}
-			dropped, out = reason, *j
+			dropped, why, out = reason, cause, *j
 			if pl, err := planned(j); err == nil && autoRetry(j, pl.Retry) {
 				_, err := s.retryJob(ctx, tx, j, j.UserID, false, fx)
 				return err
@@ -83,6 +83,7 @@ func (s *Service) Claim(ctx context.Context, jobID int64, r model.Runner, featur
 		return model.Job{}, "", err
 	}
 	if dropped != "" {
+		s.log.Info("job failed before it ran", "job_id", jobID, "runner_id", r.ID, "failure_reason", dropped, "cause", why)
 		return out, "", fmt.Errorf("job %d: %s: %w", jobID, dropped, ErrDropped)
 	}
 	return out, secret, nil
