@@ -3,7 +3,6 @@ package e2e
 import (
 	"archive/zip"
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,7 +13,7 @@ import (
 	"time"
 
 	"quarry/internal/apitest"
-	"quarry/internal/runner"
+	"quarry/internal/storetest"
 )
 
 // Artifacts and failures on Quarry's own runner (quarry runner), on both
@@ -22,25 +21,11 @@ import (
 // against the job's outcome, and the runner's own failures reported as
 // runner_system_failure.
 
-// startQuarryRunner registers a runner of p and runs it until the test
-// ends.
-func startQuarryRunner(t *testing.T, p ciProject, concurrent int) {
+// startRunner registers a runner of p and starts it with start.
+func startRunner(t *testing.T, p ciProject, start runnerStarter) {
 	t.Helper()
-	r := projectRunner(t, p, map[string]any{"description": "quarry"})
-	cfg, err := runner.Register(ctx(t), runner.RegisterOptions{URL: p.s.URL, Token: r.Token, BuildsDir: filepath.Join(t.TempDir(), "builds"),
-		Concurrent: concurrent})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(rctx, cfg, nil) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("runner: %v", err)
-		}
-	})
+	r := projectRunner(t, p, map[string]any{"description": "artifacts"})
+	start(t, p.s.URL, r.Token, t.TempDir())
 }
 
 // jobLog reads a job's log ("" without one).
@@ -74,12 +59,12 @@ func (p ciProject) archiveNames(t *testing.T, id int64) []string {
 	return names
 }
 
-// waitDone waits (two minutes at most) until every job of a pipeline is
-// done, and returns the latest of each name.
-func (p ciProject) waitDone(t *testing.T, pipelineID int64) map[string]jobJSON {
+// waitDone waits (at most wait) until every job of a pipeline is done,
+// and returns the latest of each name.
+func (p ciProject) waitDone(t *testing.T, pipelineID int64, wait time.Duration) map[string]jobJSON {
 	t.Helper()
 	var jobs map[string]jobJSON
-	eventuallyFor(t, 2*time.Minute, "every job done", func() bool {
+	eventuallyFor(t, wait, "every job done", func() bool {
 		jobs = latest(p.jobs(t, pipelineID))
 		for _, j := range jobs {
 			if j.Status != "success" && j.Status != "failed" && j.Status != "canceled" && j.Status != "skipped" {
@@ -139,55 +124,72 @@ failed-always:
 `
 
 func TestQuarryRunner_artifacts(t *testing.T) {
-	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
-		owner := s.NewUser(t, "artrunowner")
-		p := newCIProject(t, s, owner, "artrun", map[string]string{".gitlab-ci.yml": artifactsCI})
-		p.settle(t, 1)
-		pl := p.pipelines(t, "source=push")[0]
-		startQuarryRunner(t, p, 2)
-		jobs := p.waitDone(t, pl.ID)
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) { testRunnerArtifacts(t, s, quarryRunner(2), 2*time.Minute) })
+}
 
-		for name, want := range map[string]struct {
-			status  string
-			archive []string // nil: none uploaded
-		}{
-			// Untracked files (ignored ones too) and the tracked file paths
-			// names; exclude takes out the rest.
-			"untracked":          {"success", []string{".gitignore", "README.md", "ignored.txt", "out/sub/a.txt", "top.txt"}},
-			"untracked-only":     {"success", []string{"u.txt"}},
-			"success-on-success": {"success", []string{"x.txt"}},
-			"failed-on-success":  {"failed", nil},
-			"success-on-failure": {"success", nil},
-			"failed-on-failure":  {"failed", []string{"x.txt"}},
-			"success-always":     {"success", []string{"x.txt"}},
-			"failed-always":      {"failed", []string{"x.txt"}},
-		} {
-			j, ok := jobs[name]
-			if !ok {
-				t.Errorf("no job %s", name)
-				continue
-			}
-			if j.Status != want.status {
-				t.Errorf("%s: %s (%s); want %s:\n%s", name, j.Status, j.FailureReason, want.status, p.jobLog(t, j.ID))
-				continue
-			}
-			if want.status == "failed" && j.FailureReason != "script_failure" {
-				t.Errorf("%s: failure_reason %s; want script_failure", name, j.FailureReason)
-			}
-			if got := p.archiveNames(t, j.ID); strings.Join(got, " ") != strings.Join(want.archive, " ") || (got == nil) != (want.archive == nil) {
-				t.Errorf("%s: archive %q; want %q:\n%s", name, got, want.archive, p.jobLog(t, j.ID))
-			}
+// TestGitLabRunner_artifacts runs the same pipeline on the official
+// gitlab-runner (QUARRY_GITLAB_RUNNER, as TestGitLabRunner_endToEnd): the
+// archives must be the same. Its jobs are slow (seconds per stage): one
+// database.
+func TestGitLabRunner_artifacts(t *testing.T) {
+	bin := os.Getenv("QUARRY_GITLAB_RUNNER")
+	if bin == "" {
+		t.Skip("NOT RUN: the official gitlab-runner artifacts test needs QUARRY_GITLAB_RUNNER=/path/to/gitlab-runner")
+	}
+	t.Parallel()
+	testRunnerArtifacts(t, apitest.Start(t, storetest.Target{Name: "sqlite"}), gitLabRunner(bin, 2), 10*time.Minute)
+}
+
+// testRunnerArtifacts runs artifactsCI on s with the runner start starts,
+// waiting for its jobs at most wait.
+func testRunnerArtifacts(t *testing.T, s *apitest.Server, start runnerStarter, wait time.Duration) {
+	owner := s.NewUser(t, "artrunowner")
+	p := newCIProject(t, s, owner, "artrun", map[string]string{".gitlab-ci.yml": artifactsCI})
+	p.settle(t, 1)
+	pl := p.pipelines(t, "source=push")[0]
+	startRunner(t, p, start)
+	jobs := p.waitDone(t, pl.ID, wait)
+
+	for name, want := range map[string]struct {
+		status  string
+		archive []string // nil: none uploaded
+	}{
+		// Untracked files (ignored ones too) and the tracked file paths
+		// names; exclude takes out the rest.
+		"untracked":          {"success", []string{".gitignore", "README.md", "ignored.txt", "out/sub/a.txt", "top.txt"}},
+		"untracked-only":     {"success", []string{"u.txt"}},
+		"success-on-success": {"success", []string{"x.txt"}},
+		"failed-on-success":  {"failed", nil},
+		"success-on-failure": {"success", nil},
+		"failed-on-failure":  {"failed", []string{"x.txt"}},
+		"success-always":     {"success", []string{"x.txt"}},
+		"failed-always":      {"failed", []string{"x.txt"}},
+	} {
+		j, ok := jobs[name]
+		if !ok {
+			t.Errorf("no job %s", name)
+			continue
 		}
-		log := p.jobLog(t, jobs["untracked"].ID)
-		for _, want := range []string{"untracked: found 4 files", "*.tmp: excluded 1 files", "logs/**: excluded 1 files"} {
-			if !strings.Contains(log, want) {
-				t.Errorf("untracked log lacks %q:\n%s", want, log)
-			}
+		if j.Status != want.status {
+			t.Errorf("%s: %s (%s); want %s:\n%s", name, j.Status, j.FailureReason, want.status, p.jobLog(t, j.ID))
+			continue
 		}
-		if st := p.pipeline(t, pl.ID).Status; st != "success" {
-			t.Errorf("pipeline %s; want success (the failing jobs may fail)", st)
+		if want.status == "failed" && j.FailureReason != "script_failure" {
+			t.Errorf("%s: failure_reason %s; want script_failure", name, j.FailureReason)
 		}
-	})
+		if got := p.archiveNames(t, j.ID); strings.Join(got, " ") != strings.Join(want.archive, " ") || (got == nil) != (want.archive == nil) {
+			t.Errorf("%s: archive %q; want %q:\n%s", name, got, want.archive, p.jobLog(t, j.ID))
+		}
+	}
+	log := p.jobLog(t, jobs["untracked"].ID)
+	for _, want := range []string{"untracked: found 4 files", "*.tmp: excluded 1 files", "logs/**: excluded 1 files"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("untracked log lacks %q:\n%s", want, log)
+		}
+	}
+	if st := p.pipeline(t, pl.ID).Status; st != "success" {
+		t.Errorf("pipeline %s; want success (the failing jobs may fail)", st)
+	}
 }
 
 // The runner's own failures — sources it cannot fetch, a dependency's
@@ -231,7 +233,7 @@ test:
 			}
 			return len(list) > 0
 		})
-		startQuarryRunner(t, p, 1)
+		startRunner(t, p, quarryRunner(1))
 
 		wantSystemFailure := func(name string, j jobJSON) {
 			t.Helper()
@@ -241,7 +243,7 @@ test:
 				t.Errorf("%s: %s (%s); want failed, runner_system_failure, the script not run:\n%s", name, j.Status, j.FailureReason, log)
 			}
 		}
-		wantSystemFailure("fetch", p.waitDone(t, doomed.ID)["fetch"])
+		wantSystemFailure("fetch", p.waitDone(t, doomed.ID, 2*time.Minute)["fetch"])
 
 		var build jobJSON
 		eventuallyFor(t, 2*time.Minute, "build done, test manual", func() bool {
@@ -259,7 +261,7 @@ test:
 		test := p.job(t, main.ID, "test")
 		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/jobs/%d/play", p.ID, test.ID), Token: owner.Token}).
 			Want(t, http.StatusOK)
-		test = p.waitDone(t, main.ID)["test"]
+		test = p.waitDone(t, main.ID, 2*time.Minute)["test"]
 		wantSystemFailure("test", test)
 		if log := p.jobLog(t, test.ID); !strings.Contains(log, fmt.Sprintf("download artifacts of build (%d): 404 not found", build.ID)) {
 			t.Errorf("test log:\n%s", log)
