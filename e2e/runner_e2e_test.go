@@ -229,12 +229,28 @@ func TestGitLabRunner_endToEnd(t *testing.T) {
 		t.Skip("NOT RUN: the official gitlab-runner end-to-end test needs QUARRY_GITLAB_RUNNER=/path/to/gitlab-runner")
 	}
 	t.Parallel()
-	runEndToEnd(t, 122, func(t *testing.T, url, token, dir string) {
+	runEndToEnd(t, 122, gitLabRunner(bin, 1))
+}
+
+// gitLabRunner starts the official gitlab-runner binary bin (its shell
+// executor) taking concurrent jobs at once; it stops when the test ends.
+func gitLabRunner(bin string, concurrent int) runnerStarter {
+	return func(t *testing.T, url, token, dir string) {
 		cfg := filepath.Join(dir, "config.toml")
 		out, err := exec.Command(bin, "register", "--non-interactive", "--config", cfg, "--url", url, "--token", token,
 			"--executor", "shell", "--name", "official").CombinedOutput()
 		if err != nil {
 			t.Fatalf("gitlab-runner register: %v\n%s", err, out)
+		}
+		if concurrent > 1 {
+			b, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = bytes.Replace(b, []byte("concurrent = 1\n"), []byte(fmt.Sprintf("concurrent = %d\n", concurrent)), 1)
+			if err := os.WriteFile(cfg, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := os.MkdirAll(filepath.Join(dir, "builds"), 0o755); err != nil {
 			t.Fatal(err)
@@ -253,7 +269,7 @@ func TestGitLabRunner_endToEnd(t *testing.T) {
 				t.Logf("gitlab-runner log:\n%s", log.String())
 			}
 		})
-	})
+	}
 }
 
 // TestGitLabRunner_registrationToken registers the official runner with a
@@ -297,9 +313,15 @@ func TestGitLabRunner_registrationToken(t *testing.T) {
 // (quarry runner), registered with a glrt- token, two jobs at once.
 func TestQuarryRunner_endToEnd(t *testing.T) {
 	t.Parallel()
-	runEndToEnd(t, 121, func(t *testing.T, url, token, dir string) {
+	runEndToEnd(t, 121, quarryRunner(2))
+}
+
+// quarryRunner starts Quarry's runner with concurrent workers; it stops
+// when the test ends.
+func quarryRunner(concurrent int) runnerStarter {
+	return func(t *testing.T, url, token, dir string) {
 		cfg, err := runner.Register(ctx(t), runner.RegisterOptions{URL: url, Token: token, BuildsDir: filepath.Join(dir, "builds"),
-			Concurrent: 2})
+			Concurrent: concurrent})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,5 +337,5 @@ func TestQuarryRunner_endToEnd(t *testing.T) {
 				t.Errorf("runner: %v", err)
 			}
 		})
-	})
+	}
 }

@@ -156,7 +156,13 @@ func (s *Service) KeepArtifacts(ctx context.Context, a auth.Actor, projectRef st
 	if len(list) == 0 {
 		return JobView{}, model.NotFound("")
 	}
-	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.SetArtifactsExpiry(ctx, j.ID, nil) }); err != nil {
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.SetArtifactsExpiry(ctx, j.ID, nil); err != nil {
+			return err
+		}
+		return tx.SetJobArchiveExpiry(ctx, j.ID, nil)
+	})
+	if err != nil {
 		return JobView{}, err
 	}
 	return s.jobView(ctx, p, j)

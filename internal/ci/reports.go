@@ -41,7 +41,17 @@ func (s *Service) StoreArtifact(ctx context.Context, jobID int64, in ArtifactInp
 	}
 	a := model.Artifact{JobID: j.ID, ProjectID: j.ProjectID, FileType: in.FileType, Format: in.Format, FileName: in.FileName,
 		Size: size, Path: rel, ExpireAt: in.ExpireAt}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.CreateArtifact(ctx, &a) })
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.CreateArtifact(ctx, &a); err != nil {
+			return err
+		}
+		if a.FileType == "archive" {
+			// Kept on the job after the archive goes: a later job
+			// depending on it then fails (missing_dependency_failure).
+			return tx.SetJobArchiveExpiry(ctx, j.ID, a.ExpireAt)
+		}
+		return nil
+	})
 	if store.IsUnique(err, store.UniqueArtifact) {
 		return a, model.BadRequestRaw("400 Bad request - " + in.FileType + " artifact already uploaded")
 	}

@@ -1,8 +1,10 @@
 package ci
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"quarry/internal/jobfiles"
@@ -29,18 +31,48 @@ import (
 // on the database).
 const QueueChannel = "ci_queue"
 
-// Claim gives the pending build jobID to runner: the job moves to running
-// with the runner and a fresh job token (returned, never stored). A job
-// that is no longer pending, or that another runner holds, is
-// model.ErrConflict.
-func (s *Service) Claim(ctx context.Context, jobID int64, r model.Runner) (model.Job, string, error) {
+// ErrDropped is a job Claim failed instead of giving it to the runner
+// (see Claim); the runner goes on to the next candidate.
+var ErrDropped = errors.New("the job failed before it ran")
+
+// Claim gives the pending build jobID to runner r, whose features are
+// those its request listed: the job moves to running with the runner and
+// a fresh job token (returned, never stored). First come GitLab's checks
+// before a runner gets a job (RegisterJobService's pre-assign checks), in
+// its order: a job one of whose dependencies lost its archive (erased, or
+// expired) fails with missing_dependency_failure, one needing a feature
+// the runner lacks with runner_unsupported — in the same compare-and-set
+// move from pending, so no runner ever sees it; that is ErrDropped, with
+// the failed job. A job that is no longer pending, or that another runner
+// holds, is model.ErrConflict.
+func (s *Service) Claim(ctx context.Context, jobID int64, r model.Runner, features map[string]bool) (model.Job, string, error) {
 	secret, digest := auth.NewToken(model.JobTokenPrefix)
 	var out model.Job
+	var dropped model.FailureReason
+	var why string
 	err := s.withJob(ctx, jobID, func(tx *store.Tx, p *model.Pipeline, j *model.Job, fx *effects) error {
+		dropped = ""
 		if j.Status != model.StatusPending || j.RunnerID != 0 || j.Kind != model.JobBuild {
 			return model.Conflict("job was taken")
 		}
 		rid := r.ID
+		reason, cause, err := s.preAssign(ctx, tx, j, features)
+		if err != nil {
+			return err
+		}
+		if reason != "" {
+			// As GitLab's drop: the runner is recorded, the job fails
+			// (and retry: applies), no token is made.
+			if err := s.moveJob(ctx, tx, j, model.StatusFailed, store.JobChange{RunnerID: &rid, FailureReason: &reason}, fx); err != nil {
+				return err
+			}
+			dropped, why, out = reason, cause, *j
+			if pl, err := planned(j); err == nil && autoRetry(j, pl.Retry) {
+				_, err := s.retryJob(ctx, tx, j, j.UserID, false, fx)
+				return err
+			}
+			return nil
+		}
 		if err := s.moveJob(ctx, tx, j, model.StatusRunning, store.JobChange{RunnerID: &rid, TokenDigest: &digest}, fx); err != nil {
 			return err
 		}
@@ -50,7 +82,92 @@ func (s *Service) Claim(ctx context.Context, jobID int64, r model.Runner) (model
 	if err != nil {
 		return model.Job{}, "", err
 	}
+	if dropped != "" {
+		s.log.Info("job failed before it ran", "job_id", jobID, "runner_id", r.ID, "failure_reason", dropped, "cause", why)
+		return out, "", fmt.Errorf("job %d: %s: %w", jobID, dropped, ErrDropped)
+	}
 	return out, secret, nil
+}
+
+// preAssign runs the checks of Claim on the pending job j: the reason to
+// fail it with and what caused it, or "" when a runner with features may
+// take it. A configuration that cannot be read passes (the payload then
+// fails, as scheduler_failure).
+func (s *Service) preAssign(ctx context.Context, tx *store.Tx, j *model.Job, features map[string]bool) (model.FailureReason, string, error) {
+	opts, err := planned(j)
+	if err != nil {
+		return "", "", nil
+	}
+	lost, err := lostDependencies(ctx, tx, *j, opts)
+	if err != nil {
+		return "", "", err
+	}
+	if len(lost) > 0 {
+		return model.FailureMissingDependency, "dependencies without their archive: " + strings.Join(lost, ", "), nil
+	}
+	if f := missingFeature(opts, features); f != "" {
+		return model.FailureRunnerUnsupported, "the runner lacks the feature " + f, nil
+	}
+	return "", "", nil
+}
+
+// lostDependencies names the dependencies of job j that lost their
+// archive (archiveLost).
+func lostDependencies(ctx context.Context, tx *store.Tx, j model.Job, opts jobOptions) ([]string, error) {
+	deps, err := dependencyJobs(ctx, tx, j, opts)
+	if err != nil || len(deps) == 0 {
+		return nil, err
+	}
+	ids := make([]int64, len(deps))
+	for i, d := range deps {
+		ids[i] = d.ID
+	}
+	states, err := tx.ArchiveStates(ctx, ids...)
+	if err != nil {
+		return nil, err
+	}
+	arts, err := tx.JobArtifacts(ctx, ids...)
+	if err != nil {
+		return nil, err
+	}
+	now := tx.Now()
+	available := map[int64]bool{}
+	for _, a := range arts {
+		if archiveAvailable(a, now) {
+			available[a.JobID] = true
+		}
+	}
+	names := map[int64]string{}
+	for _, d := range deps {
+		names[d.ID] = d.Name
+	}
+	var lost []string
+	for _, st := range states {
+		if archiveLost(st, available[st.JobID], now) {
+			lost = append(lost, names[st.JobID])
+		}
+	}
+	return lost, nil
+}
+
+// archiveLost reports whether a dependency lost its archive for the jobs
+// after it (GitLab's Build#valid_dependency?, negated): the job was
+// erased, or the archive it stored expired and is no longer there —
+// expired by time and not kept (by hand, or as the latest of its ref,
+// which keeps it available). A job that never stored an archive, or one
+// removed before its time (DELETE …/artifacts), loses nothing: the job
+// runs without it, as in GitLab.
+func archiveLost(st store.ArchiveState, available bool, now time.Time) bool {
+	if st.ErasedAt != nil {
+		return true
+	}
+	return st.ExpireAt != nil && !st.ExpireAt.After(now) && !available
+}
+
+// archiveAvailable reports whether an artifact is an archive later jobs
+// and downloads may have now: not expired.
+func archiveAvailable(a model.Artifact, now time.Time) bool {
+	return a.FileType == "archive" && (a.ExpireAt == nil || a.ExpireAt.After(now))
 }
 
 // RunnerJob authenticates a runner's call about job jobID with the job's
@@ -295,13 +412,9 @@ const (
 	featureFallbackCacheKeys = "fallback_cache_keys"
 )
 
-// MissingFeature names a feature job j needs that the runner does not
-// have ("" when it has them all).
-func MissingFeature(j model.Job, features map[string]bool) string {
-	pl, err := planned(&j)
-	if err != nil {
-		return ""
-	}
+// missingFeature names a feature a job configured as pl needs that the
+// runner does not have ("" when it has them all).
+func missingFeature(pl jobOptions, features map[string]bool) string {
 	need := func(f string) bool { return !features[f] }
 	if a := pl.Artifacts; a != nil {
 		if len(a.Reports) > 0 && need(featureMultipleArtifacts) {
@@ -432,7 +545,7 @@ func (s *Service) Payload(ctx context.Context, j model.Job, token string, r mode
 		out.Cache = append(out.Cache, RequestCache{Key: key, Untracked: c.Untracked, Paths: nonNil(c.Paths), Policy: policy, When: when,
 			FallbackKeys: nonNil(c.FallbackKeys)})
 	}
-	if out.Dependencies, err = s.dependencies(ctx, j, opts, token); err != nil {
+	if out.Dependencies, err = s.dependencies(ctx, s.db.Tx, j, opts, token); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -614,18 +727,16 @@ func quoteAll(v []string) []string {
 	return out
 }
 
-// dependencies are the earlier jobs whose archives job j downloads: those
-// dependencies: names, else its needs with artifacts, else every job of
-// the earlier stages. Each is downloaded with the job's own token.
-func (s *Service) dependencies(ctx context.Context, j model.Job, opts jobOptions, token string) ([]RequestDependency, error) {
+// dependencyJobs are the earlier builds whose archives job j downloads
+// (GitLab's BuildDependencies#local): those its dependencies: names, else
+// its needs with artifacts, else every build of the earlier stages — the
+// latest of each, by id.
+func dependencyJobs(ctx context.Context, tx *store.Tx, j model.Job, opts jobOptions) ([]model.Job, error) {
 	var jobs []model.Job
+	var err error
 	switch {
 	case opts.Dependencies != nil:
-		list, err := s.db.JobsNamed(ctx, j.PipelineID, opts.Dependencies)
-		if err != nil {
-			return nil, err
-		}
-		jobs = list
+		jobs, err = tx.JobsNamed(ctx, j.PipelineID, opts.Dependencies)
 	case opts.Needs != nil:
 		var names []string
 		for _, n := range opts.Needs {
@@ -633,35 +744,39 @@ func (s *Service) dependencies(ctx context.Context, j model.Job, opts jobOptions
 				names = append(names, n.Job)
 			}
 		}
-		list, err := s.db.JobsNamed(ctx, j.PipelineID, names)
-		if err != nil {
-			return nil, err
-		}
-		jobs = list
+		jobs, err = tx.JobsNamed(ctx, j.PipelineID, names)
 	default:
-		list, err := s.db.JobsBeforeStage(ctx, j.PipelineID, j.StageIdx)
-		if err != nil {
-			return nil, err
-		}
-		jobs = list
+		jobs, err = tx.JobsBeforeStage(ctx, j.PipelineID, j.StageIdx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	jobs = slices.DeleteFunc(jobs, func(d model.Job) bool { return d.Kind != model.JobBuild || d.ID == j.ID })
+	slices.SortFunc(jobs, func(a, b model.Job) int { return cmp.Compare(a.ID, b.ID) })
+	return jobs, nil
+}
+
+// dependencies are the payload's dependencies of job j (dependencyJobs),
+// each with its archive when it has one, downloaded with the job's own
+// token.
+func (s *Service) dependencies(ctx context.Context, tx *store.Tx, j model.Job, opts jobOptions, token string) ([]RequestDependency, error) {
+	jobs, err := dependencyJobs(ctx, tx, j, opts)
+	if err != nil {
+		return nil, err
 	}
 	out := []RequestDependency{}
 	if len(jobs) == 0 {
 		return out, nil
 	}
-	slices.SortFunc(jobs, func(a, b model.Job) int { return int(a.ID - b.ID) })
 	byJob, err := s.JobArtifacts(ctx, jobs)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
 	for _, d := range jobs {
-		if d.Kind != model.JobBuild || d.ID == j.ID {
-			continue
-		}
 		dep := RequestDependency{ID: d.ID, Name: d.Name, Token: token}
 		for _, a := range byJob[d.ID] {
-			if a.FileType == "archive" && (a.ExpireAt == nil || a.ExpireAt.After(now)) {
+			if archiveAvailable(a, now) {
 				dep.ArtifactsFile = &RequestArtifactFile{Filename: a.FileName, Size: a.Size}
 			}
 		}
@@ -794,8 +909,9 @@ func (s *Service) openArchive(ctx context.Context, j model.Job) (io.ReadCloser, 
 	if err != nil {
 		return nil, model.Artifact{}, err
 	}
+	now := s.now()
 	for _, a := range list {
-		if a.FileType == "archive" && (a.ExpireAt == nil || a.ExpireAt.After(s.now())) {
+		if archiveAvailable(a, now) {
 			f, err := s.files.OpenArtifact(a.Path)
 			if err != nil {
 				return nil, a, model.NotFound("")

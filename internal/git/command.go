@@ -91,6 +91,7 @@ var allowed = map[string]description{
 	"pack-refs":     {},
 	"gc":            {},
 	"clean":         {}, // the runner's reused work trees (pathspec :/ only)
+	"ls-files":      {}, // the runner's untracked artifacts (pathspec :/ only)
 	"repack":        {},
 	// checkout: the CI runner's work tree (GIT_WORK_TREE); git 2.39
 	// checkout rejects --end-of-options, its one arg is a commit id.

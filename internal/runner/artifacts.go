@@ -104,19 +104,35 @@ type selection struct {
 	Names []string
 	// Found counts, per path pattern, what it matched (before exclude).
 	Found []int
+	// Untracked counts the untracked files selected (after exclude).
+	Untracked int
 	// Excluded counts, per exclude pattern, what it took out.
 	Excluded []int
 	// Warnings are patterns refused (outside the folder).
 	Warnings []string
 }
 
-// selectArtifacts applies the paths and exclude patterns of an artifacts
-// entry to the tree of fsys (the build folder, opened through an os.Root so
-// no symbolic link leads out of it). dir is the folder's path, for
-// absolute patterns and messages.
-func selectArtifacts(fsys fs.FS, dir string, paths, exclude []string) selection {
+// selectArtifacts applies an artifacts entry to the tree of fsys (the
+// build folder, opened through an os.Root so no symbolic link leads out of
+// it): what its path patterns match, and the untracked files git listed
+// (slash paths from the folder's top; nil when the entry does not ask for
+// them), less what its exclude patterns match — as gitlab-runner's
+// archiver combines paths, untracked and exclude. dir is the folder's
+// path, for absolute patterns and messages.
+func selectArtifacts(fsys fs.FS, dir string, paths, untracked, exclude []string) selection {
 	var sel selection
 	chosen := map[string]bool{}
+	fromGit := map[string]bool{}
+	for _, name := range untracked {
+		c := path.Clean(name)
+		if c == "." || !fs.ValidPath(c) {
+			continue
+		}
+		if _, err := fs.Lstat(fsys, c); err != nil {
+			continue // gone since git listed it
+		}
+		chosen[c], fromGit[c] = true, true
+	}
 	for _, p := range paths {
 		n := 0
 		pat, err := cleanPattern(p, dir)
@@ -155,9 +171,25 @@ func selectArtifacts(fsys fs.FS, dir string, paths, exclude []string) selection 
 			}
 		}
 		sel.Names = append(sel.Names, name)
+		if fromGit[name] {
+			sel.Untracked++
+		}
 	}
 	sort.Strings(sel.Names)
 	return sel
+}
+
+// parseUntracked reads the output of git ls-files --others -z: one path
+// per NUL-terminated entry; a nested repository comes as its folder with
+// a trailing slash, kept as the folder.
+func parseUntracked(out []byte) []string {
+	var names []string
+	for _, e := range strings.Split(string(out), "\x00") {
+		if e = strings.TrimSuffix(e, "/"); e != "" {
+			names = append(names, e)
+		}
+	}
+	return names
 }
 
 // excludedBy is the index of the first exclude pattern matching name or

@@ -91,8 +91,10 @@ func TestSelectArtifacts(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		paths, excl   []string
+		untracked     []string // what git listed
 		want          []string
 		found, exclN  []int
+		untrackedN    int
 		warnings      int
 		warningSubstr string
 	}{
@@ -119,6 +121,24 @@ func TestSelectArtifacts(t *testing.T) {
 		{name: "through links out", paths: []string{"escape/passwd", "abs/passwd", "escape", "abs"}, found: []int{0, 0, 0, 0}},
 		{name: "whole folder", paths: []string{"."}, excl: []string{"build/**", "docs/**", "logs"},
 			want: []string{"README.md", "link"}, found: []int{20}, exclN: []int{7, 6, 3}, warnings: 2},
+		// Untracked files: what git listed, as files (no folder brings
+		// its contents), with the paths' selection, less exclude.
+		{name: "untracked only", untracked: []string{"build/app", "logs/a.log", "README.md"},
+			want: []string{"README.md", "build/app", "logs/a.log"}, untrackedN: 3},
+		{name: "untracked with paths", paths: []string{"docs/"}, untracked: []string{"logs/b.txt", "docs/a/b/c.md"},
+			want: []string{"docs", "docs/a", "docs/a/b", "docs/a/b/c.md", "docs/up", "logs/b.txt"}, found: []int{6}, untrackedN: 2,
+			warnings: 1, warningSubstr: "docs/away"},
+		{name: "untracked excluded", paths: []string{"build/app"}, excl: []string{"*.md", "logs/**", "build/sub"},
+			untracked: []string{"README.md", "logs/a.log", "logs/b.txt", "build/sub/y.log", "build/app.debug"},
+			want:      []string{"build/app", "build/app.debug"}, found: []int{1}, exclN: []int{1, 2, 1}, untrackedN: 1},
+		{name: "untracked excluded by a folder", excl: []string{"build"},
+			untracked: []string{"build/app", "build/sub/deep/x.txt", "logs/a.log"}, want: []string{"logs/a.log"}, exclN: []int{2},
+			untrackedN: 1},
+		{name: "untracked gone or bad", untracked: []string{"vanished.txt", "../outside", "/etc/passwd", ".", "", "logs/../README.md"},
+			want: []string{"README.md"}, untrackedN: 1},
+		{name: "untracked link leading out", untracked: []string{"escape", "docs/up", "link"},
+			want: []string{"docs/up", "link"}, untrackedN: 2, warnings: 1, warningSubstr: "escape"},
+		{name: "untracked nothing", untracked: []string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, err := os.OpenRoot(dir)
@@ -126,9 +146,12 @@ func TestSelectArtifacts(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer root.Close()
-			sel := selectArtifacts(root.FS(), dir, tc.paths, tc.excl)
+			sel := selectArtifacts(root.FS(), dir, tc.paths, tc.untracked, tc.excl)
 			if strings.Join(sel.Names, ",") != strings.Join(tc.want, ",") {
 				t.Errorf("names %q; want %q", sel.Names, tc.want)
+			}
+			if sel.Untracked != tc.untrackedN {
+				t.Errorf("untracked %d; want %d", sel.Untracked, tc.untrackedN)
 			}
 			if fmtInts(sel.Found) != fmtInts(tc.found) {
 				t.Errorf("found %v; want %v", sel.Found, tc.found)
@@ -143,6 +166,22 @@ func TestSelectArtifacts(t *testing.T) {
 				t.Errorf("warnings %q; want %d with %q", sel.Warnings, tc.warnings, tc.warningSubstr)
 			}
 		})
+	}
+}
+
+func TestParseUntracked(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		want []string
+	}{
+		{"", nil},
+		{"a.txt\x00", []string{"a.txt"}},
+		{"a.txt\x00dir/b c.txt\x00nested/\x00", []string{"a.txt", "dir/b c.txt", "nested"}},
+		{"new\nline\x00\x00tab\tname", []string{"new\nline", "tab\tname"}},
+	} {
+		if got := parseUntracked([]byte(tc.out)); strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
+			t.Errorf("parseUntracked(%q) = %q; want %q", tc.out, got, tc.want)
+		}
 	}
 }
 
@@ -166,7 +205,7 @@ func TestWriteZip_extractRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	sel := selectArtifacts(root.FS(), src, []string{"out"}, nil)
+	sel := selectArtifacts(root.FS(), src, []string{"out"}, nil, nil)
 	var buf bytes.Buffer
 	if err := writeZip(&buf, root, sel.Names); err != nil {
 		t.Fatal(err)

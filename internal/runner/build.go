@@ -32,12 +32,23 @@ var (
 	errShutdown = errors.New("the runner is shutting down")
 )
 
-// systemError is a failure of the runner rather than of the job
-// (runner_system_failure).
+// systemError is a failure of the runner rather than of the job's script
+// (runner_system_failure, with no exit code): the build folder cannot be
+// prepared, the sources cannot be fetched, a dependency's archive cannot
+// be downloaded or unpacked, an upload cannot be made.
 type systemError struct{ err error }
 
 func (e *systemError) Error() string { return e.err.Error() }
 func (e *systemError) Unwrap() error { return e.err }
+
+// system marks err (when not nil) as a system failure.
+func system(err error) error {
+	var se *systemError
+	if err == nil || errors.As(err, &se) {
+		return err
+	}
+	return &systemError{err}
+}
 
 // build is one job on this runner, from the payload to the final state.
 type build struct {
@@ -157,12 +168,12 @@ func (b *build) execute() result {
 	b.fail(err)
 	if err == nil {
 		b.fail(b.section("get_sources", "Getting source from Git repository", func() error {
-			return b.getSources(b.stepsCtx)
+			return system(b.getSources(b.stepsCtx))
 		}))
 	}
 	if b.failed == nil && b.hasDependencies() {
 		b.fail(b.section("download_artifacts", "Downloading artifacts", func() error {
-			return b.downloadDependencies(b.stepsCtx)
+			return system(b.downloadDependencies(b.stepsCtx))
 		}))
 	}
 	if b.failed == nil {
@@ -399,7 +410,7 @@ func (b *build) downloadDependencies(ctx context.Context) error {
 		}
 		if err := b.downloadDependency(ctx, d.ID, token); err != nil {
 			b.trace.Printf("%sERROR: Downloading artifacts from coordinator... %v%s\n", ansiBoldRed, err, ansiReset)
-			return err
+			return fmt.Errorf("download artifacts of %s (%d): %w", d.Name, d.ID, err)
 		}
 	}
 	return nil
@@ -453,8 +464,12 @@ func uploadsWhen(when string, failed bool) bool {
 }
 
 // uploadArtifacts uploads every artifacts entry whose when fits the
-// job's result. The first failed upload fails the job (script_failure, as
-// gitlab-runner's uploader failing its stage does).
+// job's result. The first failed upload fails the job: an archive over
+// the server's limit, a refused upload or an entry the runner cannot
+// make (a raw report of several files) as the job's failure
+// (script_failure), anything else — no answer, server errors after the
+// retries, files that cannot be read — as the runner's
+// (runner_system_failure).
 func (b *build) uploadArtifacts(ctx context.Context, failed bool) error {
 	root, err := os.OpenRoot(b.dir)
 	if err != nil {
@@ -484,9 +499,25 @@ func (b *build) uploadArtifact(ctx context.Context, root *os.Root, a artifact) e
 		}
 	}
 	b.trace.Printf("Uploading artifacts...\n")
-	sel := selectArtifacts(root.FS(), b.dir, a.Paths, a.Exclude)
+	var untracked []string
+	if a.Untracked {
+		list, err := b.untrackedFiles(ctx)
+		if err != nil {
+			// As gitlab-runner's archiver: a warning, the rest goes.
+			b.trace.Printf("%sWARNING: untracked: %v%s\n", ansiYellow, err, ansiReset)
+		}
+		untracked = list
+	}
+	sel := selectArtifacts(root.FS(), b.dir, a.Paths, untracked, a.Exclude)
 	for i, p := range a.Paths {
 		b.trace.Printf("%s: found %d matching artifact files and directories\n", p, sel.Found[i])
+	}
+	if a.Untracked {
+		if sel.Untracked > 0 {
+			b.trace.Printf("untracked: found %d files\n", sel.Untracked)
+		} else {
+			b.trace.Printf("%sWARNING: untracked: no files%s\n", ansiYellow, ansiReset)
+		}
 	}
 	for i, p := range a.Exclude {
 		if sel.Excluded[i] > 0 {
@@ -495,9 +526,6 @@ func (b *build) uploadArtifact(ctx context.Context, root *os.Root, a artifact) e
 	}
 	for _, w := range sel.Warnings {
 		b.trace.Printf("%sWARNING: %s%s\n", ansiYellow, w, ansiReset)
-	}
-	if a.Untracked {
-		b.trace.Printf("%sWARNING: untracked: not supported by quarry-runner; ignored%s\n", ansiYellow, ansiReset)
 	}
 	if len(sel.Names) == 0 {
 		b.trace.Printf("%sWARNING: No files to upload%s\n", ansiYellow, ansiReset)
@@ -565,7 +593,7 @@ func (b *build) uploadArtifact(ctx context.Context, root *os.Root, a artifact) e
 		}
 		if attempt == maxUploadRetries {
 			b.trace.Printf("%sERROR: Uploading artifacts as %q to coordinator... failed%s  id=%d status=%s\n", ansiBoldRed, typ, ansiReset, b.job.ID, status)
-			return fmt.Errorf("upload artifacts: %s", status)
+			return &systemError{fmt.Errorf("upload artifacts: %s", status)}
 		}
 		wait := bo.next()
 		b.trace.Printf("%sWARNING: Uploading artifacts as %q to coordinator... failed%s  id=%d status=%s; retrying in %v\n", ansiYellow, typ, ansiReset, b.job.ID, status, wait.Round(time.Millisecond))

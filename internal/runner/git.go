@@ -150,3 +150,23 @@ func (b *build) gitFailed(err error) error {
 	}
 	return fmt.Errorf("get sources: %w", err)
 }
+
+// untrackedFiles lists what git does not track in the build folder, as
+// gitlab-runner's archiver does for artifacts:untracked: git ls-files
+// --others, ignored files included, as slash paths from the folder's top.
+// A folder that is no work tree (GIT_STRATEGY none) is an error.
+func (b *build) untrackedFiles(ctx context.Context) ([]string, error) {
+	gitDir := filepath.Join(b.dir, ".git")
+	if st, err := os.Stat(gitDir); err != nil || !st.IsDir() {
+		return nil, errors.New("the build folder is not a git work tree")
+	}
+	// The command runs in the git folder: the pathspec :/ and
+	// --full-name make its answer the whole work tree, from its top.
+	list := git.Command{Name: "ls-files", Flags: []git.Flag{{Name: "--others"}, {Name: "-z"}, {Name: "--full-name"}},
+		PathArgs: []string{":/"}, Env: []string{"GIT_WORK_TREE=" + b.dir}}
+	out, err := b.r.git.Run(ctx, gitDir, list, git.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files: %w", err)
+	}
+	return parseUntracked(out), nil
+}

@@ -551,12 +551,110 @@ func TestRun_fetchFails(t *testing.T) {
 	h.start(1)
 
 	final := h.srv.waitFinal(112)
-	if final.State != "failed" || final.FailureReason != "script_failure" {
-		t.Errorf("final state %+v", final)
+	if final.State != "failed" || final.FailureReason != "runner_system_failure" || final.ExitCode != 0 {
+		t.Errorf("final state %+v; want failed, runner_system_failure, no exit code", final)
 	}
 	log := h.checkFinalLog(112, final)
-	mustContain(t, log, "ERROR: Job failed: get sources:")
+	mustContain(t, log, "ERROR: Job failed (system failure): get sources:")
 	mustNotContain(t, log, "never", j["token"].(string))
+}
+
+// A dependency whose archive cannot be downloaded fails the job as the
+// runner's failure, without running its script.
+func TestRun_dependencyDownloadFails(t *testing.T) {
+	h := newHarness(t)
+	j := h.job(132, []string{"echo never"})
+	j["dependencies"] = []map[string]any{{"id": 91, "name": "build", "token": j["token"],
+		"artifacts_file": map[string]any{"filename": "artifacts.zip", "size": 100}}}
+	h.srv.tokens[91] = j["token"].(string) // no archive: 404
+	h.srv.queueJob(j)
+	h.start(1)
+
+	final := h.srv.waitFinal(132)
+	if final.State != "failed" || final.FailureReason != "runner_system_failure" || final.ExitCode != 0 {
+		t.Errorf("final state %+v; want failed, runner_system_failure, no exit code", final)
+	}
+	log := h.checkFinalLog(132, final)
+	mustContain(t, log, "ERROR: Job failed (system failure): download artifacts of build (91): 404 not found")
+	mustNotContain(t, log, "never\n")
+}
+
+// An upload the server keeps failing (after the retries) is the runner's
+// failure; one too large stays the job's (TestRun_artifactsTooLarge).
+func TestRun_uploadFails(t *testing.T) {
+	h := newHarness(t)
+	h.srv.uploadCodes = []int{500, 503, 500, 502}
+	j := h.job(133, []string{"echo x > out.txt"})
+	j["artifacts"] = []map[string]any{{"paths": []string{"out.txt"}, "when": "on_success", "artifact_type": "archive", "artifact_format": "zip"}}
+	h.srv.queueJob(j)
+	h.start(1)
+
+	final := h.srv.waitFinal(133)
+	if final.State != "failed" || final.FailureReason != "runner_system_failure" || final.ExitCode != 0 {
+		t.Errorf("final state %+v; want failed, runner_system_failure, no exit code", final)
+	}
+	mustContain(t, h.checkFinalLog(133, final), "ERROR: Job failed (system failure): upload artifacts: 502 Bad Gateway")
+}
+
+// artifacts:untracked takes what git does not track in the work tree
+// (ignored files too), with paths, less exclude; a tracked file only
+// through paths.
+func TestRun_untrackedArtifacts(t *testing.T) {
+	h := newHarness(t)
+	j := h.job(130, []string{
+		"mkdir -p out/sub logs && echo a > out/sub/a.txt && echo t > top.txt && echo s > skip.tmp && echo l > logs/x.log",
+		"echo ignored.txt > .gitignore && echo i > ignored.txt",
+		"echo changed >> README.md",
+	})
+	j["artifacts"] = []map[string]any{{"untracked": true, "paths": []string{"src/main.sh"}, "exclude": []string{"*.tmp", "logs/**"},
+		"when": "on_success", "artifact_type": "archive", "artifact_format": "zip"}}
+	h.srv.queueJob(j)
+	h.start(1)
+
+	final := h.srv.waitFinal(130)
+	log := h.checkFinalLog(130, final)
+	if final.State != "success" {
+		t.Fatalf("final state %+v:\n%s", final, log)
+	}
+	mustContain(t, log, "src/main.sh: found 1 matching artifact files and directories", "untracked: found 4 files",
+		"*.tmp: excluded 1 files", "logs/**: excluded 1 files")
+	h.srv.mu.Lock()
+	uploads := h.srv.uploads[130]
+	h.srv.mu.Unlock()
+	if len(uploads) != 1 {
+		t.Fatalf("%d uploads; want 1", len(uploads))
+	}
+	got := zipNames(t, uploads[0].Body)
+	want := map[string]string{".gitignore": "ignored.txt\n", "ignored.txt": "i\n", "out/sub/a.txt": "a\n", "src/main.sh": "echo main\n",
+		"top.txt": "t\n"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("archive holds %v; want %v", got, want)
+	}
+}
+
+// Without a work tree (GIT_STRATEGY none) untracked files are a warning;
+// the paths still go.
+func TestRun_untrackedWithoutWorkTree(t *testing.T) {
+	h := newHarness(t)
+	j := h.job(131, []string{"echo x > a.txt"})
+	addVariables(j, map[string]any{"key": "GIT_STRATEGY", "value": "none", "public": true})
+	j["artifacts"] = []map[string]any{{"untracked": true, "paths": []string{"a.txt"}, "when": "on_success", "artifact_type": "archive",
+		"artifact_format": "zip"}}
+	h.srv.queueJob(j)
+	h.start(1)
+
+	final := h.srv.waitFinal(131)
+	log := h.checkFinalLog(131, final)
+	if final.State != "success" {
+		t.Fatalf("final state %+v:\n%s", final, log)
+	}
+	mustContain(t, log, "WARNING: untracked: the build folder is not a git work tree", "WARNING: untracked: no files")
+	h.srv.mu.Lock()
+	uploads := h.srv.uploads[131]
+	h.srv.mu.Unlock()
+	if len(uploads) != 1 || fmt.Sprint(zipNames(t, uploads[0].Body)) != fmt.Sprint(map[string]string{"a.txt": "x\n"}) {
+		t.Errorf("uploads %v", uploads)
+	}
 }
 
 // Stopping the runner aborts its job and reports it as a system failure.

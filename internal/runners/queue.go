@@ -176,20 +176,18 @@ func (s *Service) assign(ctx context.Context, r model.Runner, features map[strin
 			if p == nil || p.PendingDelete || p.Settings.BuildsAccessLevel == "disabled" || (r.Shared() && !p.Settings.SharedRunnersEnabled) {
 				continue
 			}
-			j, token, err := s.ci.Claim(ctx, q.ID, r)
+			j, token, err := s.ci.Claim(ctx, q.ID, r, features)
 			if errors.Is(err, model.ErrConflict) || errors.Is(err, model.ErrNotFound) {
 				lost = true
 				continue
 			}
+			if errors.Is(err, ci.ErrDropped) {
+				// Failed instead (a dependency lost its archive, a
+				// feature is missing): the next candidate.
+				continue
+			}
 			if err != nil {
 				return nil, lost, err
-			}
-			if f := ci.MissingFeature(j, features); f != "" {
-				s.log.Info("runner lacks a feature the job needs", "runner_id", r.ID, "job_id", j.ID, "feature", f)
-				if _, err := s.ci.Drop(ctx, j.ID, model.FailureRunnerUnsupported); err != nil {
-					return nil, lost, err
-				}
-				continue
 			}
 			payload, err := s.ci.Payload(ctx, j, token, r)
 			if err != nil {

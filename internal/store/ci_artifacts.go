@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"quarry/internal/model"
 )
@@ -70,4 +71,38 @@ func (tx *Tx) DeleteJobArtifacts(ctx context.Context, jobID int64) ([]model.Arti
 	}
 	_, err = tx.exec(ctx, "DELETE FROM ci_artifacts WHERE job_id = ?", jobID)
 	return list, err
+}
+
+// SetJobArchiveExpiry records on the job when the archive it stored
+// expires (nil: never). The record outlives the archive's: ArchiveStates
+// reads it after the expiry sweep removed the archive.
+func (tx *Tx) SetJobArchiveExpiry(ctx context.Context, jobID int64, at *time.Time) error {
+	_, err := tx.exec(ctx, "UPDATE ci_jobs SET artifacts_expire_at = ? WHERE id = ?", nullMicros(at), jobID)
+	return err
+}
+
+// ArchiveState is what decides whether the jobs after a job can still
+// have its archive.
+type ArchiveState struct {
+	JobID    int64
+	ErasedAt *time.Time
+	// ExpireAt is when the archive the job stored expires (nil: it never
+	// does, or the job stored none), kept after the archive is gone.
+	ExpireAt *time.Time
+}
+
+// ArchiveStates reads the archive states of jobs, by id.
+func (tx *Tx) ArchiveStates(ctx context.Context, jobIDs ...int64) ([]ArchiveState, error) {
+	if len(jobIDs) == 0 {
+		return nil, nil
+	}
+	var out []ArchiveState
+	err := tx.each(ctx, "SELECT id, erased_at, artifacts_expire_at FROM ci_jobs WHERE id IN ("+placeholders(len(jobIDs))+") ORDER BY id",
+		anys(jobIDs), func(r *sql.Rows) error {
+			var st ArchiveState
+			err := r.Scan(&st.JobID, nullTSScan{&st.ErasedAt}, nullTSScan{&st.ExpireAt})
+			out = append(out, st)
+			return err
+		})
+	return out, err
 }
