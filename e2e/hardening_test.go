@@ -74,7 +74,7 @@ func TestHardening_gitJobTokenRefused(t *testing.T) {
 // sending once the answer has come (or the server stopped reading), and
 // returns the answer's status line and body and how many body bytes the
 // connection took.
-func rawPost(t *testing.T, s *apitest.Server, head string, size int64, fill byte) (status string, body string, sent int64) {
+func rawPost(t testing.TB, s *apitest.Server, head string, size int64, fill byte) (status string, body string, sent int64) {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(s.URL, "http://"), 5*time.Second)
 	if err != nil {
