@@ -215,17 +215,10 @@ func (c *checker) project(r projectRec) {
 		Path          string `json:"path"`
 		DefaultBranch string `json:"default_branch"`
 	}
-	st, _, err := c.api.read(projectPath(r.id), &p)
+	if !c.readProject(key, r, r.id, &p) {
+		return
+	}
 	switch {
-	case err != nil:
-		c.v.add(lost, key, "%v: cannot be read: %v", r, err)
-		return
-	case st == http.StatusNotFound:
-		c.v.add(lost, key, "%v: not found", r)
-		return
-	case st != http.StatusOK:
-		c.v.add(lost, key, "%v: status %d", r, st)
-		return
 	case p.Path != r.path:
 		c.v.add(corrupt, key, "%v: its path is %q", r, p.Path)
 		return
@@ -239,6 +232,23 @@ func (c *checker) project(r projectRec) {
 	}
 }
 
+// readProject reads an acknowledged project into p; false (the write
+// counted as lost) when it cannot be read.
+func (c *checker) readProject(key string, r any, id int64, p any) bool {
+	st, _, err := c.api.read(projectPath(id), p)
+	switch {
+	case err != nil:
+		c.v.add(lost, key, "%v: cannot be read: %v", r, err)
+	case st == http.StatusNotFound:
+		c.v.add(lost, key, "%v: not found", r)
+	case st != http.StatusOK:
+		c.v.add(lost, key, "%v: status %d", r, st)
+	default:
+		return true
+	}
+	return false
+}
+
 func (c *checker) fork(r forkRec) {
 	key := fmt.Sprintf("fork %d", r.id)
 	var p struct {
@@ -249,17 +259,10 @@ func (c *checker) fork(r forkRec) {
 			ID int64 `json:"id"`
 		} `json:"forked_from_project"`
 	}
-	st, _, err := c.api.read(projectPath(r.id), &p)
+	if !c.readProject(key, r, r.id, &p) {
+		return
+	}
 	switch {
-	case err != nil:
-		c.v.add(lost, key, "%v: cannot be read: %v", r, err)
-		return
-	case st == http.StatusNotFound:
-		c.v.add(lost, key, "%v: not found", r)
-		return
-	case st != http.StatusOK:
-		c.v.add(lost, key, "%v: status %d", r, st)
-		return
 	case p.ForkedFrom == nil || p.ForkedFrom.ID != r.source:
 		c.v.add(corrupt, key, "%v: forked_from_project is not %d", r, r.source)
 		return
@@ -286,7 +289,7 @@ func (c *checker) fork(r forkRec) {
 	if r.sourceSHA == "" {
 		return
 	}
-	st, _, err = c.api.read(projectPath(r.id)+"/repository/commits/"+r.sourceSHA, nil)
+	st, _, err := c.api.read(projectPath(r.id)+"/repository/commits/"+r.sourceSHA, nil)
 	switch {
 	case err != nil:
 		c.v.add(lost, key, "%v: cannot be read: %v", r, err)

@@ -100,53 +100,49 @@ func (c *client) write(method, path string, in, out any) (reply, outcome, string
 // failure counts: a read may meet the server restarting.
 const readAttempts = 5
 
-// read GETs path into out (nil: discard). It retries answers that are
-// no answer or a 5xx; it returns the final status, 0 with err when the
-// server never answered.
-func (c *client) read(path string, out any) (int, http.Header, error) {
+// get GETs path, retrying answers that are no answer or a 5xx; err when
+// the server never gave another.
+func (c *client) get(path string) (reply, error) {
 	var last error
 	for attempt := 0; attempt < readAttempts; attempt++ {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 500 * time.Millisecond)
 		}
 		r, err := c.do(http.MethodGet, path, nil)
-		if err != nil {
+		switch {
+		case err != nil:
 			last = err
-			continue
-		}
-		if r.status >= 500 {
+		case r.status >= 500:
 			last = fmt.Errorf("GET %s: %s", path, r.why())
-			continue
+		default:
+			return r, nil
 		}
-		if r.status == http.StatusOK && out != nil {
-			if err := json.Unmarshal(r.body, out); err != nil {
-				return r.status, r.header, fmt.Errorf("GET %s: %w", path, err)
-			}
-		}
-		return r.status, r.header, nil
 	}
-	return 0, nil, last
+	return reply{}, last
+}
+
+// read GETs path into out (nil: discard). It returns the final status,
+// 0 with err when the server never answered.
+func (c *client) read(path string, out any) (int, http.Header, error) {
+	r, err := c.get(path)
+	if err != nil {
+		return 0, nil, err
+	}
+	if r.status == http.StatusOK && out != nil {
+		if err := json.Unmarshal(r.body, out); err != nil {
+			return r.status, r.header, fmt.Errorf("GET %s: %w", path, err)
+		}
+	}
+	return r.status, r.header, nil
 }
 
 // raw GETs path and returns its body as it is.
 func (c *client) raw(path string) (int, string, error) {
-	var last error
-	for attempt := 0; attempt < readAttempts; attempt++ {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 500 * time.Millisecond)
-		}
-		r, err := c.do(http.MethodGet, path, nil)
-		if err != nil {
-			last = err
-			continue
-		}
-		if r.status >= 500 {
-			last = fmt.Errorf("GET %s: %s", path, r.why())
-			continue
-		}
-		return r.status, string(r.body), nil
+	r, err := c.get(path)
+	if err != nil {
+		return 0, "", err
 	}
-	return 0, "", last
+	return r.status, string(r.body), nil
 }
 
 // projectPath is the API path of project id.
