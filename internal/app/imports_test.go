@@ -17,6 +17,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/buildinfo":      {},
 	"quarry/internal/model":          {},
 	"quarry/internal/ratelimit":      {},
+	"quarry/internal/secrets":        {},
 	"quarry/internal/changelog/tmpl": {},
 	"quarry/internal/changelog":      {"changelog/tmpl", "store", "auth", "model", "git"},
 	"quarry/internal/store":          {"model"},
