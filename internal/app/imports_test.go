@@ -21,7 +21,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/changelog/tmpl": {},
 	"quarry/internal/changelog":      {"changelog/tmpl", "store", "auth", "model", "git"},
 	"quarry/internal/store":          {"model"},
-	"quarry/internal/storetest":      {"store", "model"},
+	"quarry/internal/storetest":      {"store", "model", "secrets"},
 	"quarry/internal/auth":           {"model"},
 	"quarry/internal/git":            {},
 	"quarry/internal/git/gittest":    {},

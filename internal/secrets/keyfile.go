@@ -149,6 +149,7 @@ func Load(path string) (*Keyring, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	k.path, k.stamp = path, stampOf(fi)
+	k.checked.Store(time.Now().UnixNano())
 	return k, nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,19 +50,26 @@ const (
 
 var b64 = base64.RawURLEncoding.Strict()
 
-// Keyring seals and opens values. It is safe for concurrent use. A ring
-// read from a file reads it again when asked to open a value sealed with
-// a key it does not hold, so a process keeps reading after another one
-// rotated the key (the file is shared).
+// Keyring seals and opens values. It is safe for concurrent use.
+//
+// A ring read from a file follows the file: when the file changed, a
+// ring reads it again before it seals (looking at most every
+// sealRecheck) and before it gives up opening a value sealed with a key
+// it lacks. So a running process seals with a key another process
+// rotated in within seconds, and opens at once what that process sealed.
 type Keyring struct {
-	path string // "" for a ring held only in memory
+	path    string       // "" for a ring held only in memory
+	checked atomic.Int64 // when the file was last looked at, in Unix nanoseconds
 
 	mu      sync.RWMutex
 	current string
 	keys    map[string]cipher.AEAD
 	stamp   fileStamp // the file as last read
-	retried time.Time // the last read again for an unknown key
 }
+
+// sealRecheck is how often a ring looks at its file again before
+// sealing.
+const sealRecheck = 10 * time.Second
 
 // Ephemeral returns a ring with one fresh key held only in memory (tests,
 // and nothing that must be read again later).
@@ -111,6 +119,7 @@ func (k *Keyring) Holds(id string) bool {
 // Seal encrypts plaintext under the current key, bound to context (the
 // column it will be stored in).
 func (k *Keyring) Seal(plaintext, context string) (string, error) {
+	k.refresh(sealRecheck)
 	k.mu.RLock()
 	id, aead := k.current, k.keys[k.current]
 	k.mu.RUnlock()
@@ -124,7 +133,7 @@ func (k *Keyring) Seal(plaintext, context string) (string, error) {
 
 // Open decrypts a value Seal made for context, under whichever key of the
 // ring sealed it. A key the ring lacks makes a ring read from a file read
-// it again (at most once a second) before giving up.
+// it again, if it changed, before giving up.
 func (k *Keyring) Open(sealed, context string) (string, error) {
 	id, payload, err := Decode(sealed)
 	if err != nil {
@@ -134,11 +143,10 @@ func (k *Keyring) Open(sealed, context string) (string, error) {
 	aead, ok := k.keys[id]
 	k.mu.RUnlock()
 	if !ok {
-		if k.reloadFor(id) {
-			k.mu.RLock()
-			aead, ok = k.keys[id]
-			k.mu.RUnlock()
-		}
+		k.refresh(0)
+		k.mu.RLock()
+		aead, ok = k.keys[id]
+		k.mu.RUnlock()
 		if !ok {
 			return "", fmt.Errorf("open %s: key %s: %w", context, id, ErrUnknownKey)
 		}
@@ -149,6 +157,10 @@ func (k *Keyring) Open(sealed, context string) (string, error) {
 	}
 	return string(plain), nil
 }
+
+// SealedWith names the key a stored value claims to be sealed with; ok is
+// false when value is not in the sealed form at all.
+func (k *Keyring) SealedWith(value string) (id string, ok bool) { return SealedWith(value) }
 
 // SealedWith names the key a stored value claims to be sealed with; ok is
 // false when value is not in the sealed form at all.
@@ -216,36 +228,38 @@ type fileStamp struct {
 
 func stampOf(fi os.FileInfo) fileStamp { return fileStamp{size: fi.Size(), modTime: fi.ModTime()} }
 
-// reloadFor reads the key file again, looking for key id; it reports
-// whether the ring changed. Reading is skipped for a ring without a file,
-// when the file did not change, and within a second of the last try.
-func (k *Keyring) reloadFor(id string) bool {
-	if k.path == "" || !validID(id) {
-		return false
+// refresh reads the key file again when it changed since it was read,
+// unless it was looked at within every. A file that cannot be read or
+// parsed now leaves the ring as it is (the next look tries again).
+func (k *Keyring) refresh(every time.Duration) {
+	if k.path == "" {
+		return
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if _, ok := k.keys[id]; ok {
-		return true // another caller read it meanwhile
+	now := time.Now().UnixNano()
+	last := k.checked.Load()
+	if every > 0 && (now-last < int64(every) || !k.checked.CompareAndSwap(last, now)) {
+		return
 	}
-	now := time.Now()
-	if now.Sub(k.retried) < time.Second {
-		return false
-	}
-	k.retried = now
 	fi, err := os.Stat(k.path)
-	if err != nil || stampOf(fi) == k.stamp {
-		return false
+	if err != nil {
+		return
+	}
+	k.mu.RLock()
+	same := stampOf(fi) == k.stamp
+	k.mu.RUnlock()
+	if same {
+		return
 	}
 	fresh, err := Load(k.path)
 	if err != nil {
-		return false
+		return
 	}
-	// Keep every key held so far: a value sealed before a key was dropped
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	// Keep every key held so far: a value sealed with a key since dropped
 	// from the file still opens in this process.
-	for kid, a := range fresh.keys {
-		k.keys[kid] = a
+	for id, a := range fresh.keys {
+		k.keys[id] = a
 	}
 	k.current, k.stamp = fresh.current, fresh.stamp
-	return true
 }
