@@ -241,3 +241,18 @@ func FuzzParseKeyFile(f *testing.F) {
 		}
 	})
 }
+
+// Every project and group read opens its registration token: this is
+// that cost.
+func BenchmarkKeyring_openToken(b *testing.B) {
+	k := Ephemeral()
+	sealed, err := k.Seal("GR1348941"+strings.Repeat("x", 20), "projects.runners_token")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := k.Open(sealed, "projects.runners_token"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
