@@ -630,6 +630,18 @@ func TestRunnerProtocol_jobTokenScope(t *testing.T) {
 	}, shortPoll)
 }
 
+// A registration token longer than any Quarry makes is GitLab's 403 for
+// an unknown token, answered before any query (a 60,000-character token
+// once made SQLite refuse a LIKE pattern: 500).
+func TestRunnerProtocol_longRegistrationToken(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		for _, token := range []string{strings.Repeat("a", 60000), "GR1348941" + strings.Repeat("%_", 30000), strings.Repeat("x", 256)} {
+			s.Do(t, apitest.Request{Method: "POST", Path: "/runners", JSON: map[string]any{"token": token}}).
+				Want(t, http.StatusForbidden).WantBody(t, `{"message":"403 Forbidden"}`)
+		}
+	}, shortPoll)
+}
+
 // Registration tokens are reset by who owns them: a project's by its
 // maintainers, a group's by its owners, the instance's by administrators;
 // the old token stops registering, the new one registers.

@@ -14,12 +14,15 @@ import (
 const adminUsage = `Usage: quarry admin <command> [flags]
 
 Commands:
-  create-user    --username U --email E --name N [--password P] [--admin]
-  create-token   --user U --name N [--scopes api,read_user] [--expires-at YYYY-MM-DD]
+  create-user          --username U --email E --name N [--password P] [--admin]
+  create-token         --user U --name N [--scopes api,read_user] [--expires-at YYYY-MM-DD]
+  rotate-secrets-key   add a fresh current key to the secrets key file and
+                       seal every secret in the database with it
 
-Both take the storage flags of "quarry serve" (--data-dir, --database-url),
-and its account flags (--token-prefix, --password-cost, and --root-password
-and --root-token for a first start). "quarry admin <command> --help" lists them.
+All take the storage flags of "quarry serve" (--data-dir, --database-url)
+and --secrets-key-file; create-user and create-token also take its account
+flags (--token-prefix, --password-cost, and --root-password and --root-token
+for a first start). "quarry admin <command> --help" lists them.
 `
 
 func admin(args []string, stdout, stderr io.Writer) error {
@@ -32,6 +35,8 @@ func admin(args []string, stdout, stderr io.Writer) error {
 		return createUser(args[1:], stdout, stderr)
 	case "create-token":
 		return createToken(args[1:], stdout, stderr)
+	case "rotate-secrets-key":
+		return rotateSecretsKey(args[1:], stdout, stderr)
 	}
 	return fmt.Errorf("unknown admin command %q\n%s", args[0], adminUsage)
 }
@@ -39,7 +44,7 @@ func admin(args []string, stdout, stderr io.Writer) error {
 // adminGroups are the settings the admin commands read: where the data
 // lives, and how users and tokens are made (also root's, when the command
 // is the first start of an empty database).
-var adminGroups = []config.Group{config.Storage, config.Accounts}
+var adminGroups = []config.Group{config.Storage, config.Secrets, config.Accounts}
 
 // openApp starts the application without listening and without background
 // workers, for scripting; it logs only warnings (the first start's).
@@ -97,5 +102,25 @@ func createToken(args []string, stdout, stderr io.Writer) error {
 		return app.Describe(err)
 	}
 	fmt.Fprintln(stdout, secret)
+	return nil
+}
+
+// rotateSecretsKey adds a key to the secrets key file and seals every
+// secret with it; the older keys stay in the file. Servers sharing the
+// file read it again by themselves; a server with a copy of its own needs
+// the new file.
+func rotateSecretsKey(args []string, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig("admin rotate-secrets-key", args, stderr, []config.Group{config.Storage, config.Secrets}, nil)
+	if err != nil {
+		return err
+	}
+	cfg.LogLevel = "warn"
+	old, next, err := app.RotateSecretsKey(context.Background(), cfg, newLogger(cfg, stderr))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "secrets key rotated: %s is current (was %s); %d values sealed again, %d sealed from plain text\n",
+		next.KeyID, old.KeyID, next.Resealed, old.Plain+next.Plain)
+	fmt.Fprintf(stdout, "the file %s keeps the older keys; copy it to every process sharing the database\n", cfg.SecretsKeyPath())
 	return nil
 }

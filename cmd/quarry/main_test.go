@@ -53,18 +53,21 @@ func TestRun_commandHelp(t *testing.T) {
 		want, not []string
 	}{
 		{[]string{"migrate", "--help"}, []string{"config", "data-dir", "database-url"},
-			[]string{"listen", "external-url", "task-workers", "log-level", "token-prefix", "storages", "git-max-processes"}},
+			[]string{"listen", "external-url", "task-workers", "log-level", "token-prefix", "storages", "git-max-processes", "secrets-key-file"}},
 		{[]string{"admin", "create-user", "--help"},
 			[]string{"username", "email", "name", "password", "admin", "config", "data-dir", "database-url",
 				"password-cost", "token-prefix", "root-password", "root-token"},
 			[]string{"listen", "task-workers", "log-format", "deletion-delay", "git-idle-timeout"}},
 		{[]string{"admin", "create-token", "--help"},
-			[]string{"user", "name", "scopes", "expires-at", "config", "data-dir", "database-url", "token-prefix"},
+			[]string{"user", "name", "scopes", "expires-at", "config", "data-dir", "database-url", "token-prefix", "secrets-key-file"},
 			[]string{"listen", "task-workers", "log-level", "max-parsed-body-bytes"}},
+		{[]string{"admin", "rotate-secrets-key", "--help"},
+			[]string{"config", "data-dir", "database-url", "secrets-key-file"},
+			[]string{"listen", "task-workers", "log-level", "token-prefix", "root-password"}},
 		{[]string{"serve", "--help"},
 			[]string{"config", "listen", "data-dir", "database-url", "external-url", "token-prefix", "password-cost",
 				"root-password", "root-token", "log-level", "log-format", "storages", "default-branch",
-				"git-max-processes", "git-idle-timeout", "deletion-delay", "task-workers", "task-lease", "user-cap",
+				"git-max-processes", "git-idle-timeout", "deletion-delay", "task-workers", "task-lease", "user-cap", "secrets-key-file",
 				"archive-rate-limit", "archive-cache-bytes", "shutdown-timeout", "max-parsed-body-bytes"}, nil},
 	} {
 		name := strings.Join(tc.args, " ")
@@ -235,6 +238,33 @@ func TestRun_migrateAndAdmin(t *testing.T) {
 		}
 		if err := run(append(args, "--user", "nobody", "--name", "ci"), io.Discard, io.Discard); err == nil {
 			t.Error("token for a missing user")
+		}
+
+		// A rotation adds a current key to the key file, which keeps the
+		// old one; the data stays usable.
+		keyFile := filepath.Join(dir, "secrets", "encryption-keys.json")
+		before, err := os.ReadFile(keyFile)
+		if err != nil {
+			t.Fatalf("key file after the first start: %v", err)
+		}
+		out.Reset()
+		if err := run(append([]string{"admin", "rotate-secrets-key"}, base...), &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "secrets key rotated") {
+			t.Errorf("rotate-secrets-key output %q", out.String())
+		}
+		var file struct {
+			Current string
+			Keys    []struct{ ID string }
+		}
+		after, err := os.ReadFile(keyFile)
+		if err != nil || json.Unmarshal(after, &file) != nil || len(file.Keys) != 2 || file.Current != file.Keys[1].ID ||
+			!strings.Contains(string(after), file.Keys[0].ID) || !strings.Contains(string(before), file.Keys[0].ID) {
+			t.Errorf("key file after rotation:\n%s\nbefore:\n%s", after, before)
+		}
+		if err := run(append(args, "--user", "ops", "--name", "after rotation"), io.Discard, io.Discard); err != nil {
+			t.Errorf("admin command after rotation: %v", err)
 		}
 	})
 }

@@ -246,6 +246,27 @@ func (f *failureLog) lines() []string {
 	return append([]string(nil), *f.seen...)
 }
 
+// SQLitePath is the server's SQLite database file ("" on PostgreSQL).
+func (s *Server) SQLitePath() string {
+	if s.Target.DatabaseURL != "" {
+		return ""
+	}
+	return s.sqlite
+}
+
+// PostgresSchema is the schema the server's PostgreSQL connections use
+// ("" on SQLite).
+func (s *Server) PostgresSchema() string {
+	if s.Target.DatabaseURL == "" {
+		return ""
+	}
+	u, err := url.Parse(s.Target.DatabaseURL)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("search_path")
+}
+
 // Stop shuts the server down (also done when the test ends).
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {

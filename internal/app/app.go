@@ -80,8 +80,9 @@ type App struct {
 	JobTokenScope *jobtokenscope.Service
 }
 
-// New opens the data folder and database, migrates, bootstraps the first
-// administrator and builds the HTTP handler.
+// New opens the data folder and database, migrates, reads the secrets key
+// file and seals what the database holds in plain text or under an older
+// key, bootstraps the first administrator and builds the HTTP handler.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
@@ -100,6 +101,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	} else if n > 0 {
 		log.Info("database migrated", "dialect", db.Dialect, "applied", n)
+	}
+	if _, err := openSecrets(cfg, db, log); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := sealSecrets(ctx, db, log); err != nil {
+		db.Close()
+		return nil, err
 	}
 	up := uploads.New(cfg.UploadsDir())
 	roots, err := cfg.RepositoryStorages()

@@ -26,6 +26,12 @@ type Config struct {
 	ExternalURL string `toml:"external_url"`
 	ConfigFile  string `toml:"-"`
 
+	// SecretsKeyFile is the key file that seals the secrets kept in the
+	// database (CI/CD variable values, registration tokens); empty is
+	// <data-dir>/secrets/encryption-keys.json, made on first start.
+	// Processes sharing one database must share the file.
+	SecretsKeyFile string `toml:"secrets_key_file"`
+
 	// TokenPrefix starts every personal access token issued.
 	TokenPrefix string `toml:"token_prefix"`
 	// PasswordCost is the bcrypt cost for stored passwords.
@@ -160,6 +166,8 @@ const (
 	// Accounts are the settings of users and tokens: the token prefix, the
 	// password cost and the presets of root created on first start.
 	Accounts Group = "accounts"
+	// Secrets is the key file that seals secrets at rest.
+	Secrets Group = "secrets"
 	// Log is --log-level and --log-format.
 	Log Group = "log"
 	// Server is everything only a serving process reads: the listener,
@@ -168,7 +176,7 @@ const (
 )
 
 // AllGroups is every setting: what "quarry serve" binds.
-var AllGroups = []Group{Storage, Accounts, Log, Server}
+var AllGroups = []Group{Storage, Secrets, Accounts, Log, Server}
 
 // option binds one setting to its group, flag, environment variable and
 // field.
@@ -184,6 +192,7 @@ func (c *Config) options() []option {
 	return []option{
 		{Storage, "data-dir", "QUARRY_DATA_DIR", "folder for the database, repositories and uploads", &c.DataDir},
 		{Storage, "database-url", "QUARRY_DATABASE_URL", "postgres://… to use PostgreSQL; empty for the embedded SQLite database", &c.DatabaseURL},
+		{Secrets, "secrets-key-file", "QUARRY_SECRETS_KEY_FILE", "key file sealing CI/CD variables and registration tokens in the database (default: <data-dir>/secrets/encryption-keys.json, made on first start; processes sharing a database share it)", &c.SecretsKeyFile},
 		{Accounts, "token-prefix", "QUARRY_TOKEN_PREFIX", "prefix of issued personal access tokens", &c.TokenPrefix},
 		{Accounts, "password-cost", "QUARRY_PASSWORD_COST", "bcrypt cost of stored passwords (4-31)", &c.PasswordCost},
 		{Accounts, "root-password", "QUARRY_ROOT_PASSWORD", "password of the root user created on first start (default: random, written to <data-dir>/initial_root_password)", &c.RootPassword},
@@ -368,6 +377,11 @@ func (c *Config) finish() error {
 		return fmt.Errorf("data dir: %w", err)
 	}
 	c.DataDir = abs
+	if c.SecretsKeyFile != "" {
+		if c.SecretsKeyFile, err = filepath.Abs(c.SecretsKeyFile); err != nil {
+			return fmt.Errorf("secrets key file: %w", err)
+		}
+	}
 	if c.DatabaseURL != "" && !IsPostgresURL(c.DatabaseURL) {
 		return fmt.Errorf("database url must start with postgres:// or postgresql://")
 	}
@@ -453,6 +467,15 @@ func (c *Config) RepositoryStorages() (map[string]string, error) {
 
 // SQLitePath is where the embedded database lives.
 func (c *Config) SQLitePath() string { return filepath.Join(c.DataDir, "quarry.db") }
+
+// SecretsKeyPath is the key file that seals secrets at rest: the
+// configured one, else <data-dir>/secrets/encryption-keys.json.
+func (c *Config) SecretsKeyPath() string {
+	if c.SecretsKeyFile != "" {
+		return c.SecretsKeyFile
+	}
+	return filepath.Join(c.DataDir, "secrets", "encryption-keys.json")
+}
 
 // UploadsDir is where uploaded files (avatars, attachments) live.
 func (c *Config) UploadsDir() string { return filepath.Join(c.DataDir, "uploads") }

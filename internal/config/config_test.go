@@ -222,3 +222,31 @@ func TestExternalURLFor(t *testing.T) {
 		}
 	}
 }
+
+// The secrets key file lies in the data folder unless configured; a
+// configured path is made absolute, and commands that do not bind the
+// setting keep the default.
+func TestSecretsKeyPath(t *testing.T) {
+	dir := t.TempDir()
+	c, err := load(t, []string{"--data-dir", dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "secrets", "encryption-keys.json"); c.SecretsKeyPath() != want {
+		t.Errorf("default key file %q; want %q", c.SecretsKeyPath(), want)
+	}
+	c, err = load(t, []string{"--data-dir", dir}, map[string]string{"QUARRY_SECRETS_KEY_FILE": "shared/keys.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.SecretsKeyPath(); !filepath.IsAbs(p) || !strings.HasSuffix(p, filepath.Join("shared", "keys.json")) {
+		t.Errorf("configured key file %q; want it absolute", p)
+	}
+	c, err = loadGroups(t, []Group{Storage}, []string{"--data-dir", dir}, map[string]string{"QUARRY_SECRETS_KEY_FILE": "/elsewhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SecretsKeyFile != "" {
+		t.Errorf("a command without the secrets group read %q", c.SecretsKeyFile)
+	}
+}

@@ -75,7 +75,7 @@ type ProjectSettings struct {
 	RequirementsAccessLevel                  string                    `json:"requirements_access_level"`
 	ContainerRegistryAccessLevel             string                    `json:"container_registry_access_level"`
 	SharedRunnersEnabled                     bool                      `json:"shared_runners_enabled"`
-	RunnersToken                             string                    `json:"runners_token"`
+	RunnersToken                             string                    `json:"-"` // sealed by the store in a column of its own
 	CIDefaultGitDepth                        int                       `json:"ci_default_git_depth"`
 	CIForwardDeploymentEnabled               bool                      `json:"ci_forward_deployment_enabled"`
 	PublicJobs                               bool                      `json:"public_jobs"`

@@ -146,7 +146,9 @@ type RunnerManager struct {
 // ApplicationSettings are the instance-wide settings Quarry keeps in the
 // database (the administration API shows and changes them).
 type ApplicationSettings struct {
-	RunnersRegistrationToken string `json:"runners_registration_token"`
+	// RunnersRegistrationToken is the instance's registration token; the
+	// store keeps it sealed in a column of its own, not in the document.
+	RunnersRegistrationToken string `json:"-"`
 	// MaxArtifactsSize is the largest artifact upload, in MiB.
 	MaxArtifactsSize int `json:"max_artifacts_size"`
 	// DefaultArtifactsExpireIn applies to uploads without expire_in.

@@ -139,20 +139,27 @@ func (s *Service) issue(ctx context.Context, r *model.Runner) (string, error) {
 	return secret, nil
 }
 
+// maxRegistrationTokenLength bounds a registration token: a longer one
+// is no token Quarry made, and is refused before any query.
+const maxRegistrationTokenLength = 255
+
 // Register creates a runner with a registration token (the legacy flow,
-// POST /runners): the instance's, a group's or a project's. An unknown
-// token is 403.
+// POST /runners): the instance's, a group's or a project's, each found by
+// the token's digest. An unknown token is 403.
 func (s *Service) Register(ctx context.Context, registrationToken string, in RegisterInput) (model.Runner, string, error) {
 	if err := in.validate(); err != nil {
 		return model.Runner{}, "", err
 	}
 	var r model.Runner
-	settings, err := s.ci.Settings(ctx)
+	if registrationToken == "" || len(registrationToken) > maxRegistrationTokenLength {
+		return r, "", model.Forbidden("")
+	}
+	instance, err := s.db.IsInstanceRunnersToken(ctx, registrationToken)
 	if err != nil {
 		return r, "", err
 	}
 	switch {
-	case registrationToken != "" && registrationToken == settings.RunnersRegistrationToken:
+	case instance:
 		r = newRunner(model.RunnerInstance, model.RegisteredByToken, in)
 	default:
 		if id, err := s.db.ProjectIDByRunnersToken(ctx, registrationToken); err == nil {
@@ -334,10 +341,6 @@ func (s *Service) ResetToken(ctx context.Context, r model.Runner) (string, error
 // registrationPrefix starts every registration token (GitLab's).
 const registrationPrefix = "GR1348941"
 
-// maxResetRetries bounds the retries of a reset that lost a race with
-// another change of the project or group.
-const maxResetRetries = 5
-
 // ResetProjectRegistrationToken gives a project a new runners registration
 // token (maintainers); the old one stops registering runners.
 func (s *Service) ResetProjectRegistrationToken(ctx context.Context, a auth.Actor, ref string) (string, error) {
@@ -349,20 +352,7 @@ func (s *Service) ResetProjectRegistrationToken(ctx context.Context, a auth.Acto
 		return "", model.Forbidden("")
 	}
 	token := auth.NewSecret(registrationPrefix, 20)
-	for range maxResetRetries {
-		err = s.db.InTx(ctx, func(tx *store.Tx) error {
-			cur, err := tx.ProjectByID(ctx, p.ID)
-			if err != nil {
-				return err
-			}
-			cur.Settings.RunnersToken = token
-			return tx.UpdateProject(ctx, &cur)
-		})
-		if !errors.Is(err, model.ErrConflict) {
-			break
-		}
-	}
-	return token, err
+	return token, s.db.InTx(ctx, func(tx *store.Tx) error { return tx.SetProjectRunnersToken(ctx, p.ID, token) })
 }
 
 // ResetGroupRegistrationToken gives a group a new runners registration
@@ -376,20 +366,7 @@ func (s *Service) ResetGroupRegistrationToken(ctx context.Context, a auth.Actor,
 		return "", model.Forbidden("")
 	}
 	token := auth.NewSecret(registrationPrefix, 20)
-	for range maxResetRetries {
-		err = s.db.InTx(ctx, func(tx *store.Tx) error {
-			cur, err := tx.GroupByID(ctx, g.ID)
-			if err != nil {
-				return err
-			}
-			cur.RunnersToken = token
-			return tx.UpdateGroup(ctx, &cur)
-		})
-		if !errors.Is(err, model.ErrConflict) {
-			break
-		}
-	}
-	return token, err
+	return token, s.db.InTx(ctx, func(tx *store.Tx) error { return tx.SetGroupRunnersToken(ctx, g.ID, token) })
 }
 
 // ResetInstanceRegistrationToken gives the instance a new runners

@@ -21,11 +21,12 @@ const jobColumns = `id, project_id, pipeline_id, kind, name, stage, stage_idx, s
 	manual_variables, downstream_id, runner_id, target_url, description, token_digest, log_size, created_at, updated_at,
 	queued_at, scheduled_at, started_at, finished_at, erased_at, version`
 
-func jobDest(j *model.Job) []any {
+// jobDest scans a job; its manual variables are sealed (secrets.go).
+func (tx *Tx) jobDest(j *model.Job) []any {
 	return []any{&j.ID, &j.ProjectID, &j.PipelineID, &j.Kind, &j.Name, &j.Stage, &j.StageIdx, &j.Status, &j.When, &j.AllowFailure,
 		nullString{(*string)(&j.FailureReason)}, nullInt{&j.ExitCode}, &j.Retried, &j.EnqueueImmediately, &j.RetryCount, nullInt64{&j.UserID}, &j.Ref,
 		&j.Tag, &j.SHA, nullFloat{&j.Coverage}, &j.DAG, jsonText{&j.Needs}, jsonText{&j.TagList}, &j.Timeout,
-		nullInt64{&j.ResourceGroup}, &j.Options, jsonText{&j.ManualVariables}, nullInt64{&j.DownstreamID},
+		nullInt64{&j.ResourceGroup}, &j.Options, sealedJSON{tx, &j.ManualVariables, sealManualVars}, nullInt64{&j.DownstreamID},
 		nullInt64{&j.RunnerID}, nullString{&j.TargetURL}, nullString{&j.Description}, nullString{&j.TokenDigest}, &j.LogSize,
 		tsScan{&j.CreatedAt}, tsScan{&j.UpdatedAt}, nullTSScan{&j.QueuedAt}, nullTSScan{&j.ScheduledAt},
 		nullTSScan{&j.StartedAt}, nullTSScan{&j.FinishedAt}, nullTSScan{&j.ErasedAt}, &j.Version}
@@ -61,7 +62,11 @@ func (tx *Tx) CreateJob(ctx context.Context, j *model.Job) error {
 	j.CreatedAt, j.UpdatedAt = now, now
 	var manual any
 	if j.ManualVariables != nil {
-		manual = jsonValue(j.ManualVariables)
+		sealed, err := tx.sealValue(jsonValue(j.ManualVariables), sealManualVars)
+		if err != nil {
+			return err
+		}
+		manual = sealed
 	}
 	if j.Options == "" {
 		j.Options = "{}"
@@ -83,7 +88,7 @@ func (tx *Tx) CreateJob(ctx context.Context, j *model.Job) error {
 // Job returns one job.
 func (tx *Tx) Job(ctx context.Context, id int64) (model.Job, error) {
 	var j model.Job
-	err := tx.row(ctx, jobDest(&j), "SELECT "+jobColumns+" FROM ci_jobs WHERE id = ?", id)
+	err := tx.row(ctx, tx.jobDest(&j), "SELECT "+jobColumns+" FROM ci_jobs WHERE id = ?", id)
 	return j, err
 }
 
@@ -152,7 +157,7 @@ func (tx *Tx) MoveJob(ctx context.Context, id int64, from, to model.CIStatus, ch
 	q := "UPDATE ci_jobs SET " + strings.Join(sets, ", ") + ", version = version + 1 WHERE id = ? AND status = ?"
 	args = append(args, id, from)
 	if j != nil {
-		err := tx.row(ctx, jobDest(j), q+" RETURNING "+jobColumns, args...)
+		err := tx.row(ctx, tx.jobDest(j), q+" RETURNING "+jobColumns, args...)
 		if errors.Is(err, model.ErrNotFound) {
 			return false, nil
 		}
@@ -193,9 +198,14 @@ func (tx *Tx) SetJobLog(ctx context.Context, id, size int64, cov *float64) error
 	return err
 }
 
-// SetJobManualVariables stores the variables a job was played with.
+// SetJobManualVariables stores the variables a job was played with,
+// sealed.
 func (tx *Tx) SetJobManualVariables(ctx context.Context, id int64, vars []model.Variable) error {
-	_, err := tx.exec(ctx, "UPDATE ci_jobs SET manual_variables = ?, updated_at = ? WHERE id = ?", jsonValue(vars), micros(tx.Now()), id)
+	sealed, err := tx.sealValue(jsonValue(vars), sealManualVars)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(ctx, "UPDATE ci_jobs SET manual_variables = ?, updated_at = ? WHERE id = ?", sealed, micros(tx.Now()), id)
 	return err
 }
 
@@ -225,7 +235,7 @@ func (tx *Tx) PipelineJobs(ctx context.Context, pipelineID int64, retried bool) 
 	var out []model.Job
 	err := tx.each(ctx, q+" ORDER BY id", []any{pipelineID}, func(r *sql.Rows) error {
 		var j model.Job
-		err := r.Scan(jobDest(&j)...)
+		err := r.Scan(tx.jobDest(&j)...)
 		out = append(out, j)
 		return err
 	})
@@ -262,7 +272,7 @@ func (tx *Tx) Jobs(ctx context.Context, f JobFilter, page model.Page) ([]model.J
 		columns: jobColumns, from: "ci_jobs", idCol: "id", where: w, order: order{desc: true},
 		scan: func(r *sql.Rows) (model.Job, error) {
 			var j model.Job
-			return j, r.Scan(jobDest(&j)...)
+			return j, r.Scan(tx.jobDest(&j)...)
 		},
 		keyOf: func(j model.Job) (any, int64) { return j.ID, j.ID },
 	}, page)
@@ -307,7 +317,7 @@ func (tx *Tx) CommitStatuses(ctx context.Context, f StatusFilter, page model.Pag
 		columns: jobColumns, from: "ci_jobs", idCol: "id", where: w,
 		scan: func(r *sql.Rows) (model.Job, error) {
 			var j model.Job
-			return j, r.Scan(jobDest(&j)...)
+			return j, r.Scan(tx.jobDest(&j)...)
 		},
 		keyOf: func(j model.Job) (any, int64) { return j.ID, j.ID },
 	}, page)

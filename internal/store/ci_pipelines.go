@@ -244,11 +244,15 @@ func (tx *Tx) CommitPipeline(ctx context.Context, projectID int64, sha, ref stri
 }
 
 // AddPipelineVariables stores the variables a pipeline was made with, in
-// their order.
+// their order, their values sealed.
 func (tx *Tx) AddPipelineVariables(ctx context.Context, pipelineID int64, vars []model.Variable) error {
 	for i, v := range vars {
+		value, err := tx.sealValue(v.Value, sealPipelineVar)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.exec(ctx, "INSERT INTO ci_pipeline_variables (pipeline_id, key, value, variable_type, raw, position) VALUES (?, ?, ?, ?, ?, ?)",
-			pipelineID, v.Key, v.Value, v.VariableType, v.Raw, i); err != nil {
+			pipelineID, v.Key, value, v.VariableType, v.Raw, i); err != nil {
 			return fmt.Errorf("pipeline variable %q: %w", v.Key, err)
 		}
 	}
@@ -261,7 +265,7 @@ func (tx *Tx) PipelineVariables(ctx context.Context, pipelineID int64) ([]model.
 	err := tx.each(ctx, "SELECT key, value, variable_type, raw FROM ci_pipeline_variables WHERE pipeline_id = ? ORDER BY position",
 		[]any{pipelineID}, func(r *sql.Rows) error {
 			var v model.Variable
-			err := r.Scan(&v.Key, &v.Value, &v.VariableType, &v.Raw)
+			err := r.Scan(&v.Key, sealedText{tx, &v.Value, sealPipelineVar}, &v.VariableType, &v.Raw)
 			out = append(out, v)
 			return err
 		})

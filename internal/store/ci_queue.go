@@ -70,7 +70,7 @@ func (tx *Tx) QueueState(ctx context.Context) (count, sum int64, err error) {
 // JobByTokenDigest returns the job whose token has this digest.
 func (tx *Tx) JobByTokenDigest(ctx context.Context, digest string) (model.Job, error) {
 	var j model.Job
-	err := tx.row(ctx, jobDest(&j), "SELECT "+jobColumns+" FROM ci_jobs WHERE token_digest = ?", digest)
+	err := tx.row(ctx, tx.jobDest(&j), "SELECT "+jobColumns+" FROM ci_jobs WHERE token_digest = ?", digest)
 	return j, err
 }
 
@@ -87,7 +87,7 @@ func (tx *Tx) JobsInStatus(ctx context.Context, status model.CIStatus, after int
 	err := tx.each(ctx, "SELECT "+jobColumns+" FROM ci_jobs WHERE status = ? AND kind = ? AND id > ? ORDER BY id LIMIT "+fmt.Sprint(limit),
 		[]any{status, model.JobBuild, after}, func(r *sql.Rows) error {
 			var j model.Job
-			if err := r.Scan(jobDest(&j)...); err != nil {
+			if err := r.Scan(tx.jobDest(&j)...); err != nil {
 				return err
 			}
 			out = append(out, j)
@@ -108,7 +108,7 @@ func (tx *Tx) RunnerJobs(ctx context.Context, runnerID int64, statuses []model.C
 		columns: jobColumns, from: "ci_jobs", idCol: "id", where: w, order: order{desc: desc},
 		scan: func(r *sql.Rows) (model.Job, error) {
 			var j model.Job
-			return j, r.Scan(jobDest(&j)...)
+			return j, r.Scan(tx.jobDest(&j)...)
 		},
 		keyOf: func(j model.Job) (any, int64) { return j.ID, j.ID },
 	}, page)
@@ -164,7 +164,7 @@ func (tx *Tx) JobsBeforeStage(ctx context.Context, pipelineID int64, stageIdx in
 	err := tx.each(ctx, "SELECT "+jobColumns+" FROM ci_jobs WHERE pipeline_id = ? AND retried = FALSE AND stage_idx < ? AND kind = ? ORDER BY id",
 		[]any{pipelineID, stageIdx, model.JobBuild}, func(r *sql.Rows) error {
 			var j model.Job
-			if err := r.Scan(jobDest(&j)...); err != nil {
+			if err := r.Scan(tx.jobDest(&j)...); err != nil {
 				return err
 			}
 			out = append(out, j)

@@ -122,7 +122,7 @@ func (tx *Tx) ResourceCandidates(ctx context.Context, groupID int64, mode string
 		columns: jobColumns, from: "ci_jobs", idCol: "id", where: w, order: o,
 		scan: func(r *sql.Rows) (model.Job, error) {
 			var j model.Job
-			return j, r.Scan(jobDest(&j)...)
+			return j, r.Scan(tx.jobDest(&j)...)
 		},
 		keyOf: func(j model.Job) (any, int64) { return j.ID, j.ID },
 	}, page)

@@ -308,20 +308,26 @@ func (tx *Tx) Runners(ctx context.Context, f RunnerFilter, page model.Page) ([]m
 
 // ApplicationSettings returns the instance's settings, creating the row
 // with defaults (and the registration token fresh gives) on first read.
+// The registration token is kept sealed beside the document.
 func (tx *Tx) ApplicationSettings(ctx context.Context, fresh func() model.ApplicationSettings) (model.ApplicationSettings, time.Time, time.Time, error) {
-	var doc string
+	var doc, token string
 	var created, updated time.Time
-	err := tx.row(ctx, []any{&doc, tsScan{&created}, tsScan{&updated}}, "SELECT settings, created_at, updated_at FROM application_settings WHERE id = 1")
+	const q = "SELECT settings, runners_token, created_at, updated_at FROM application_settings WHERE id = 1"
+	dest := []any{&doc, sealedText{tx, &token, sealInstanceToken}, tsScan{&created}, tsScan{&updated}}
+	err := tx.row(ctx, dest, q)
 	if errors.Is(err, model.ErrNotFound) {
 		s := fresh()
 		now := tx.Now()
-		b, _ := json.Marshal(s)
-		_, err = tx.exec(ctx, "INSERT INTO application_settings (id, settings, created_at, updated_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-			string(b), micros(now), micros(now))
+		var sealed, digest any
+		if sealed, digest, err = tx.sealToken(s.RunnersRegistrationToken, sealInstanceToken); err != nil {
+			return s, now, now, err
+		}
+		_, err = tx.exec(ctx, `INSERT INTO application_settings (id, settings, runners_token, runners_token_digest, created_at, updated_at)
+			VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, toJSON(s), sealed, digest, micros(now), micros(now))
 		if err != nil {
 			return s, now, now, err
 		}
-		err = tx.row(ctx, []any{&doc, tsScan{&created}, tsScan{&updated}}, "SELECT settings, created_at, updated_at FROM application_settings WHERE id = 1")
+		err = tx.row(ctx, dest, q)
 	}
 	if err != nil {
 		return model.ApplicationSettings{}, created, updated, err
@@ -330,44 +336,18 @@ func (tx *Tx) ApplicationSettings(ctx context.Context, fresh func() model.Applic
 	if err := json.Unmarshal([]byte(doc), &s); err != nil {
 		return s, created, updated, err
 	}
+	s.RunnersRegistrationToken = token
 	return s, created, updated, nil
 }
 
-// SaveApplicationSettings writes the instance's settings.
+// SaveApplicationSettings writes the instance's settings (the
+// registration token sealed, with its digest).
 func (tx *Tx) SaveApplicationSettings(ctx context.Context, s model.ApplicationSettings) error {
-	b, _ := json.Marshal(s)
-	_, err := tx.exec(ctx, "UPDATE application_settings SET settings = ?, updated_at = ?, version = version + 1 WHERE id = 1",
-		string(b), micros(tx.Now()))
-	return err
-}
-
-// ProjectIDByRunnersToken finds the project whose registration token this
-// is (a rare call: registration).
-func (tx *Tx) ProjectIDByRunnersToken(ctx context.Context, token string) (int64, error) {
-	b, _ := json.Marshal(token)
-	var ids []int64
-	err := tx.each(ctx, `SELECT id FROM projects WHERE settings LIKE ? ESCAPE '\'`, []any{likePattern(`"runners_token":` + string(b))},
-		func(r *sql.Rows) error {
-			var id int64
-			err := r.Scan(&id)
-			ids = append(ids, id)
-			return err
-		})
+	sealed, digest, err := tx.sealToken(s.RunnersRegistrationToken, sealInstanceToken)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	for _, id := range ids {
-		p, err := tx.ProjectByID(ctx, id)
-		if err == nil && p.Settings.RunnersToken == token {
-			return id, nil
-		}
-	}
-	return 0, model.ErrNotFound
-}
-
-// GroupIDByRunnersToken finds the group whose registration token this is.
-func (tx *Tx) GroupIDByRunnersToken(ctx context.Context, token string) (int64, error) {
-	var id int64
-	err := tx.row(ctx, []any{&id}, "SELECT id FROM namespaces WHERE kind = 'group' AND runners_token = ?", token)
-	return id, err
+	_, err = tx.exec(ctx, `UPDATE application_settings SET settings = ?, runners_token = ?, runners_token_digest = ?, updated_at = ?,
+		version = version + 1 WHERE id = 1`, toJSON(s), sealed, digest, micros(tx.Now()))
+	return err
 }

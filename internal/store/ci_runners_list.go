@@ -123,7 +123,7 @@ func (tx *Tx) RunnerJobsFor(ctx context.Context, f RunnerJobFilter, page model.P
 		columns: jobColumns, from: "ci_jobs", idCol: "id", where: w, order: order{desc: f.Desc},
 		scan: func(r *sql.Rows) (model.Job, error) {
 			var j model.Job
-			return j, r.Scan(jobDest(&j)...)
+			return j, r.Scan(tx.jobDest(&j)...)
 		},
 		keyOf: func(j model.Job) (any, int64) { return j.ID, j.ID },
 	}, page)

@@ -16,15 +16,16 @@ const UniqueCIVariable = "ci_variables_key"
 const ciVariableColumns = `id, project_id, group_id, key, value, variable_type, protected, masked, hidden, raw, environment_scope,
 	description, created_at, updated_at`
 
-func ciVariableDest(v *model.CIVariable, projectID, groupID *int64) []any {
-	return []any{&v.ID, nullInt64{projectID}, nullInt64{groupID}, &v.Key, &v.Value, &v.VariableType, &v.Protected, &v.Masked,
-		&v.Hidden, &v.Raw, &v.EnvironmentScope, nullString{&v.Description}, tsScan{&v.CreatedAt}, tsScan{&v.UpdatedAt}}
+// The value is sealed (secrets.go).
+func (tx *Tx) ciVariableDest(v *model.CIVariable, projectID, groupID *int64) []any {
+	return []any{&v.ID, nullInt64{projectID}, nullInt64{groupID}, &v.Key, sealedText{tx, &v.Value, sealVariableValue}, &v.VariableType,
+		&v.Protected, &v.Masked, &v.Hidden, &v.Raw, &v.EnvironmentScope, nullString{&v.Description}, tsScan{&v.CreatedAt}, tsScan{&v.UpdatedAt}}
 }
 
-func scanCIVariable(r *sql.Rows) (model.CIVariable, error) {
+func (tx *Tx) scanCIVariable(r *sql.Rows) (model.CIVariable, error) {
 	var v model.CIVariable
 	var p, g int64
-	err := r.Scan(ciVariableDest(&v, &p, &g)...)
+	err := r.Scan(tx.ciVariableDest(&v, &p, &g)...)
 	v.OwnerType, v.OwnerID = model.OwnerProject, p
 	if g != 0 {
 		v.OwnerType, v.OwnerID = model.OwnerGroup, g
@@ -47,16 +48,19 @@ func ownerCond(ownerType string) string {
 	return "project_id = ?"
 }
 
-// CreateCIVariable stores v (a clash of owner, key and scope is
+// CreateCIVariable stores v, its value sealed (a clash of owner, key and scope is
 // UniqueCIVariable).
 func (tx *Tx) CreateCIVariable(ctx context.Context, v *model.CIVariable) error {
 	now := tx.Now()
 	v.CreatedAt, v.UpdatedAt = now, now
 	p, g := ownerColumns(v.OwnerType, v.OwnerID)
-	var err error
+	value, err := tx.sealValue(v.Value, sealVariableValue)
+	if err != nil {
+		return err
+	}
 	v.ID, err = tx.insert(ctx, `INSERT INTO ci_variables (project_id, group_id, key, value, variable_type, protected, masked, hidden,
 		raw, environment_scope, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p, g, v.Key, v.Value, v.VariableType, v.Protected, v.Masked, v.Hidden, v.Raw, v.EnvironmentScope, emptyNull(v.Description),
+		p, g, v.Key, value, v.VariableType, v.Protected, v.Masked, v.Hidden, v.Raw, v.EnvironmentScope, emptyNull(v.Description),
 		micros(now), micros(now))
 	return err
 }
@@ -64,8 +68,12 @@ func (tx *Tx) CreateCIVariable(ctx context.Context, v *model.CIVariable) error {
 // UpdateCIVariable rewrites a variable's attributes.
 func (tx *Tx) UpdateCIVariable(ctx context.Context, v *model.CIVariable) error {
 	v.UpdatedAt = tx.Now()
-	_, err := tx.exec(ctx, `UPDATE ci_variables SET key = ?, value = ?, variable_type = ?, protected = ?, masked = ?, hidden = ?, raw = ?,
-		environment_scope = ?, description = ?, updated_at = ? WHERE id = ?`, v.Key, v.Value, v.VariableType, v.Protected, v.Masked,
+	value, err := tx.sealValue(v.Value, sealVariableValue)
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(ctx, `UPDATE ci_variables SET key = ?, value = ?, variable_type = ?, protected = ?, masked = ?, hidden = ?, raw = ?,
+		environment_scope = ?, description = ?, updated_at = ? WHERE id = ?`, v.Key, value, v.VariableType, v.Protected, v.Masked,
 		v.Hidden, v.Raw, v.EnvironmentScope, emptyNull(v.Description), micros(v.UpdatedAt), v.ID)
 	return err
 }
@@ -82,7 +90,7 @@ func (tx *Tx) CIVariablesByKey(ctx context.Context, ownerType string, ownerID in
 	var out []model.CIVariable
 	err := tx.each(ctx, "SELECT "+ciVariableColumns+" FROM ci_variables WHERE "+ownerCond(ownerType)+" AND key = ? ORDER BY id",
 		[]any{ownerID, key}, func(r *sql.Rows) error {
-			v, err := scanCIVariable(r)
+			v, err := tx.scanCIVariable(r)
 			out = append(out, v)
 			return err
 		})
@@ -94,7 +102,7 @@ func (tx *Tx) CIVariables(ctx context.Context, ownerType string, ownerID int64, 
 	var w where
 	w.add(ownerCond(ownerType), ownerID)
 	return list(ctx, tx, listSpec[model.CIVariable]{
-		columns: ciVariableColumns, from: "ci_variables", idCol: "id", where: w, scan: scanCIVariable,
+		columns: ciVariableColumns, from: "ci_variables", idCol: "id", where: w, scan: tx.scanCIVariable,
 		keyOf: func(v model.CIVariable) (any, int64) { return v.ID, v.ID },
 	}, page)
 }
@@ -108,7 +116,7 @@ func (tx *Tx) GroupsCIVariables(ctx context.Context, groupIDs []int64) ([]model.
 	var out []model.CIVariable
 	err := tx.each(ctx, "SELECT "+ciVariableColumns+" FROM ci_variables WHERE group_id IN ("+placeholders(len(groupIDs))+") ORDER BY id",
 		anys(groupIDs), func(r *sql.Rows) error {
-			v, err := scanCIVariable(r)
+			v, err := tx.scanCIVariable(r)
 			out = append(out, v)
 			return err
 		})
@@ -120,7 +128,7 @@ func (tx *Tx) ProjectCIVariables(ctx context.Context, projectID int64) ([]model.
 	var out []model.CIVariable
 	err := tx.each(ctx, "SELECT "+ciVariableColumns+" FROM ci_variables WHERE project_id = ? ORDER BY id", []any{projectID},
 		func(r *sql.Rows) error {
-			v, err := scanCIVariable(r)
+			v, err := tx.scanCIVariable(r)
 			out = append(out, v)
 			return err
 		})

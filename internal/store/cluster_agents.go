@@ -104,7 +104,7 @@ func (tx *Tx) ClusterAgentsUnder(ctx context.Context, traversal string) ([]Confi
 		WHERE n.traversal LIKE ? ESCAPE '\' AND p.pending_delete = FALSE ORDER BY a.id`, []any{escapeLike(traversal) + "%"},
 		func(r *sql.Rows) error {
 			var a ConfiguredAgent
-			err := r.Scan(append(clusterAgentDest(&a.ClusterAgent), projectDest(&a.Project)...)...)
+			err := r.Scan(append(clusterAgentDest(&a.ClusterAgent), tx.projectDest(&a.Project)...)...)
 			out = append(out, a)
 			return err
 		})

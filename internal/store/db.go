@@ -51,6 +51,8 @@ type Tx struct {
 	notes *notifier
 	// clock stamps writes; one per DB (SetClock).
 	clock *clock
+	// seal seals and opens secrets; one per DB (SetSealer).
+	seal *sealerRef
 	// inTx marks a Tx made by InTx; after holds what runs once it commits,
 	// notified the SQLite notifications already queued.
 	inTx     bool
@@ -100,7 +102,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 		}
 		notes := newPostgresNotifier(databaseURL, schema.String)
 		// pgx caches prepared statements per connection by itself.
-		return &DB{Tx: &Tx{q: pool, dialect: Postgres, notes: notes, clock: &clock{now: time.Now}}, Dialect: Postgres, w: pool, r: pool}, nil
+		return &DB{Tx: &Tx{q: pool, dialect: Postgres, notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}}, Dialect: Postgres, w: pool, r: pool}, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(sqlitePath), 0o750); err != nil {
 		return nil, fmt.Errorf("create database folder: %w", err)
@@ -134,7 +136,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
 	notes := newNotifier()
-	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}}, Dialect: SQLite, w: w, r: r,
+	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}}, Dialect: SQLite, w: w, r: r,
 		wstmts: newStmtCache(w)}, nil
 }
 
@@ -165,7 +167,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("begin: %w", mapErr(err))
 	}
-	tx := &Tx{q: sqlTx, dialect: db.Dialect, notes: db.notes, clock: db.clock, inTx: true, sqlTx: sqlTx, wstmts: db.wstmts}
+	tx := &Tx{q: sqlTx, dialect: db.Dialect, notes: db.notes, clock: db.clock, seal: db.seal, inTx: true, sqlTx: sqlTx, wstmts: db.wstmts}
 	defer func() {
 		if p := recover(); p != nil {
 			_ = sqlTx.Rollback()

@@ -43,6 +43,9 @@ var sqliteColumnUniques = map[string]string{
 	"identities.user_id, identities.provider":                      "identities_user_provider_key",
 	"members.source_type, members.source_id, members.user_id":      "members_source_user_key",
 	"user_preferences.user_id":                                     "user_preferences_user_key",
+	"projects.runners_token_digest":                                UniqueProjectRunnersToken,
+	"namespaces.runners_token_digest":                              UniqueGroupRunnersToken,
+	"application_settings.runners_token_digest":                    "application_settings_runners_token_key",
 }
 
 // mapErr turns driver errors into model kinds: no rows → ErrNotFound, unique

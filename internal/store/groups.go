@@ -84,14 +84,16 @@ func toJSON(v any) string {
 	return string(b)
 }
 
-func groupDest(g *model.Group) []any {
-	return append(namespaceDest(&g.Namespace), &g.Description, jsonDoc{&g.Settings}, nullString{&g.RunnersToken},
+// groupDest scans a group; its registration token is sealed
+// (secrets.go).
+func (tx *Tx) groupDest(g *model.Group) []any {
+	return append(namespaceDest(&g.Namespace), &g.Description, jsonDoc{&g.Settings}, sealedText{tx, &g.RunnersToken, sealGroupToken},
 		nullString{&g.MarkedForDeletionOn}, &g.Version)
 }
 
-func scanGroup(r *sql.Rows) (model.Group, error) {
+func (tx *Tx) scanGroup(r *sql.Rows) (model.Group, error) {
 	var g model.Group
-	err := r.Scan(groupDest(&g)...)
+	err := r.Scan(tx.groupDest(&g)...)
 	return g, err
 }
 
@@ -114,10 +116,15 @@ func (tx *Tx) CreateGroup(ctx context.Context, g *model.Group) error {
 		g.FullName = parent.FullName + " / " + g.Name
 		g.Traversal = parent.Traversal
 	}
+	token, digest, err := tx.sealToken(g.RunnersToken, sealGroupToken)
+	if err != nil {
+		return err
+	}
 	id, err := tx.insert(ctx, `INSERT INTO namespaces (name, path, kind, parent_id, full_path, full_name, traversal, visibility,
-		avatar, description, settings, runners_token, created_at, updated_at) VALUES (?, ?, 'group', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		avatar, description, settings, runners_token, runners_token_digest, created_at, updated_at)
+		VALUES (?, ?, 'group', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		g.Name, g.Path, zeroNull(g.ParentID), g.FullPath, g.FullName, "pending", string(g.Visibility), emptyNull(g.Avatar),
-		g.Description, toJSON(g.Settings), emptyNull(g.RunnersToken), micros(g.CreatedAt), micros(g.UpdatedAt))
+		g.Description, toJSON(g.Settings), token, digest, micros(g.CreatedAt), micros(g.UpdatedAt))
 	if err != nil {
 		return err
 	}
@@ -127,7 +134,8 @@ func (tx *Tx) CreateGroup(ctx context.Context, g *model.Group) error {
 	return err
 }
 
-// UpdateGroup writes g's own columns if nobody changed it since it was read.
+// UpdateGroup writes g's own columns if nobody changed it since it was read
+// (not the registration token: SetGroupRunnersToken replaces it).
 // A changed name, path or parent is carried to every descendant's full
 // path, full name and traversal.
 func (tx *Tx) UpdateGroup(ctx context.Context, g *model.Group) error {
@@ -146,10 +154,10 @@ func (tx *Tx) UpdateGroup(ctx context.Context, g *model.Group) error {
 		g.Traversal = parent.Traversal + g.Traversal
 	}
 	n, err := tx.execN(ctx, `UPDATE namespaces SET name = ?, path = ?, parent_id = ?, full_path = ?, full_name = ?, traversal = ?,
-		visibility = ?, avatar = ?, description = ?, settings = ?, runners_token = ?, marked_for_deletion_on = ?, updated_at = ?,
+		visibility = ?, avatar = ?, description = ?, settings = ?, marked_for_deletion_on = ?, updated_at = ?,
 		version = version + 1 WHERE id = ? AND version = ?`,
 		g.Name, g.Path, zeroNull(g.ParentID), g.FullPath, g.FullName, g.Traversal, string(g.Visibility), emptyNull(g.Avatar),
-		g.Description, toJSON(g.Settings), emptyNull(g.RunnersToken), emptyNull(g.MarkedForDeletionOn), micros(g.UpdatedAt), g.ID, g.Version)
+		g.Description, toJSON(g.Settings), emptyNull(g.MarkedForDeletionOn), micros(g.UpdatedAt), g.ID, g.Version)
 	if err != nil {
 		return err
 	}
@@ -235,14 +243,14 @@ func int64Args(ids []int64) []any {
 // GroupByID returns one group or model.ErrNotFound.
 func (tx *Tx) GroupByID(ctx context.Context, id int64) (model.Group, error) {
 	var g model.Group
-	err := tx.row(ctx, groupDest(&g), "SELECT "+groupColumns+" FROM namespaces n WHERE n.id = ? AND n.kind = 'group'", id)
+	err := tx.row(ctx, tx.groupDest(&g), "SELECT "+groupColumns+" FROM namespaces n WHERE n.id = ? AND n.kind = 'group'", id)
 	return g, err
 }
 
 // GroupByFullPath finds a group by full path, ignoring case.
 func (tx *Tx) GroupByFullPath(ctx context.Context, fullPath string) (model.Group, error) {
 	var g model.Group
-	err := tx.row(ctx, groupDest(&g), "SELECT "+groupColumns+" FROM namespaces n WHERE lower(n.full_path) = ? AND n.kind = 'group'", strings.ToLower(fullPath))
+	err := tx.row(ctx, tx.groupDest(&g), "SELECT "+groupColumns+" FROM namespaces n WHERE lower(n.full_path) = ? AND n.kind = 'group'", strings.ToLower(fullPath))
 	return g, err
 }
 
@@ -397,7 +405,7 @@ func (tx *Tx) ListGroups(ctx context.Context, f GroupFilter, page model.Page) ([
 		ord.desc = false
 	}
 	spec := listSpec[model.Group]{columns: groupColumns, from: "namespaces n", idCol: "n.id", where: w,
-		order: ord, scan: scanGroup,
+		order: ord, scan: tx.scanGroup,
 		keyOf: func(g model.Group) (any, int64) {
 			switch col {
 			case "n.path":

@@ -155,7 +155,7 @@ func (tx *Tx) JobTokenProjects(ctx context.Context, sourceProjectID int64, page 
 		idCol: "x.pos", where: w,
 		scan: func(r *sql.Rows) (allowlistRow, error) {
 			var a allowlistRow
-			return a, r.Scan(append([]any{&a.pos}, projectDest(&a.Project)...)...)
+			return a, r.Scan(append([]any{&a.pos}, tx.projectDest(&a.Project)...)...)
 		},
 		keyOf: func(a allowlistRow) (any, int64) { return a.pos, a.pos },
 	}, page)

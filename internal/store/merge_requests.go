@@ -335,7 +335,7 @@ func (tx *Tx) projectsWhere(ctx context.Context, cond string, args ...any) ([]mo
 	var out []model.Project
 	err := tx.each(ctx, "SELECT "+projectColumns+" FROM "+projectFrom+" WHERE "+cond+" ORDER BY p.id", args, func(r *sql.Rows) error {
 		var p model.Project
-		if err := r.Scan(projectDest(&p)...); err != nil {
+		if err := r.Scan(tx.projectDest(&p)...); err != nil {
 			return err
 		}
 		out = append(out, p)

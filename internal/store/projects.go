@@ -13,23 +13,26 @@ const projectColumns = `p.id, p.namespace_id, p.creator_id, p.name, p.path, p.de
 	p.archived, p.repository_storage, p.disk_path, p.empty_repo, p.has_readme, p.import_status, p.import_error,
 	p.forked_from_id, p.star_count, p.forks_count, p.avatar, p.issues_access_level, p.merge_requests_access_level,
 	p.settings, p.repository_size, p.wiki_size, p.commit_count, p.marked_for_deletion_on, p.pending_delete, p.last_activity_at,
-	p.created_at, p.updated_at, p.version, ` + namespaceColumns
+	p.created_at, p.updated_at, p.version, ` + namespaceColumns + `, p.runners_token`
 
 // projectFrom joins each project with its namespace.
 const projectFrom = "projects p JOIN namespaces n ON n.id = p.namespace_id"
 
-func projectDest(p *model.Project) []any {
-	return append([]any{&p.ID, &p.NamespaceID, nullInt64{&p.CreatorID}, &p.Name, &p.Path, &p.Description, &p.Visibility,
+// projectDest scans a project; its registration token is sealed
+// (secrets.go), and comes after the settings document it belongs to.
+func (tx *Tx) projectDest(p *model.Project) []any {
+	return append(append([]any{&p.ID, &p.NamespaceID, nullInt64{&p.CreatorID}, &p.Name, &p.Path, &p.Description, &p.Visibility,
 		nullString{&p.DefaultBranch}, &p.Archived, &p.RepositoryStorage, &p.DiskPath, &p.EmptyRepo, &p.HasReadme,
 		&p.ImportStatus, nullString{&p.ImportError}, nullInt64Ptr{&p.ForkedFromID}, &p.StarCount, &p.ForksCount,
 		nullString{&p.Avatar}, &p.IssuesAccessLevel, &p.MergeRequestsAccessLevel, jsonDoc{&p.Settings},
 		&p.RepositorySize, &p.WikiSize, &p.CommitCount, nullString{&p.MarkedForDeletionOn}, &p.PendingDelete,
-		tsScan{&p.LastActivityAt}, tsScan{&p.CreatedAt}, tsScan{&p.UpdatedAt}, &p.Version}, namespaceDest(&p.Namespace)...)
+		tsScan{&p.LastActivityAt}, tsScan{&p.CreatedAt}, tsScan{&p.UpdatedAt}, &p.Version}, namespaceDest(&p.Namespace)...),
+		sealedText{tx, &p.Settings.RunnersToken, sealProjectToken})
 }
 
-func scanProject(r *sql.Rows) (model.Project, error) {
+func (tx *Tx) scanProject(r *sql.Rows) (model.Project, error) {
 	var p model.Project
-	err := r.Scan(projectDest(&p)...)
+	err := r.Scan(tx.projectDest(&p)...)
 	return p, err
 }
 
@@ -42,21 +45,23 @@ const (
 const projectWritable = `namespace_id, creator_id, name, path, description, visibility, default_branch, archived,
 	repository_storage, disk_path, empty_repo, has_readme, import_status, import_error, forked_from_id, avatar,
 	issues_access_level, merge_requests_access_level, settings, repository_size, commit_count, marked_for_deletion_on,
-	pending_delete, last_activity_at, created_at, updated_at`
+	pending_delete, last_activity_at, created_at, updated_at, runners_token, runners_token_digest`
 
-func projectValues(p *model.Project) []any {
+func (tx *Tx) projectValues(p *model.Project) ([]any, error) {
+	token, digest, err := tx.sealToken(p.Settings.RunnersToken, sealProjectToken)
 	return []any{p.NamespaceID, zeroNull(p.CreatorID), p.Name, p.Path, p.Description, string(p.Visibility), emptyNull(p.DefaultBranch),
 		p.Archived, p.RepositoryStorage, p.DiskPath, p.EmptyRepo, p.HasReadme, p.ImportStatus, emptyNull(p.ImportError),
 		p.ForkedFromID, emptyNull(p.Avatar), p.IssuesAccessLevel, p.MergeRequestsAccessLevel, toJSON(p.Settings),
 		p.RepositorySize, p.CommitCount, emptyNull(p.MarkedForDeletionOn), p.PendingDelete, micros(p.LastActivityAt),
-		micros(p.CreatedAt), micros(p.UpdatedAt)}
+		micros(p.CreatedAt), micros(p.UpdatedAt), token, digest}, err
 }
 
 // projectEditable are the columns UpdateProject writes: everything but
 // the repository's facts (emptiness, README, size, commit count, last
 // activity), which SetRepositoryState alone keeps, so an edit made from a
 // project read before a push never writes old facts back, and a refresh
-// never makes an edit conflict.
+// never makes an edit conflict. Nor is the registration token written:
+// SetProjectRunnersToken replaces it.
 const projectEditable = `namespace_id, creator_id, name, path, description, visibility, default_branch, archived,
 	repository_storage, disk_path, import_status, import_error, forked_from_id, avatar,
 	issues_access_level, merge_requests_access_level, settings, marked_for_deletion_on,
@@ -70,14 +75,18 @@ func projectEditableValues(p *model.Project) []any {
 }
 
 var (
-	projectInsert = "INSERT INTO projects (" + projectWritable + ") VALUES (" + placeholders(26) + ")"
+	projectInsert = "INSERT INTO projects (" + projectWritable + ") VALUES (" + placeholders(28) + ")"
 	projectUpdate = "UPDATE projects SET " + assignments(projectEditable) + ", version = version + 1 WHERE id = ? AND version = ?"
 )
 
 // CreateProject inserts p, sets p.ID, and gives everyone who reaches its
 // namespace the same access to it.
 func (tx *Tx) CreateProject(ctx context.Context, p *model.Project) error {
-	id, err := tx.insert(ctx, projectInsert, projectValues(p)...)
+	values, err := tx.projectValues(p)
+	if err != nil {
+		return err
+	}
+	id, err := tx.insert(ctx, projectInsert, values...)
 	if err != nil {
 		return err
 	}
@@ -162,7 +171,7 @@ func (tx *Tx) DeleteProject(ctx context.Context, p *model.Project) error {
 // ProjectByID returns one project with its namespace.
 func (tx *Tx) ProjectByID(ctx context.Context, id int64) (model.Project, error) {
 	var p model.Project
-	err := tx.row(ctx, projectDest(&p), "SELECT "+projectColumns+" FROM "+projectFrom+" WHERE p.id = ?", id)
+	err := tx.row(ctx, tx.projectDest(&p), "SELECT "+projectColumns+" FROM "+projectFrom+" WHERE p.id = ?", id)
 	return p, err
 }
 
@@ -173,7 +182,7 @@ func (tx *Tx) ProjectByFullPath(ctx context.Context, fullPath string) (model.Pro
 		return model.Project{}, model.ErrNotFound
 	}
 	var p model.Project
-	err := tx.row(ctx, projectDest(&p), "SELECT "+projectColumns+" FROM "+projectFrom+" WHERE lower(n.full_path) = ? AND lower(p.path) = ?",
+	err := tx.row(ctx, tx.projectDest(&p), "SELECT "+projectColumns+" FROM "+projectFrom+" WHERE lower(n.full_path) = ? AND lower(p.path) = ?",
 		strings.ToLower(fullPath[:i]), strings.ToLower(fullPath[i+1:]))
 	return p, err
 }
@@ -192,7 +201,7 @@ func (tx *Tx) ProjectsByIDs(ctx context.Context, ids []int64) (map[int64]model.P
 	}
 	err := tx.each(ctx, "SELECT "+projectColumns+" FROM "+projectFrom+" WHERE p.id IN ("+placeholders(len(ids))+")", int64Args(ids),
 		func(r *sql.Rows) error {
-			p, err := scanProject(r)
+			p, err := tx.scanProject(r)
 			out[p.ID] = p
 			return err
 		})
@@ -216,7 +225,7 @@ func (tx *Tx) ProjectsInTree(ctx context.Context, traversal string) ([]model.Pro
 	var out []model.Project
 	err := tx.each(ctx, "SELECT "+projectColumns+" FROM "+projectFrom+` WHERE n.traversal LIKE ? ESCAPE '\'`,
 		[]any{escapeLike(traversal) + "%"}, func(r *sql.Rows) error {
-			p, err := scanProject(r)
+			p, err := tx.scanProject(r)
 			out = append(out, p)
 			return err
 		})
@@ -382,7 +391,7 @@ func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page
 		ord.desc = false
 	}
 	spec := listSpec[model.Project]{columns: projectColumns, from: projectFrom, idCol: "p.id", where: w,
-		order: ord, scan: scanProject,
+		order: ord, scan: tx.scanProject,
 		keyOf: func(p model.Project) (any, int64) {
 			switch col {
 			case "p.name":

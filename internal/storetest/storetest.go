@@ -34,6 +34,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"quarry/internal/secrets"
 	"quarry/internal/store"
 )
 
@@ -71,7 +72,8 @@ func Each(t *testing.T, body func(t *testing.T, target Target)) {
 }
 
 // Open returns a migrated database of the given target; SQLite files live in
-// dir (a temp dir when empty).
+// dir (a temp dir when empty). Its secrets are sealed with a key of its
+// own held in memory, so the store's sealing runs in every store test.
 func Open(t testing.TB, target Target, dir string) *store.DB {
 	t.Helper()
 	if dir == "" {
@@ -84,6 +86,7 @@ func Open(t testing.TB, target Target, dir string) *store.DB {
 		t.Fatalf("open %s: %v", target.Name, err)
 	}
 	t.Cleanup(func() { db.Close() })
+	db.SetSealer(secrets.Ephemeral())
 	if _, err := db.Migrate(ctx); err != nil {
 		t.Fatalf("migrate %s: %v", target.Name, err)
 	}
