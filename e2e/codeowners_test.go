@@ -191,15 +191,12 @@ func TestCodeOwners_invalidFile(t *testing.T) {
 		name, file string
 		want       []string
 	}
-	var cases []limitCase
-	for _, c := range []limitCase{
+	cases := []limitCase{
 		{"at-size-bound", paddedCodeOwners(docs, codeowners.MaxFileBytes), []string{"Documentation: codocs"}},
 		{"over-size-bound", paddedCodeOwners(docs, codeowners.MaxFileBytes+1), nil},
 		{"six-mib", paddedCodeOwners(docs, 6<<20), nil},
 		{"at-entries-bound", entriesCodeOwners(docs, codeowners.MaxEntries), []string{"Documentation: codocs"}},
 		{"over-entries-bound", entriesCodeOwners(docs, codeowners.MaxEntries+1), nil},
-	} {
-		cases = append(cases, c)
 	}
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
 		s.NewUser(t, "codocs")
