@@ -424,3 +424,30 @@ func TestHardening_connectionCap(t *testing.T) {
 		})
 	}, func(c *config) { c.MaxConnections = 3 })
 }
+
+// A runner's final state for a log the server holds otherwise (a patch it
+// cut short and sent again, applied after the resend, truncated it) is a
+// 412: the runner sends the whole log again, then the state. The log is
+// never left short.
+func TestHardening_finalStateChecksTheLog(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "logcheck")
+		p := newCIProject(t, s, owner, "logcheck", map[string]string{".gitlab-ci.yml": "job1:\n  script: [\"true\"]\n"})
+		p.settle(t, 1)
+		r := projectRunner(t, p, nil)
+		job := r.take(t)
+		r.trace(t, job, 0, "first line\nsecond line\n").Want(t, http.StatusAccepted)
+		// A late, stale patch rewrites from offset 0 with less.
+		r.trace(t, job, 0, "first line\n").Want(t, http.StatusAccepted)
+		final := map[string]any{"state": "success", "output": map[string]any{"bytesize": 23}}
+		r.update(t, job, final).Want(t, http.StatusPreconditionFailed)
+		var j struct{ Status string }
+		s.Get(t, fmt.Sprintf("/projects/%d/jobs/%d", p.ID, job.ID), owner.Token).Want(t, http.StatusOK).JSON(t, &j)
+		if j.Status != "running" {
+			t.Errorf("job %s after a refused final state; want running", j.Status)
+		}
+		r.trace(t, job, 0, "first line\nsecond line\n").Want(t, http.StatusAccepted)
+		r.update(t, job, map[string]any{"state": "success", "output": map[string]any{"bytesize": 23}}).Want(t, http.StatusOK)
+		s.Get(t, fmt.Sprintf("/projects/%d/jobs/%d/trace", p.ID, job.ID), owner.Token).Want(t, http.StatusOK).WantText(t, "first line\nsecond line\n")
+	}, shortPoll)
+}

@@ -253,6 +253,9 @@ type RunnerUpdate struct {
 	State    string // running (a touch), success, failed
 	Reason   model.FailureReason
 	ExitCode *int
+	// LogBytes is the size of the log the runner sent (output[bytesize]),
+	// nil when it did not say.
+	LogBytes *int64
 }
 
 // UpdateFromRunner applies a runner's state report to a job RunnerJob
@@ -263,6 +266,16 @@ func (s *Service) UpdateFromRunner(ctx context.Context, j model.Job, u RunnerUpd
 	switch u.State {
 	case "running", "pending":
 		return j, s.db.InTx(ctx, func(tx *store.Tx) error { return tx.TouchJob(ctx, j.ID) })
+	case "success", "failed":
+		if u.LogBytes != nil && *u.LogBytes != j.LogSize {
+			// The log the server holds is not the runner's (a patch the
+			// runner cut short and sent again, applied after its resend,
+			// truncated it): 412 makes the runner send it all again
+			// before the state.
+			return j, model.PreconditionFailed(fmt.Sprintf("trace validation failed: the runner sent %d bytes, the server holds %d", *u.LogBytes, j.LogSize))
+		}
+	}
+	switch u.State {
 	case "success":
 		return s.Finish(ctx, j.ID, Outcome{Status: model.StatusSuccess})
 	case "failed":

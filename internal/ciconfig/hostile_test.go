@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 )
 
 // laughs is a "billion laughs" document: ten levels of ten aliases each,
@@ -48,7 +47,10 @@ func amplified(reference bool) string {
 }
 
 // TestLoad_hostile: documents made to exhaust time or memory are refused
-// quickly, in little memory, with GitLab's messages.
+// with GitLab's messages, in little memory. Their time is bounded by the
+// work budget, which counts work rather than seconds, so the refusal does
+// not depend on how busy the machine is (a timed assertion here failed on
+// a loaded one).
 func TestLoad_hostile(t *testing.T) {
 	for _, c := range []struct {
 		name, src, err string
@@ -65,15 +67,10 @@ func TestLoad_hostile(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			start := time.Now()
 			_, err := Load([]byte(c.src), Options{})
-			took := time.Since(start)
 			runtime.ReadMemStats(&after)
 			if err == nil || err.Error() != c.err {
 				t.Fatalf("Load: %v; want %q", err, c.err)
-			}
-			if took > 2*time.Second {
-				t.Errorf("took %v", took)
 			}
 			limit := uint64(64 << 20)
 			if raceEnabled {

@@ -15,22 +15,23 @@ type Kind int
 
 // The error kinds. Each maps to exactly one HTTP status in the api package.
 const (
-	KindNotFound         Kind = iota + 1 // 404
-	KindForbidden                        // 403
-	KindUnauthorized                     // 401
-	KindConflict                         // 409
-	KindInvalid                          // 400, {"message":{"field":["msg"]}}
-	KindBadRequest                       // 400, {"message":"400 Bad request - reason"}
-	KindParam                            // 400, {"error":"x is missing"}
-	KindNotModified                      // 304
-	KindTooManyRequests                  // 429
-	KindMethodNotAllowed                 // 405
-	KindUnprocessable                    // 422
-	KindTooLarge                         // 413
-	KindNotAcceptable                    // 406 (a merge git cannot make)
-	KindTimeout                          // 408 (a request body too slow)
-	KindURITooLong                       // 414
-	KindUnavailable                      // 503
+	KindNotFound           Kind = iota + 1 // 404
+	KindForbidden                          // 403
+	KindUnauthorized                       // 401
+	KindConflict                           // 409
+	KindInvalid                            // 400, {"message":{"field":["msg"]}}
+	KindBadRequest                         // 400, {"message":"400 Bad request - reason"}
+	KindParam                              // 400, {"error":"x is missing"}
+	KindNotModified                        // 304
+	KindTooManyRequests                    // 429
+	KindMethodNotAllowed                   // 405
+	KindUnprocessable                      // 422
+	KindTooLarge                           // 413
+	KindNotAcceptable                      // 406 (a merge git cannot make)
+	KindTimeout                            // 408 (a request body too slow)
+	KindURITooLong                         // 414
+	KindUnavailable                        // 503
+	KindPreconditionFailed                 // 412
 )
 
 // Error is a classified error. Message is the text GitLab would put in the
@@ -100,6 +101,13 @@ func URITooLong() *Error {
 // Unavailable reports a server that takes no more work now (503).
 func Unavailable() *Error {
 	return &Error{Kind: KindUnavailable, Message: "503 Service Unavailable", Raw: true}
+}
+
+// PreconditionFailed reports a request whose premise the server does not
+// share (a runner's final state for a log the server holds otherwise: the
+// runner sends the whole log again).
+func PreconditionFailed(msg string) *Error {
+	return &Error{Kind: KindPreconditionFailed, Message: "412 Precondition Failed - " + msg, Raw: true}
 }
 
 // NotFoundAs names a lookup's "not found" for the resource ("404 User Not

@@ -226,6 +226,9 @@ func (h *Handlers) updateJob(c *endpoint.Call) error {
 	}
 	state, _ := c.P.String("state")
 	u := ci.RunnerUpdate{State: state, Reason: model.FailureReason(c.P.Value("failure_reason")), ExitCode: c.P.IntPtr("exit_code")}
+	if n, ok := c.P.Int("output[bytesize]"); ok {
+		u.LogBytes = &n
+	}
 	if err := c.P.Err(); err != nil {
 		return err
 	}
