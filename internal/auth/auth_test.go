@@ -215,3 +215,44 @@ func TestCan_wikiFeature(t *testing.T) {
 		}
 	}
 }
+
+// TestCan_privateFeatures: a feature set to private opens to members of
+// GitLab's minimum role for it (Guest; Reporter for merge requests),
+// whatever the project's visibility; guests of a private project still
+// read no code, since download_code is a reporter's there.
+func TestCan_privateFeatures(t *testing.T) {
+	user := Actor{User: &model.User{ID: 9}}
+	admin := Actor{User: &model.User{ID: 1, Admin: true}}
+	project := func(vis model.Visibility) *model.Project {
+		st := model.DefaultProjectSettings()
+		st.RepositoryAccessLevel, st.BuildsAccessLevel, st.WikiAccessLevel = "private", "private", "private"
+		return &model.Project{Visibility: vis, Settings: st, MergeRequestsAccessLevel: "private"}
+	}
+	cases := []struct {
+		name   string
+		a      Actor
+		vis    model.Visibility
+		access model.AccessLevel
+		action Action
+		want   bool
+	}{
+		{"guest reads the private repository of a public project", user, model.Public, model.Guest, ReadCode, true},
+		{"guest reads its pipelines", user, model.Public, model.Guest, ReadPipeline, true},
+		{"guest reads its jobs", user, model.Public, model.Guest, ReadJob, true},
+		{"guest reads its wiki", user, model.Public, model.Guest, ReadWiki, true},
+		{"guest does not read its merge requests", user, model.Public, model.Guest, ReadMergeRequest, false},
+		{"reporter reads its merge requests", user, model.Public, model.Reporter, ReadMergeRequest, true},
+		{"non-member does not read the repository", user, model.Public, -1, ReadCode, false},
+		{"non-member does not read the jobs", user, model.Public, -1, ReadJob, false},
+		{"anonymous does not read the pipelines", Anonymous, model.Public, -1, ReadPipeline, false},
+		{"non-member still reads the project", user, model.Public, -1, ReadProject, true},
+		{"guest of a private project reads no code", user, model.Private, model.Guest, ReadCode, false},
+		{"guest of a private project reads its pipelines (public jobs)", user, model.Private, model.Guest, ReadPipeline, true},
+		{"administrator reads everything", admin, model.Public, -1, ReadMergeRequest, true},
+	}
+	for _, c := range cases {
+		if got := Can(c.a, c.action, Resource{Project: project(c.vis), Access: c.access}); got != c.want {
+			t.Errorf("%s: got %v; want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -142,7 +142,11 @@ func readProject(a Actor, r Resource) bool {
 
 // featureOpen applies a feature access level ("disabled", "private",
 // "enabled") on top of reading the project; private features need members
-// from minLevel up.
+// from minLevel up: Reporter for merge requests, Guest for the rest
+// (GitLab's ProjectFeature.required_minimum_access_level, which the
+// project policy's feature checks use whatever the project's visibility;
+// that guests of a private project read no code is download_code's
+// rule, not the feature's).
 func featureOpen(a Actor, r Resource, level string, minLevel model.AccessLevel) bool {
 	if !readProject(a, r) {
 		return false
@@ -160,7 +164,7 @@ func readCode(a Actor, r Resource) bool {
 	if r.Project == nil {
 		return false
 	}
-	if !featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Reporter) {
+	if !featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Guest) {
 		return false
 	}
 	// Guests of a private project do not see its code.
@@ -321,7 +325,7 @@ func writeWiki(a Actor, r Resource, min model.AccessLevel) bool {
 
 // ciOpen: the project's repository and CI features are open to the actor.
 func ciOpen(a Actor, r Resource) bool {
-	return r.Project != nil && featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Reporter) &&
+	return r.Project != nil && featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Guest) &&
 		featureOpen(a, r, r.Project.Settings.BuildsAccessLevel, model.Guest)
 }
 
