@@ -256,3 +256,40 @@ func TestCan_privateFeatures(t *testing.T) {
 		}
 	}
 }
+
+// TestCan_downloadWiki: cloning a wiki wants download_wiki_code, which a
+// guest of a private project lacks though it reads the pages.
+func TestCan_downloadWiki(t *testing.T) {
+	user := Actor{User: &model.User{ID: 9}}
+	external := Actor{User: &model.User{ID: 9, External: true}}
+	project := func(vis model.Visibility, wiki string) *model.Project {
+		st := model.DefaultProjectSettings()
+		st.WikiAccessLevel = wiki
+		return &model.Project{Visibility: vis, Settings: st}
+	}
+	cases := []struct {
+		name   string
+		a      Actor
+		p      *model.Project
+		access model.AccessLevel
+		want   bool
+	}{
+		{"guest of a private project", user, project(model.Private, "enabled"), model.Guest, false},
+		{"reporter of a private project", user, project(model.Private, "enabled"), model.Reporter, true},
+		{"anonymous, public project", Anonymous, project(model.Public, "enabled"), -1, true},
+		{"non-member, internal project", user, project(model.Internal, "enabled"), -1, true},
+		{"external guest, internal project", external, project(model.Internal, "enabled"), model.Guest, false},
+		{"guest, public project, private wiki", user, project(model.Public, "private"), model.Guest, true},
+		{"non-member, public project, private wiki", user, project(model.Public, "private"), -1, false},
+		{"developer, disabled wiki", user, project(model.Public, "disabled"), model.Developer, false},
+	}
+	for _, c := range cases {
+		r := Resource{Project: c.p, Access: c.access}
+		if got := Can(c.a, DownloadWiki, r); got != c.want {
+			t.Errorf("%s: got %v; want %v", c.name, got, c.want)
+		}
+		if Can(c.a, DownloadWiki, r) && !Can(c.a, ReadWiki, r) {
+			t.Errorf("%s: downloads a wiki it does not read", c.name)
+		}
+	}
+}

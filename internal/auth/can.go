@@ -94,9 +94,13 @@ const (
 // Actions on wikis: a project's (Resource.Project, under its wiki
 // feature) or a group's (Resource.Group).
 const (
-	// ReadWiki: see pages, clone the wiki — who reads the project (with
-	// the wiki feature open to them) or the group.
+	// ReadWiki: see pages — who reads the project (with the wiki feature
+	// open to them) or the group.
 	ReadWiki Action = "read_wiki"
+	// DownloadWiki: clone a wiki (download_wiki_code) — of a project,
+	// reporters up and who reads the project publicly (not its guests
+	// when private); of a group, its readers.
+	DownloadWiki Action = "download_wiki_code"
 	// CreateWiki: create and edit pages, upload attachments, push —
 	// developers up.
 	CreateWiki Action = "create_wiki"
@@ -281,6 +285,7 @@ var rules = map[Action]rule{
 	CreateCommitStatus:   func(a Actor, r Resource) bool { return ciWrite(a, r, model.Developer) },
 	ReadMergeRequest:     readMergeRequest,
 	ReadWiki:             readWiki,
+	DownloadWiki:         downloadWiki,
 	CreateWiki:           func(a Actor, r Resource) bool { return writeWiki(a, r, model.Developer) },
 	AdminWiki:            func(a Actor, r Resource) bool { return writeWiki(a, r, model.Maintainer) },
 	CreateMergeRequestIn: func(a Actor, r Resource) bool {
@@ -308,6 +313,17 @@ func readWiki(a Actor, r Resource) bool {
 		return featureOpen(a, r, r.Project.Settings.WikiAccessLevel, model.Guest)
 	}
 	return readGroup(a, r)
+}
+
+// downloadWiki: a project's wiki is cloned by who may read it from
+// Reporter up, or reads the project without membership (project_policy.rb
+// gives download_wiki_code to reporter_access and public_access only);
+// a group's by its readers.
+func downloadWiki(a Actor, r Resource) bool {
+	if r.Project == nil {
+		return readGroup(a, r)
+	}
+	return readWiki(a, r) && (a.Admin() || r.Access >= model.Reporter || visible(a, r.Project.Visibility))
 }
 
 func readGroup(a Actor, r Resource) bool {
