@@ -3,6 +3,7 @@ package auth
 import (
 	"net/http"
 	"strings"
+	"sync"
 
 	"quarry/internal/model"
 )
@@ -30,6 +31,30 @@ type JobActor struct {
 	ID         int64
 	ProjectID  int64
 	PipelineID int64
+
+	mu sync.Mutex
+	// outside holds the projects whose CI job token scope refuses the job
+	// although the job's user sees them (public, or internal): Can then
+	// allows the job only what GitLab leaves it there.
+	outside map[int64]bool
+}
+
+// SetOutside records that the job token scope of project id refuses the
+// job (projects.Resolve does, for the request the actor serves).
+func (j *JobActor) SetOutside(id int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.outside == nil {
+		j.outside = map[int64]bool{}
+	}
+	j.outside[id] = true
+}
+
+// Outside reports whether SetOutside recorded project id.
+func (j *JobActor) Outside(id int64) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.outside[id]
 }
 
 // Anonymous is the actor of a request without credentials.

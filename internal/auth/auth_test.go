@@ -293,3 +293,46 @@ func TestCan_downloadWiki(t *testing.T) {
 		}
 	}
 }
+
+// TestCan_jobOutsideScope: a CI job on a project it sees whose job token
+// scope refuses it keeps reading the project, public jobs, and what git
+// gives it there; nothing else, whatever its user's role. Other projects
+// are not concerned.
+func TestCan_jobOutsideScope(t *testing.T) {
+	job := &JobActor{ID: 1, ProjectID: 2}
+	a := Actor{User: &model.User{ID: 9}, Job: job}
+	project := func(id int64, vis model.Visibility, publicJobs bool, repo string) *model.Project {
+		st := model.DefaultProjectSettings()
+		st.PublicJobs, st.RepositoryAccessLevel = publicJobs, repo
+		return &model.Project{ID: id, Visibility: vis, Settings: st}
+	}
+	pub, internal := project(10, model.Public, true, "enabled"), project(11, model.Internal, true, "enabled")
+	closedJobs, privateRepo := project(12, model.Public, false, "enabled"), project(13, model.Public, true, "private")
+	other := project(14, model.Public, true, "enabled")
+	for _, p := range []*model.Project{pub, internal, closedJobs, privateRepo} {
+		job.SetOutside(p.ID)
+	}
+	cases := []struct {
+		name   string
+		p      *model.Project
+		action Action
+		want   bool
+	}{
+		{"reads the project", pub, ReadProject, true},
+		{"reads public jobs", pub, ReadJob, true},
+		{"reads no jobs that are not public", closedJobs, ReadJob, false},
+		{"reads no pipelines", pub, ReadPipeline, false},
+		{"clones a public project's code as anyone", pub, ReadCode, true},
+		{"clones no private repository of a public project", privateRepo, ReadCode, false},
+		{"clones an internal project's code", internal, ReadCode, true},
+		{"clones a public wiki", pub, DownloadWiki, true},
+		{"reads no merge requests", pub, ReadMergeRequest, false},
+		{"runs no pipeline", pub, RunPipeline, false},
+		{"a project the scope admits is a developer's", other, RunPipeline, true},
+	}
+	for _, c := range cases {
+		if got := Can(a, c.action, Resource{Project: c.p, Access: model.Developer}); got != c.want {
+			t.Errorf("%s: got %v; want %v", c.name, got, c.want)
+		}
+	}
+}

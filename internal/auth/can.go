@@ -401,9 +401,37 @@ func branchGrant(a Actor, r Resource, grants func(model.ProtectedBranch) []model
 	return a.Admin() || r.Access >= model.Developer
 }
 
+// outsideScope is what a CI job keeps on a project it sees (public, or
+// internal) whose job token scope refuses it. GitLab's project policy
+// then prevents guest, public and member access
+// (public_or_internal & ~project_allowed_for_job_token_by_scope) but
+// keeps read_project (public_or_internal & job_token_package_registry)
+// and read_build where jobs are public (public_builds); git lets the job
+// download what an anonymous caller may from a public project
+// (GitAccess#guest_can_download_code?) and from an internal one what
+// build_download_code gives, which the refusal leaves there (only public
+// projects lose public_user_access).
+func outsideScope(a Actor, action Action, r Resource) bool {
+	switch action {
+	case ReadProject:
+		return true
+	case ReadJob:
+		return r.Project.Settings.PublicJobs && ciOpen(a, r)
+	case ReadCode, DownloadWiki:
+		if r.Project.Visibility == model.Internal {
+			return featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Guest)
+		}
+		return Can(Anonymous, action, Resource{Project: r.Project, Access: -1})
+	}
+	return false
+}
+
 // Can reports whether actor may do action on resource. Unknown actions are
 // denied.
 func Can(a Actor, action Action, r Resource) bool {
+	if a.Job != nil && r.Project != nil && a.Job.Outside(r.Project.ID) {
+		return outsideScope(a, action, r)
+	}
 	f, ok := rules[action]
 	return ok && f(a, r)
 }
