@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -56,6 +57,12 @@ func (j *JobActor) Outside(id int64) bool {
 	defer j.mu.Unlock()
 	return j.outside[id]
 }
+
+// ErrBlocked joins the refusal of a credential whose user is blocked
+// (errors.Is): the API answers the refusal (403 with its reason), git
+// asks for credentials again, as GitLab takes no token of a user who may
+// not log in for git.
+var ErrBlocked = errors.New("the user is blocked")
 
 // Anonymous is the actor of a request without credentials.
 var Anonymous = Actor{}
