@@ -412,7 +412,9 @@ func TestApprovals_projectConfiguration(t *testing.T) {
 		if st := apApprovals(t, p, stranger.Token, mr.IID); st.UserCanApprove {
 			t.Errorf("a stranger can approve: %+v", st)
 		}
-		apMRDo(t, p, "POST", stranger.Token, mr.IID, "/approve", nil).Want(t, http.StatusUnauthorized).WantBody(t, ap401)
+		// (Who may not edit the merge request and approves for no rule may
+		// not approve at all: 403, as GitLab's approve_merge_request.)
+		apMRDo(t, p, "POST", stranger.Token, mr.IID, "/approve", nil).Want(t, http.StatusForbidden).WantBody(t, ap403)
 		apMRDo(t, p, "PUT", stranger.Token, mr.IID, "/reset_approvals", nil).Want(t, http.StatusUnauthorized)
 		apMRDo(t, p, "POST", stranger.Token, mr.IID, "/approval_rules", map[string]any{"name": "S", "approvals_required": 1}).
 			Want(t, http.StatusForbidden)
@@ -739,15 +741,19 @@ func TestApprovals_approveAndUnapprove(t *testing.T) {
 			t.Errorf("a named approver cannot approve: %+v", st)
 		}
 		apMRDo(t, p, "GET", stranger.Token, mr.IID, "/approvals", nil).Want(t, http.StatusNotFound)
-		apMRDo(t, p, "GET", "", mr.IID, "/approvals", nil).Want(t, http.StatusUnauthorized)
+		// Reading approvals needs no token (GitLab authenticates only what
+		// is not a GET): the private project is hidden.
+		apMRDo(t, p, "GET", "", mr.IID, "/approvals", nil).Want(t, http.StatusNotFound).WantBody(t, `{"message":"404 Project Not Found"}`)
 		apMRDo(t, p, "GET", dev.Token, s.AbsentID(t), "/approvals", nil).Want(t, http.StatusNotFound).
 			WantBody(t, `{"message":"404 Merge Request Not Found"}`)
 
-		// Ineligible while the rule waits: a developer outside it, a
-		// reporter, the author; a stranger sees nothing.
-		for _, u := range []apitest.User{dev, rep, owner} {
+		// Ineligible while the rule waits: a developer outside it, the
+		// author (401); a reporter outside it may not approve at all
+		// (403); a stranger sees nothing.
+		for _, u := range []apitest.User{dev, owner} {
 			apMRDo(t, p, "POST", u.Token, mr.IID, "/approve", nil).Want(t, http.StatusUnauthorized).WantBody(t, ap401)
 		}
+		apMRDo(t, p, "POST", rep.Token, mr.IID, "/approve", nil).Want(t, http.StatusForbidden).WantBody(t, ap403)
 		apMRDo(t, p, "POST", stranger.Token, mr.IID, "/approve", nil).Want(t, http.StatusNotFound)
 		apMRDo(t, p, "POST", "", mr.IID, "/approve", nil).Want(t, http.StatusUnauthorized)
 		// The sha must be the head's.
@@ -776,7 +782,7 @@ func TestApprovals_approveAndUnapprove(t *testing.T) {
 		if !st.UserHasApproved || st.UserCanApprove || !st.Approved {
 			t.Errorf("after the developer %+v", st)
 		}
-		apMRDo(t, p, "POST", rep.Token, mr.IID, "/approve", nil).Want(t, http.StatusUnauthorized)
+		apMRDo(t, p, "POST", rep.Token, mr.IID, "/approve", nil).Want(t, http.StatusForbidden)
 		apMRDo(t, p, "POST", owner.Token, mr.IID, "/approve", nil).Want(t, http.StatusUnauthorized)
 
 		as := apApprovalState(t, p, rep.Token, mr.IID)
@@ -792,9 +798,8 @@ func TestApprovals_approveAndUnapprove(t *testing.T) {
 		if st.UserHasApproved || !st.UserCanApprove || !st.Approved {
 			t.Errorf("after the developer unapproved %+v", st)
 		}
-		for _, u := range []apitest.User{dev, rep} {
-			apMRDo(t, p, "POST", u.Token, mr.IID, "/unapprove", nil).Want(t, http.StatusNotFound).WantBody(t, `{"message":"404 Not found"}`)
-		}
+		apMRDo(t, p, "POST", dev.Token, mr.IID, "/unapprove", nil).Want(t, http.StatusNotFound).WantBody(t, `{"message":"404 Not found"}`)
+		apMRDo(t, p, "POST", rep.Token, mr.IID, "/unapprove", nil).Want(t, http.StatusForbidden).WantBody(t, ap403)
 		apMRDo(t, p, "POST", stranger.Token, mr.IID, "/unapprove", nil).Want(t, http.StatusNotFound)
 		st = apStateOf(t, apMRDo(t, p, "POST", named.Token, mr.IID, "/unapprove", nil).Want(t, http.StatusCreated))
 		if st.Approved || st.ApprovalsLeft != 1 || len(st.ApprovedBy) != 0 || st.UserHasApproved || !st.UserCanApprove {

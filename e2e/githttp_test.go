@@ -103,9 +103,18 @@ func TestGitHTTP_cloneAndPush(t *testing.T) {
 		if out, err := gitRun(rc, "push", "origin", "HEAD:ro-branch"); err == nil {
 			t.Errorf("read_repository push: %s", out)
 		}
+		// read_api reads over git too (GitLab gives it download_code), and
+		// pushes nothing.
 		api := s.NewToken(t, owner.ID, "read_api")
-		if out, err := gitRun(work, "clone", "-q", cloneURL(s, "owner/repo", "owner", api), "apiclone"); err == nil {
-			t.Errorf("read_api clone: %s", out)
+		if out, err := gitRun(work, "clone", "-q", cloneURL(s, "owner/repo", "owner", api), "apiclone"); err != nil {
+			t.Fatalf("read_api clone: %v\n%s", err, out)
+		}
+		ac := filepath.Join(work, "apiclone")
+		writeFile(t, filepath.Join(ac, "a.txt"), "a\n")
+		gitRun(ac, "add", ".")
+		gitRun(ac, "commit", "-q", "-m", "a")
+		if out, err := gitRun(ac, "push", "origin", "HEAD:api-branch"); err == nil {
+			t.Errorf("read_api push: %s", out)
 		}
 		// A stranger sees nothing; a bad token is refused.
 		stranger := s.NewUser(t, "stranger")

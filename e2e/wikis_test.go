@@ -272,12 +272,13 @@ func TestWikis_featureLevelsAndArchive(t *testing.T) {
 		// An administrator writes to a private wiki without being a member.
 		s.Do(t, apitest.Request{Method: "POST", Path: base, Token: s.RootToken, JSON: map[string]any{"title": "By Admin", "content": "a"}}).Want(t, 201)
 
-		// wiki_enabled=true opens it again: anonymous reads, but writes need
-		// a token.
+		// wiki_enabled=true opens it again: anonymous reads, but does not
+		// write (GitLab's wikis API authorizes create_wiki without
+		// authenticating first: 403).
 		setLevel(map[string]any{"wiki_enabled": true})
 		s.Get(t, base+"/By-Admin", "").Want(t, 200)
-		s.Do(t, apitest.Request{Method: "POST", Path: base, JSON: map[string]any{"title": "Anon", "content": "x"}}).Want(t, 401).
-			WantBody(t, `{"message":"401 Unauthorized"}`)
+		s.Do(t, apitest.Request{Method: "POST", Path: base, JSON: map[string]any{"title": "Anon", "content": "x"}}).Want(t, 403).
+			WantBody(t, `{"message":"403 Forbidden"}`)
 
 		// Archived: read-only for everybody, through the API and git.
 		o := wikiClone(t, s, work, "owner/site.wiki", owner.Token, "owner")

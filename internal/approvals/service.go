@@ -38,17 +38,27 @@ func New(db *store.DB, projects Projects, storages *gitrepo.Storages, log *slog.
 func (s *Service) today() string { return s.db.Now().UTC().Format(model.DateLayout) }
 
 // project resolves a project whose merge requests the actor reads and
-// checks action (404 when the merge requests are closed to the actor).
+// checks action (401 without a user: GitLab's approval rules and settings
+// authenticate first).
 func (s *Service) project(ctx context.Context, a auth.Actor, ref string, maintainer bool) (model.Project, model.AccessLevel, error) {
 	if !a.SignedIn() {
 		return model.Project{}, 0, model.Unauthorized("")
 	}
+	return s.readable(ctx, a, ref, maintainer, model.Forbidden(""))
+}
+
+// readable is project for any caller, anonymous too (GitLab's merge
+// request approvals authenticate only what is not a GET); closed is the
+// answer when the project's merge requests are closed to the actor: 403
+// where GitLab authorizes read_merge_request on the project found, 404
+// where it looks the merge request up among those the actor reads.
+func (s *Service) readable(ctx context.Context, a auth.Actor, ref string, maintainer bool, closed error) (model.Project, model.AccessLevel, error) {
 	p, acc, err := s.projects.Resolve(ctx, a, ref)
 	if err != nil {
 		return p, acc, err
 	}
 	if !auth.Can(a, auth.ReadMergeRequest, auth.Resource{Project: &p, Access: acc}) {
-		return p, acc, model.NotFound("")
+		return p, acc, closed
 	}
 	if maintainer && !a.Admin() && acc < model.Maintainer {
 		return p, acc, model.Forbidden("")
@@ -436,9 +446,18 @@ type View struct {
 	RequirePassword                 bool
 }
 
-// mr resolves a merge request the actor reads.
+// mr resolves a merge request the actor reads, for a signed-in caller
+// (401 otherwise).
 func (s *Service) mr(ctx context.Context, a auth.Actor, ref string, iid int64) (model.Project, model.AccessLevel, model.MergeRequest, error) {
-	p, acc, err := s.project(ctx, a, ref, false)
+	if !a.SignedIn() {
+		return model.Project{}, 0, model.MergeRequest{}, model.Unauthorized("")
+	}
+	return s.mrOf(ctx, a, ref, iid, model.Forbidden(""))
+}
+
+// mrOf is mr for any caller; closed as in readable.
+func (s *Service) mrOf(ctx context.Context, a auth.Actor, ref string, iid int64, closed error) (model.Project, model.AccessLevel, model.MergeRequest, error) {
+	p, acc, err := s.readable(ctx, a, ref, false, closed)
 	if err != nil {
 		return p, acc, model.MergeRequest{}, err
 	}
@@ -480,9 +499,12 @@ func (s *Service) view(ctx context.Context, a auth.Actor, p model.Project, acc m
 }
 
 // State is a merge request's approval state (GET …/approvals,
-// …/approval_state).
+// …/approval_state), for whoever reads the merge request, anonymous
+// callers of a public project too: GitLab's merge request approvals API
+// (lib/api/merge_request_approvals.rb and its EE prepend) authenticates
+// only what is not a GET and reads with find_merge_request_with_access.
 func (s *Service) State(ctx context.Context, a auth.Actor, ref string, iid int64) (View, error) {
-	p, acc, m, err := s.mr(ctx, a, ref, iid)
+	p, acc, m, err := s.mrOf(ctx, a, ref, iid, model.Forbidden(""))
 	if err != nil {
 		return View{}, err
 	}
@@ -490,21 +512,27 @@ func (s *Service) State(ctx context.Context, a auth.Actor, ref string, iid int64
 	return v, err
 }
 
-// Approve records the actor's approval (201): a sha other than the
-// head's is 409; a user who may not approve (ineligible, already
-// approved, the author or a committer where the settings forbid it, a
-// wrong password where the project requires one) 401.
+// Approve records the actor's approval (201). Who may not approve at all
+// (neither may edit the merge request nor is an eligible approver of it:
+// GitLab's approve_merge_request) is 403; then a sha other than the
+// head's is 409; a refusal of the approval itself (ineligible while a
+// rule waits, already approved, the author or a committer where the
+// settings forbid it, a wrong password where the project requires one)
+// 401.
 func (s *Service) Approve(ctx context.Context, a auth.Actor, ref string, iid int64, sha, password string) (View, error) {
 	p, acc, m, err := s.mr(ctx, a, ref, iid)
 	if err != nil {
 		return View{}, err
 	}
-	if sha != "" && sha != m.HeadSHA {
-		return View{}, model.Conflict("SHA does not match HEAD of source branch: " + m.HeadSHA)
-	}
 	v, _, err := s.view(ctx, a, p, acc, m)
 	if err != nil {
 		return View{}, err
+	}
+	if !mayApprove(a, p, acc, m, v) {
+		return View{}, model.Forbidden("")
+	}
+	if sha != "" && sha != m.HeadSHA {
+		return View{}, model.Conflict("SHA does not match HEAD of source branch: " + m.HeadSHA)
 	}
 	if !v.UserCanApprove {
 		return View{}, model.Unauthorized("")
@@ -528,11 +556,26 @@ func (s *Service) Approve(ctx context.Context, a auth.Actor, ref string, iid int
 	return v, err
 }
 
-// Unapprove removes the actor's approval (404 when there is none).
+// mayApprove is GitLab's approve_merge_request: who may edit the merge
+// request (its author, developers up) or is an eligible approver of one
+// of its rules.
+func mayApprove(a auth.Actor, p model.Project, acc model.AccessLevel, m model.MergeRequest, v View) bool {
+	return auth.Can(a, auth.UpdateMergeRequest, auth.Resource{Project: &p, Access: acc, User: &model.User{ID: m.AuthorID}}) ||
+		v.State.Eligible(a.UserID())
+}
+
+// Unapprove removes the actor's approval (403 for who may not approve,
+// as GitLab authorizes approve_merge_request first; 404 when there is
+// none).
 func (s *Service) Unapprove(ctx context.Context, a auth.Actor, ref string, iid int64) (View, error) {
 	p, acc, m, err := s.mr(ctx, a, ref, iid)
 	if err != nil {
 		return View{}, err
+	}
+	if v, _, err := s.view(ctx, a, p, acc, m); err != nil {
+		return View{}, err
+	} else if !mayApprove(a, p, acc, m, v) {
+		return View{}, model.Forbidden("")
 	}
 	if err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		ok, err := tx.Unapprove(ctx, m.ID, a.UserID())
@@ -550,7 +593,11 @@ func (s *Service) Unapprove(ctx context.Context, a auth.Actor, ref string, iid i
 // ResetApprovals removes every approval of a merge request not merged
 // yet (maintainers; others, and a merged one, 401: reference §4.2).
 func (s *Service) ResetApprovals(ctx context.Context, a auth.Actor, ref string, iid int64) error {
-	_, acc, m, err := s.mr(ctx, a, ref, iid)
+	if !a.SignedIn() {
+		return model.Unauthorized("")
+	}
+	// GitLab looks the merge request up among those the actor reads.
+	_, acc, m, err := s.mrOf(ctx, a, ref, iid, model.NotFound(""))
 	if err != nil {
 		return err
 	}

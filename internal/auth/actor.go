@@ -1,8 +1,10 @@
 package auth
 
 import (
+	"errors"
 	"net/http"
 	"strings"
+	"sync"
 
 	"quarry/internal/model"
 )
@@ -30,7 +32,37 @@ type JobActor struct {
 	ID         int64
 	ProjectID  int64
 	PipelineID int64
+
+	mu sync.Mutex
+	// outside holds the projects whose CI job token scope refuses the job
+	// although the job's user sees them (public, or internal): Can then
+	// allows the job only what GitLab leaves it there.
+	outside map[int64]bool
 }
+
+// SetOutside records that the job token scope of project id refuses the
+// job (projects.Resolve does, for the request the actor serves).
+func (j *JobActor) SetOutside(id int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.outside == nil {
+		j.outside = map[int64]bool{}
+	}
+	j.outside[id] = true
+}
+
+// Outside reports whether SetOutside recorded project id.
+func (j *JobActor) Outside(id int64) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.outside[id]
+}
+
+// ErrBlocked joins the refusal of a credential whose user is blocked
+// (errors.Is): the API answers the refusal (403 with its reason), git
+// asks for credentials again, as GitLab takes no token of a user who may
+// not log in for git.
+var ErrBlocked = errors.New("the user is blocked")
 
 // Anonymous is the actor of a request without credentials.
 var Anonymous = Actor{}

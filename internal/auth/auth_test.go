@@ -215,3 +215,124 @@ func TestCan_wikiFeature(t *testing.T) {
 		}
 	}
 }
+
+// TestCan_privateFeatures: a feature set to private opens to members of
+// GitLab's minimum role for it (Guest; Reporter for merge requests),
+// whatever the project's visibility; guests of a private project still
+// read no code, since download_code is a reporter's there.
+func TestCan_privateFeatures(t *testing.T) {
+	user := Actor{User: &model.User{ID: 9}}
+	admin := Actor{User: &model.User{ID: 1, Admin: true}}
+	project := func(vis model.Visibility) *model.Project {
+		st := model.DefaultProjectSettings()
+		st.RepositoryAccessLevel, st.BuildsAccessLevel, st.WikiAccessLevel = "private", "private", "private"
+		return &model.Project{Visibility: vis, Settings: st, MergeRequestsAccessLevel: "private"}
+	}
+	cases := []struct {
+		name   string
+		a      Actor
+		vis    model.Visibility
+		access model.AccessLevel
+		action Action
+		want   bool
+	}{
+		{"guest reads the private repository of a public project", user, model.Public, model.Guest, ReadCode, true},
+		{"guest reads its pipelines", user, model.Public, model.Guest, ReadPipeline, true},
+		{"guest reads its jobs", user, model.Public, model.Guest, ReadJob, true},
+		{"guest reads its wiki", user, model.Public, model.Guest, ReadWiki, true},
+		{"guest does not read its merge requests", user, model.Public, model.Guest, ReadMergeRequest, false},
+		{"reporter reads its merge requests", user, model.Public, model.Reporter, ReadMergeRequest, true},
+		{"non-member does not read the repository", user, model.Public, -1, ReadCode, false},
+		{"non-member does not read the jobs", user, model.Public, -1, ReadJob, false},
+		{"anonymous does not read the pipelines", Anonymous, model.Public, -1, ReadPipeline, false},
+		{"non-member still reads the project", user, model.Public, -1, ReadProject, true},
+		{"guest of a private project reads no code", user, model.Private, model.Guest, ReadCode, false},
+		{"guest of a private project reads its pipelines (public jobs)", user, model.Private, model.Guest, ReadPipeline, true},
+		{"administrator reads everything", admin, model.Public, -1, ReadMergeRequest, true},
+	}
+	for _, c := range cases {
+		if got := Can(c.a, c.action, Resource{Project: project(c.vis), Access: c.access}); got != c.want {
+			t.Errorf("%s: got %v; want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCan_downloadWiki: cloning a wiki wants download_wiki_code, which a
+// guest of a private project lacks though it reads the pages.
+func TestCan_downloadWiki(t *testing.T) {
+	user := Actor{User: &model.User{ID: 9}}
+	external := Actor{User: &model.User{ID: 9, External: true}}
+	project := func(vis model.Visibility, wiki string) *model.Project {
+		st := model.DefaultProjectSettings()
+		st.WikiAccessLevel = wiki
+		return &model.Project{Visibility: vis, Settings: st}
+	}
+	cases := []struct {
+		name   string
+		a      Actor
+		p      *model.Project
+		access model.AccessLevel
+		want   bool
+	}{
+		{"guest of a private project", user, project(model.Private, "enabled"), model.Guest, false},
+		{"reporter of a private project", user, project(model.Private, "enabled"), model.Reporter, true},
+		{"anonymous, public project", Anonymous, project(model.Public, "enabled"), -1, true},
+		{"non-member, internal project", user, project(model.Internal, "enabled"), -1, true},
+		{"external guest, internal project", external, project(model.Internal, "enabled"), model.Guest, false},
+		{"guest, public project, private wiki", user, project(model.Public, "private"), model.Guest, true},
+		{"non-member, public project, private wiki", user, project(model.Public, "private"), -1, false},
+		{"developer, disabled wiki", user, project(model.Public, "disabled"), model.Developer, false},
+	}
+	for _, c := range cases {
+		r := Resource{Project: c.p, Access: c.access}
+		if got := Can(c.a, DownloadWiki, r); got != c.want {
+			t.Errorf("%s: got %v; want %v", c.name, got, c.want)
+		}
+		if Can(c.a, DownloadWiki, r) && !Can(c.a, ReadWiki, r) {
+			t.Errorf("%s: downloads a wiki it does not read", c.name)
+		}
+	}
+}
+
+// TestCan_jobOutsideScope: a CI job on a project it sees whose job token
+// scope refuses it keeps reading the project, public jobs, and what git
+// gives it there; nothing else, whatever its user's role. Other projects
+// are not concerned.
+func TestCan_jobOutsideScope(t *testing.T) {
+	job := &JobActor{ID: 1, ProjectID: 2}
+	a := Actor{User: &model.User{ID: 9}, Job: job}
+	project := func(id int64, vis model.Visibility, publicJobs bool, repo string) *model.Project {
+		st := model.DefaultProjectSettings()
+		st.PublicJobs, st.RepositoryAccessLevel = publicJobs, repo
+		return &model.Project{ID: id, Visibility: vis, Settings: st}
+	}
+	pub, internal := project(10, model.Public, true, "enabled"), project(11, model.Internal, true, "enabled")
+	closedJobs, privateRepo := project(12, model.Public, false, "enabled"), project(13, model.Public, true, "private")
+	other := project(14, model.Public, true, "enabled")
+	for _, p := range []*model.Project{pub, internal, closedJobs, privateRepo} {
+		job.SetOutside(p.ID)
+	}
+	cases := []struct {
+		name   string
+		p      *model.Project
+		action Action
+		want   bool
+	}{
+		{"reads the project", pub, ReadProject, true},
+		{"reads public jobs", pub, ReadJob, true},
+		{"reads no jobs that are not public", closedJobs, ReadJob, false},
+		{"reads no pipelines", pub, ReadPipeline, false},
+		{"clones a public project's code as anyone", pub, ReadCode, true},
+		{"clones no private repository of a public project", privateRepo, ReadCode, false},
+		{"clones an internal project's code", internal, ReadCode, true},
+		{"clones a public wiki", pub, DownloadWiki, true},
+		{"reads no merge requests", pub, ReadMergeRequest, false},
+		{"runs no pipeline", pub, RunPipeline, false},
+		{"a project the scope admits is a developer's", other, RunPipeline, true},
+	}
+	for _, c := range cases {
+		if got := Can(a, c.action, Resource{Project: c.p, Access: model.Developer}); got != c.want {
+			t.Errorf("%s: got %v; want %v", c.name, got, c.want)
+		}
+	}
+}

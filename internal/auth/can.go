@@ -94,9 +94,13 @@ const (
 // Actions on wikis: a project's (Resource.Project, under its wiki
 // feature) or a group's (Resource.Group).
 const (
-	// ReadWiki: see pages, clone the wiki — who reads the project (with
-	// the wiki feature open to them) or the group.
+	// ReadWiki: see pages — who reads the project (with the wiki feature
+	// open to them) or the group.
 	ReadWiki Action = "read_wiki"
+	// DownloadWiki: clone a wiki (download_wiki_code) — of a project,
+	// reporters up and who reads the project publicly (not its guests
+	// when private); of a group, its readers.
+	DownloadWiki Action = "download_wiki_code"
 	// CreateWiki: create and edit pages, upload attachments, push —
 	// developers up.
 	CreateWiki Action = "create_wiki"
@@ -142,7 +146,11 @@ func readProject(a Actor, r Resource) bool {
 
 // featureOpen applies a feature access level ("disabled", "private",
 // "enabled") on top of reading the project; private features need members
-// from minLevel up.
+// from minLevel up: Reporter for merge requests, Guest for the rest
+// (GitLab's ProjectFeature.required_minimum_access_level, which the
+// project policy's feature checks use whatever the project's visibility;
+// that guests of a private project read no code is download_code's
+// rule, not the feature's).
 func featureOpen(a Actor, r Resource, level string, minLevel model.AccessLevel) bool {
 	if !readProject(a, r) {
 		return false
@@ -160,7 +168,7 @@ func readCode(a Actor, r Resource) bool {
 	if r.Project == nil {
 		return false
 	}
-	if !featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Reporter) {
+	if !featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Guest) {
 		return false
 	}
 	// Guests of a private project do not see its code.
@@ -277,6 +285,7 @@ var rules = map[Action]rule{
 	CreateCommitStatus:   func(a Actor, r Resource) bool { return ciWrite(a, r, model.Developer) },
 	ReadMergeRequest:     readMergeRequest,
 	ReadWiki:             readWiki,
+	DownloadWiki:         downloadWiki,
 	CreateWiki:           func(a Actor, r Resource) bool { return writeWiki(a, r, model.Developer) },
 	AdminWiki:            func(a Actor, r Resource) bool { return writeWiki(a, r, model.Maintainer) },
 	CreateMergeRequestIn: func(a Actor, r Resource) bool {
@@ -306,6 +315,17 @@ func readWiki(a Actor, r Resource) bool {
 	return readGroup(a, r)
 }
 
+// downloadWiki: a project's wiki is cloned by who may read it from
+// Reporter up, or reads the project without membership (project_policy.rb
+// gives download_wiki_code to reporter_access and public_access only);
+// a group's by its readers.
+func downloadWiki(a Actor, r Resource) bool {
+	if r.Project == nil {
+		return readGroup(a, r)
+	}
+	return readWiki(a, r) && (a.Admin() || r.Access >= model.Reporter || visible(a, r.Project.Visibility))
+}
+
 func readGroup(a Actor, r Resource) bool {
 	return r.Group != nil && (a.Admin() || visible(a, r.Group.Visibility) || r.Access >= 0)
 }
@@ -321,7 +341,7 @@ func writeWiki(a Actor, r Resource, min model.AccessLevel) bool {
 
 // ciOpen: the project's repository and CI features are open to the actor.
 func ciOpen(a Actor, r Resource) bool {
-	return r.Project != nil && featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Reporter) &&
+	return r.Project != nil && featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Guest) &&
 		featureOpen(a, r, r.Project.Settings.BuildsAccessLevel, model.Guest)
 }
 
@@ -381,9 +401,37 @@ func branchGrant(a Actor, r Resource, grants func(model.ProtectedBranch) []model
 	return a.Admin() || r.Access >= model.Developer
 }
 
+// outsideScope is what a CI job keeps on a project it sees (public, or
+// internal) whose job token scope refuses it. GitLab's project policy
+// then prevents guest, public and member access
+// (public_or_internal & ~project_allowed_for_job_token_by_scope) but
+// keeps read_project (public_or_internal & job_token_package_registry)
+// and read_build where jobs are public (public_builds); git lets the job
+// download what an anonymous caller may from a public project
+// (GitAccess#guest_can_download_code?) and from an internal one what
+// build_download_code gives, which the refusal leaves there (only public
+// projects lose public_user_access).
+func outsideScope(a Actor, action Action, r Resource) bool {
+	switch action {
+	case ReadProject:
+		return true
+	case ReadJob:
+		return r.Project.Settings.PublicJobs && ciOpen(a, r)
+	case ReadCode, DownloadWiki:
+		if r.Project.Visibility == model.Internal {
+			return featureOpen(a, r, r.Project.Settings.RepositoryAccessLevel, model.Guest)
+		}
+		return Can(Anonymous, action, Resource{Project: r.Project, Access: -1})
+	}
+	return false
+}
+
 // Can reports whether actor may do action on resource. Unknown actions are
 // denied.
 func Can(a Actor, action Action, r Resource) bool {
+	if a.Job != nil && r.Project != nil && a.Job.Outside(r.Project.ID) {
+		return outsideScope(a, action, r)
+	}
 	f, ok := rules[action]
 	return ok && f(a, r)
 }

@@ -482,13 +482,14 @@ func (s *Service) Jobs(ctx context.Context, a auth.Actor, projectRef string, in 
 // PipelineJobs lists the builds (or bridges) of a pipeline and of its
 // child pipelines, newest first; retried jobs only when asked.
 func (s *Service) PipelineJobs(ctx context.Context, a auth.Actor, projectRef string, pipelineID int64, kind string, in JobsInput, page model.Page) ([]JobView, model.PageInfo, error) {
-	action := auth.ReadJob
-	if kind == model.JobBridge {
-		action = auth.ReadPipeline
-	}
-	p, _, err := s.project(ctx, a, projectRef, action)
+	// GitLab authorizes read_pipeline on the project, then read_build for
+	// the builds (lib/api/ci/pipelines.rb, Ci::JobsFinder).
+	p, acc, err := s.project(ctx, a, projectRef, auth.ReadPipeline)
 	if err != nil {
 		return nil, model.PageInfo{}, err
+	}
+	if kind == model.JobBuild && !auth.Can(a, auth.ReadJob, auth.Resource{Project: &p, Access: acc}) {
+		return nil, model.PageInfo{}, model.Forbidden("")
 	}
 	pl, err := s.pipelineIn(ctx, s.db.Tx, p.ID, pipelineID)
 	if err != nil {

@@ -115,6 +115,12 @@ func (s *Service) actor(ctx context.Context, username, password string, has bool
 	if err == nil {
 		return a, nil
 	}
+	if errors.Is(err, auth.ErrBlocked) {
+		// A blocked user's token is no credential for git (GitLab's
+		// Gitlab::Auth.personal_access_token_check wants a user who may
+		// log in): git is asked for credentials again.
+		return auth.Anonymous, deny(http.StatusUnauthorized, accessDenied)
+	}
 	if model.KindOf(err) == model.KindForbidden {
 		return a, deny(http.StatusForbidden, err.Error())
 	}
@@ -137,7 +143,9 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 	if a.Token != nil {
 		need := []model.Scope{model.ScopeAPI, model.ScopeWriteRepository}
 		if !push {
-			need = append(need, model.ScopeReadRepository)
+			// read_api gives git GitLab's read-only abilities, download_code
+			// among them (Gitlab::Auth.abilities_for_scopes).
+			need = append(need, model.ScopeReadRepository, model.ScopeReadAPI)
 		}
 		ok := false
 		for _, sc := range need {

@@ -45,7 +45,7 @@ const maxMergeRetries = 3
 // target is made again on the new tip, and answered 409 only when the
 // target keeps moving. The merger needs the target branch's merge grant.
 func (s *Service) Merge(ctx context.Context, a auth.Actor, projectRef string, iid int64, in MergeInput) (View, error) {
-	p, acc, err := s.project(ctx, a, projectRef, auth.ReadMergeRequest)
+	p, acc, err := s.found(ctx, a, projectRef, auth.ReadMergeRequest)
 	if err != nil {
 		return View{}, err
 	}
@@ -342,7 +342,7 @@ func ignoreNotFoundAs(err, other error) error {
 // to the source branch) and moves the source branch with a
 // compare-and-swap; the merge request follows.
 func (s *Service) Rebase(ctx context.Context, a auth.Actor, projectRef string, iid int64) error {
-	p, _, err := s.project(ctx, a, projectRef, auth.ReadMergeRequest)
+	p, _, err := s.found(ctx, a, projectRef, auth.ReadMergeRequest)
 	if err != nil {
 		return err
 	}

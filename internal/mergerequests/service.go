@@ -142,16 +142,31 @@ type View struct {
 }
 
 // project resolves a project and checks action on it; a project the
-// actor cannot see is 404, its merge requests closed to the actor 404 too
-// (GitLab hides the feature), other refusals 403.
+// actor cannot see is 404, other refusals 403 — its merge requests closed
+// to the actor too (GitLab's list, merge request reads and writes
+// authorize read_merge_request and the action on a project found).
 func (s *Service) project(ctx context.Context, a auth.Actor, ref string, action auth.Action) (model.Project, model.AccessLevel, error) {
+	return s.resolve(ctx, a, ref, action, model.Forbidden(""))
+}
+
+// found is project for the calls that look the merge request up among
+// those the actor reads (GitLab's find_project_merge_request, through
+// MergeRequestsFinder: merge, rebase, delete): merge requests closed to
+// the actor are not found there.
+func (s *Service) found(ctx context.Context, a auth.Actor, ref string, action auth.Action) (model.Project, model.AccessLevel, error) {
+	return s.resolve(ctx, a, ref, action, model.NotFound(""))
+}
+
+// resolve is project and found: closed is the answer when the actor does
+// not read the project's merge requests.
+func (s *Service) resolve(ctx context.Context, a auth.Actor, ref string, action auth.Action, closed error) (model.Project, model.AccessLevel, error) {
 	p, acc, err := s.projects.Resolve(ctx, a, ref)
 	if err != nil {
 		return p, acc, err
 	}
 	res := auth.Resource{Project: &p, Access: acc}
 	if !auth.Can(a, auth.ReadMergeRequest, res) {
-		return p, acc, model.NotFound("")
+		return p, acc, closed
 	}
 	if action != auth.ReadMergeRequest && !auth.Can(a, action, res) {
 		return p, acc, model.Forbidden("")

@@ -250,7 +250,7 @@ func setRef(ctx context.Context, repo *gitrepo.Repo, ref string, next git.Object
 
 // Delete removes a merge request (owners and administrators) and its ref.
 func (s *Service) Delete(ctx context.Context, a auth.Actor, projectRef string, iid int64) error {
-	p, _, err := s.project(ctx, a, projectRef, auth.DeleteMergeRequest)
+	p, _, err := s.found(ctx, a, projectRef, auth.DeleteMergeRequest)
 	if err != nil {
 		return err
 	}

@@ -98,6 +98,13 @@ func (s *Service) Resolve(ctx context.Context, a auth.Actor, ref string) (model.
 		if err != nil {
 			return p, 0, err
 		}
+		if !ok && (p.Visibility == model.Public || (p.Visibility == model.Internal && a.User != nil && !a.User.External)) {
+			// A project its user sees stays visible to the job, with
+			// little else (auth.Can's outsideScope; GitLab's
+			// project_policy.rb, project_allowed_for_job_token).
+			a.Job.SetOutside(p.ID)
+			return p, acc, nil
+		}
 		if !ok {
 			src, _ := s.db.ProjectByID(ctx, a.Job.ProjectID)
 			return p, 0, model.ForbiddenRaw("Authentication by CI/CD job token not allowed from " + src.FullPath() + " to " + p.FullPath() + ".")

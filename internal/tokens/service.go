@@ -72,6 +72,9 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (auth.Actor, 
 		return auth.Anonymous, errExpired
 	}
 	if msg := accessDenied(u); msg != "" {
+		if u.State.IsBlocked() {
+			return auth.Anonymous, errors.Join(model.Forbidden(msg), auth.ErrBlocked)
+		}
 		return auth.Anonymous, model.Forbidden(msg)
 	}
 	if err := s.recordUse(ctx, &t, &u, now); err != nil {

@@ -27,7 +27,7 @@ func (s *Service) GitAccess(ctx context.Context, a auth.Actor, fullPath string, 
 	if err != nil {
 		return "", "", err
 	}
-	if !auth.Can(a, auth.ReadWiki, w.resource()) {
+	if !auth.Can(a, auth.DownloadWiki, w.resource()) {
 		return "", "", model.ForbiddenRaw(msgDownload)
 	}
 	if push && !auth.Can(a, auth.CreateWiki, w.resource()) {

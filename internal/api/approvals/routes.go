@@ -21,10 +21,12 @@ type Handlers struct {
 // New returns the area.
 func New(s *approvals.Service, r *entity.Renderer) *Handlers { return &Handlers{ap: s, r: r} }
 
-// Routes are the area's rows (authentication required: GitLab's paid
-// tier area, built in here).
+// Routes are the area's rows (GitLab's paid tier area, built in here):
+// authentication required, but for reading a merge request's approvals,
+// which GitLab's merge request approvals API leaves to read_merge_request
+// (authenticate_non_get!).
 func (h *Handlers) Routes() []endpoint.Route {
-	row, parsed, token, api := endpoint.Row, endpoint.Parsed, endpoint.Token, endpoint.ScopeAPI
+	row, parsed, token, public, api := endpoint.Row, endpoint.Parsed, endpoint.Token, endpoint.Public, endpoint.ScopeAPI
 	const (
 		project = "/projects/{id}"
 		mr      = project + "/merge_requests/{merge_request_iid}"
@@ -37,9 +39,9 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("GET", project+"/approval_rules/{approval_rule_id}", token, api, parsed, h.rule),
 		row("PUT", project+"/approval_rules/{approval_rule_id}", token, api, parsed, h.updateRule),
 		row("DELETE", project+"/approval_rules/{approval_rule_id}", token, api, parsed, h.deleteRule),
-		row("GET", mr+"/approvals", token, api, parsed, h.state),
+		row("GET", mr+"/approvals", public, api, parsed, h.state),
 		row("POST", mr+"/approvals", token, api, parsed, h.setRequired),
-		row("GET", mr+"/approval_state", token, api, parsed, h.approvalState),
+		row("GET", mr+"/approval_state", public, api, parsed, h.approvalState),
 		row("GET", mr+"/approval_rules", token, api, parsed, h.mrRules),
 		row("POST", mr+"/approval_rules", token, api, parsed, h.createMRRule),
 		row("PUT", mr+"/approval_rules/{approval_rule_id}", token, api, parsed, h.updateMRRule),

@@ -39,10 +39,11 @@ func (h *Handlers) Routes() []endpoint.Route {
 		}
 	}
 	rows := []endpoint.Route{
-		// Jobs.
-		row("GET", project+"/jobs", public, api, parsed, h.listJobs).WithJobTokens(),
-		row("GET", job, public, api, parsed, h.getJob).WithJobTokens(),
-		row("GET", job+"/trace", public, api, parsed, h.trace),
+		// Jobs: GitLab's jobs API authenticates every call (lib/api/ci/
+		// jobs.rb), public projects' too.
+		row("GET", project+"/jobs", token, api, parsed, h.listJobs).WithJobTokens(),
+		row("GET", job, token, api, parsed, h.getJob).WithJobTokens(),
+		row("GET", job+"/trace", token, api, parsed, h.trace),
 		row("POST", job+"/cancel", token, api, parsed, h.cancelJob),
 		row("POST", job+"/retry", token, api, parsed, h.retryJob),
 		row("POST", job+"/erase", token, api, parsed, h.eraseJob),

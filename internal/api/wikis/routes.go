@@ -20,11 +20,15 @@ type Handlers struct {
 // New returns the area.
 func New(s *wikis.Service, r *entity.Renderer) *Handlers { return &Handlers{wikis: s, r: r} }
 
-// Routes are the area's rows.
+// Routes are the area's rows. None requires a token: GitLab's wikis API
+// (lib/api/wikis.rb) authenticates nothing itself and authorizes
+// read_wiki, create_wiki or admin_wiki on the project or group it finds,
+// so an anonymous write is 403 on a wiki its caller sees and 404 on one
+// it does not.
 func (h *Handlers) Routes() []endpoint.Route {
 	row, parsed := endpoint.Row, endpoint.Parsed
 	page, attachment := endpoint.Carrying(endpoint.ContentWikiPage), endpoint.Carrying(endpoint.ContentAttachment)
-	public, token, api := endpoint.Public, endpoint.Token, endpoint.ScopeAPI
+	public, api := endpoint.Public, endpoint.ScopeAPI
 	var rows []endpoint.Route
 	for _, owner := range []struct {
 		base  string
@@ -33,11 +37,11 @@ func (h *Handlers) Routes() []endpoint.Route {
 		o := func(c *endpoint.Call) wikis.Owner { return wikis.Owner{Group: owner.group, Ref: c.Path("id")} }
 		rows = append(rows,
 			row("GET", owner.base, public, api, parsed, func(c *endpoint.Call) error { return h.list(c, o(c)) }),
-			row("POST", owner.base, token, api, page, func(c *endpoint.Call) error { return h.create(c, o(c)) }),
-			row("POST", owner.base+"/attachments", token, api, attachment, func(c *endpoint.Call) error { return h.attach(c, o(c)) }),
+			row("POST", owner.base, public, api, page, func(c *endpoint.Call) error { return h.create(c, o(c)) }),
+			row("POST", owner.base+"/attachments", public, api, attachment, func(c *endpoint.Call) error { return h.attach(c, o(c)) }),
 			row("GET", owner.base+"/{slug}", public, api, parsed, func(c *endpoint.Call) error { return h.get(c, o(c)) }),
-			row("PUT", owner.base+"/{slug}", token, api, page, func(c *endpoint.Call) error { return h.update(c, o(c)) }),
-			row("DELETE", owner.base+"/{slug}", token, api, parsed, func(c *endpoint.Call) error { return h.delete(c, o(c)) }),
+			row("PUT", owner.base+"/{slug}", public, api, page, func(c *endpoint.Call) error { return h.update(c, o(c)) }),
+			row("DELETE", owner.base+"/{slug}", public, api, parsed, func(c *endpoint.Call) error { return h.delete(c, o(c)) }),
 		)
 	}
 	return rows
