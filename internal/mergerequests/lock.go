@@ -24,7 +24,8 @@ import (
 // branch moved, it marks the merge request merged and emits the branch's
 // refs-changed event in one transaction. A merge whose process died leaves
 // the lock until its lease runs out; then the recovery task, enqueued in
-// the transaction that took the lock and due when the lease ends, finishes
+// the transaction that took the lock and due when the lease ends (a merge
+// that ends marks it done as it ends the lock), finishes
 // the merge (the recorded result, or the source's head, is on the target
 // branch: merged, with its event) or undoes it (opened). Every write of the
 // lock is a compare-and-set on the token, and the recovery's on the lease
@@ -66,6 +67,7 @@ type mergeLock struct {
 	s     *Service
 	id    int64
 	token string
+	task  int64 // the recovery enqueued with the lock (0: one was pending)
 	mu    sync.Mutex
 	until time.Time // the lease as last written
 	stop  func()    // ends the renewals and waits for them
@@ -87,7 +89,8 @@ func (s *Service) lock(ctx context.Context, id, userID int64) (*mergeLock, conte
 		if err != nil || !ok {
 			return err
 		}
-		_, err = recoverTask.Enqueue(ctx, tx, recoverPayload{MergeRequestID: id}, tasks.At(l.until.Add(recoverGrace)))
+		task, err := recoverTask.Enqueue(ctx, tx, recoverPayload{MergeRequestID: id}, tasks.At(l.until.Add(recoverGrace)))
+		l.task = task.ID
 		return err
 	})
 	if err != nil || !ok {
@@ -153,7 +156,8 @@ func (l *mergeLock) record(ctx context.Context, r model.MergeResult) error {
 }
 
 // finish marks the merge request merged with o and emits e in one
-// transaction; false when the lock is no longer this merge's.
+// transaction (its recovery has nothing left to do); false when the lock
+// is no longer this merge's.
 func (l *mergeLock) finish(ctx context.Context, o store.MergeOutcome, e model.RefsChanged) (bool, error) {
 	var ok bool
 	err := l.s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -161,9 +165,22 @@ func (l *mergeLock) finish(ctx context.Context, o store.MergeOutcome, e model.Re
 		if ok, err = tx.MarkMerged(ctx, l.id, l.token, nil, o); err != nil || !ok {
 			return err
 		}
-		return l.s.events.EmitRefsChanged(ctx, tx, e)
+		if err := l.s.events.EmitRefsChanged(ctx, tx, e); err != nil {
+			return err
+		}
+		return l.recovered(ctx, tx)
 	})
 	return ok && err == nil, err
+}
+
+// recovered marks the lock's recovery done inside tx, which ends the lock
+// (a lock taken later enqueues its own).
+func (l *mergeLock) recovered(ctx context.Context, tx *store.Tx) error {
+	if l.task == 0 {
+		return nil
+	}
+	_, err := recoverTask.Done(ctx, tx, l.task) // false: it runs, and finds the lock gone
+	return err
 }
 
 // unlock opens the merge request again after a merge that failed before
@@ -172,8 +189,10 @@ func (l *mergeLock) unlock(ctx context.Context) {
 	var ok bool
 	err := l.s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		ok, err = tx.UnlockMergeRequest(ctx, l.id, l.token, nil)
-		return err
+		if ok, err = tx.UnlockMergeRequest(ctx, l.id, l.token, nil); err != nil || !ok {
+			return err
+		}
+		return l.recovered(ctx, tx)
 	})
 	switch {
 	case err != nil:
