@@ -183,9 +183,9 @@ const asideMaxAge = time.Hour
 // aside — initialised and configured in a folder beside its place, on the
 // same storage — and renamed into place, so that whatever moment a crash
 // comes, there is either no repository or a whole one; a crash may leave
-// the folder aside, which a later creation of the same repository removes
-// once it is an hour old. ErrRepositoryExists when a repository is there
-// already (a racing creator made it).
+// the folder aside, which a later creation of the same repository, or its
+// housekeeping, removes once it is an hour old. ErrRepositoryExists when a
+// repository is there already (a racing creator made it).
 func (r *Repo) Create(ctx context.Context, defaultBranch string) error {
 	if !git.ValidRefName(defaultBranch) {
 		return fmt.Errorf("invalid default branch %q", defaultBranch)
@@ -367,8 +367,11 @@ const looseLimit = 256
 // Housekeep packs loose objects once there are looseLimit of them, and
 // refreshes the commit-graph (with changed-path filters) that keeps
 // history walks fast. Readers keep working meanwhile: git finds objects
-// in the new pack when they leave the loose store.
+// in the new pack when they leave the loose store. It also removes the
+// folders a crash left aside when the repository was made, once an hour
+// old.
 func (r *Repo) Housekeep(ctx context.Context) (bool, error) {
+	r.removeOldAside()
 	out, err := r.run(ctx, git.Command{Name: "count-objects", Flags: []git.Flag{{Name: "-v"}}}, git.Options{})
 	if err != nil {
 		return false, err

@@ -243,4 +243,14 @@ func TestRepo_createAside(t *testing.T) {
 	if err := r.Create(ctx, "main"); !errors.Is(err, ErrRepositoryExists) {
 		t.Errorf("create again: %v", err)
 	}
+	// Housekeeping removes it once it is old too.
+	if err := os.Chtimes(young, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Housekeep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(young); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("housekeeping left the old folder aside: %v", err)
+	}
 }
