@@ -417,11 +417,13 @@ type LockedMergeRequest struct {
 	Until time.Time
 }
 
-// LockedMergeRequests lists the locked merge requests, by id.
+// LockedMergeRequests lists the locked merge requests, by id (through the
+// partial index merge_requests_locked, whose condition the query repeats
+// word for word).
 func (tx *Tx) LockedMergeRequests(ctx context.Context) ([]LockedMergeRequest, error) {
 	var out []LockedMergeRequest
-	err := tx.each(ctx, "SELECT id, COALESCE(lock_expires_at, 0) FROM merge_requests WHERE state = ? ORDER BY id",
-		[]any{model.MRStateLocked}, func(r *sql.Rows) error {
+	err := tx.each(ctx, "SELECT id, COALESCE(lock_expires_at, 0) FROM merge_requests WHERE state = 'locked' ORDER BY id",
+		nil, func(r *sql.Rows) error {
 			var l LockedMergeRequest
 			if err := r.Scan(&l.ID, tsScan{&l.Until}); err != nil {
 				return err
