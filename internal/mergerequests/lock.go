@@ -23,13 +23,13 @@ import (
 // branch, the merge records what it is moving the branch to; once the
 // branch moved, it marks the merge request merged and emits the branch's
 // refs-changed event in one transaction. A merge whose process died leaves
-// the lock until its lease runs out; then the recovery task, enqueued in
-// the transaction that took the lock and due when the lease ends (a merge
-// that ends marks it done as it ends the lock), finishes
-// the merge (the recorded result, or the source's head, is on the target
-// branch: merged, with its event) or undoes it (opened). Every write of the
-// lock is a compare-and-set on the token, and the recovery's on the lease
-// it saw too: a merge that renewed its lease meanwhile is left alone.
+// the lock until its lease runs out; then the recovery task — enqueued in
+// the transaction that took the lock, due when the lease ends, and marked
+// done by a merge that ends the lock itself — finishes the merge (the
+// recorded result, or the source's head, is on the target branch: merged,
+// with its event) or undoes it (opened). Every write of the lock is a
+// compare-and-set on the token, and the recovery's on the lease it saw
+// too: a merge that renewed its lease meanwhile is left alone.
 //
 // A merge moves the target branch only with moveMargin of its lease left,
 // so the recovery, which waits for the lease's end, never judges a merge
@@ -49,9 +49,9 @@ const (
 	mergeSource = "merge_request"
 )
 
-// errLeaseLost is a merge's lock taken from it (its lease ran out), or too
+// leaseLost is a merge's lock taken from it (its lease ran out), or too
 // close to its end for the merge to move the target branch.
-var errLeaseLost = model.Conflict("409 Conflict: the merge took too long; try again")
+func leaseLost() error { return model.Conflict("409 Conflict: the merge took too long; try again") }
 
 // recoverTask looks at a locked merge request once its lock's lease has
 // ended; one is pending per merge request.
@@ -64,18 +64,20 @@ type recoverPayload struct {
 
 // mergeLock is a merge's hold on its merge request's lock.
 type mergeLock struct {
-	s     *Service
-	id    int64
-	token string
-	task  int64 // the recovery enqueued with the lock (0: one was pending)
-	mu    sync.Mutex
-	until time.Time // the lease as last written
-	stop  func()    // ends the renewals and waits for them
+	s        *Service
+	id       int64
+	token    string
+	task     int64 // the recovery enqueued with the lock (0: one was pending)
+	renewing sync.Mutex
+	mu       sync.Mutex
+	until    time.Time // the lease as last written
+	stop     func()    // ends the renewals and waits for them
 }
 
 // lock takes an open merge request for a merge by userID and renews the
-// lock's lease until release; nil when another merge holds it (or it is no
-// longer open). The returned context ends when the lock is lost.
+// lock's lease until the lock's stop is called; nil when another merge
+// holds it (or it is no longer open). The returned context ends when the
+// lock is lost.
 func (s *Service) lock(ctx context.Context, id, userID int64) (*mergeLock, context.Context, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -123,6 +125,9 @@ func (s *Service) lock(ctx context.Context, id, userID int64) (*mergeLock, conte
 // renew extends the lease (recording result when not nil); false when the
 // lock is no longer this merge's.
 func (l *mergeLock) renew(ctx context.Context, result *model.MergeResult) (bool, error) {
+	// One renewal at a time, so the lease last written is the one kept.
+	l.renewing.Lock()
+	defer l.renewing.Unlock()
 	until := l.s.now().Add(mergeLease)
 	var held bool
 	err := l.s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -139,7 +144,7 @@ func (l *mergeLock) renew(ctx context.Context, result *model.MergeResult) (bool,
 }
 
 // record writes what the merge is about to move the target branch to and
-// renews the lease; errLeaseLost when the lock is gone, or when the write
+// renews the lease; leaseLost when the lock is gone, or when the write
 // took so long that too little of the lease is left to move the branch.
 func (l *mergeLock) record(ctx context.Context, r model.MergeResult) error {
 	held, err := l.renew(ctx, &r)
@@ -150,7 +155,7 @@ func (l *mergeLock) record(ctx context.Context, r model.MergeResult) error {
 	until := l.until
 	l.mu.Unlock()
 	if !held || l.s.now().After(until.Add(-moveMargin)) {
-		return errLeaseLost
+		return leaseLost()
 	}
 	return nil
 }
