@@ -148,7 +148,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Runners = runners.New(db, a.CI, a.Projects, a.Groups, log, runners.Config{LongPoll: cfg.RunnerLongPoll})
 	a.Agents, a.JobTokenScope = agents.New(db, a.Projects, storages, log), jobtokenscope.New(db, a.Projects, a.Groups)
 	a.Projects.SetJobTokenScope(a.JobTokenScope.Allowed)
-	a.MRs = mergerequests.New(db, a.Projects, a.Groups, storages, bus, log)
+	a.MRs = mergerequests.New(db, a.Projects, a.Groups, storages, queue, bus, log)
 	a.Approval = approvals.New(db, a.Projects, storages, log)
 	a.Wikis = wikis.New(db, a.Projects, a.Groups, a.CI, storages, queue, log, wikis.Config{DefaultBranch: cfg.DefaultBranch})
 	a.Groups.OnRemoved(a.Wikis.RemoveGroupWiki)
@@ -179,6 +179,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	if err := a.CI.StartSweeps(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if err := a.MRs.RecoverMerges(ctx); err != nil {
 		a.Close()
 		return nil, err
 	}

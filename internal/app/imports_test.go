@@ -43,7 +43,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/runners":                   {"store", "auth", "model", "ci"},
 	"quarry/internal/agents":                    {"store", "auth", "model", "git"},
 	"quarry/internal/jobtokenscope":             {"store", "auth", "model"},
-	"quarry/internal/mergerequests":             {"store", "auth", "model", "git"},
+	"quarry/internal/mergerequests":             {"store", "auth", "model", "git", "tasks"},
 	"quarry/internal/approvals":                 {"store", "auth", "model", "git", "codeowners"},
 	"quarry/internal/wikis":                     {"store", "auth", "model", "git", "tasks"},
 	"quarry/internal/events":                    {"tasks", "store", "model"},

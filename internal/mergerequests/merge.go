@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"quarry/internal/auth"
 	"quarry/internal/git"
@@ -116,20 +115,25 @@ func (s *Service) Merge(ctx context.Context, a auth.Actor, projectRef string, ii
 	}
 	// The merge request is locked while it merges (GitLab's locked
 	// state, taken by compare-and-set in the database): a second merge, in
-	// this process or another, finds it not open and is refused.
-	locked, err := s.lock(ctx, &m)
+	// this process or another, finds it not open and is refused. The lock
+	// lasts while this merge renews it (lock.go); ctx ends if it is lost.
+	lk, ctx, err := s.lock(ctx, m.ID, a.UserID())
 	if err != nil {
 		return View{}, err
 	}
-	if !locked {
+	if lk == nil {
 		return View{}, notMergeable()
 	}
-	merged := false
+	moved := false
 	defer func() {
-		if !merged {
-			s.unlock(context.WithoutCancel(ctx), m)
+		lk.stop()
+		if !moved {
+			lk.unlock(context.WithoutCancel(ctx))
 		}
 	}()
+	if m, err = s.load(ctx, p, iid); err != nil {
+		return View{}, err
+	}
 	var res mergeResult
 	for attempt := 0; ; attempt++ {
 		tip, err := branchTip(ctx, repo, m.TargetBranch)
@@ -148,8 +152,16 @@ func (s *Service) Merge(ctx context.Context, a auth.Actor, projectRef string, ii
 		if err != nil {
 			return View{}, err
 		}
+		// What the branch is about to become is on record before it does:
+		// should this process die after the move, the recovery finds it on
+		// the branch and finishes the merge.
+		if err := lk.record(ctx, model.MergeResult{Branch: m.TargetBranch, Head: string(head), OldTip: string(tip),
+			NewTip: string(res.newTip), MergeCommit: string(res.mergeCommit), SquashCommit: string(res.squashCommit), Squash: squash}); err != nil {
+			return View{}, err
+		}
 		err = repo.UpdateRef(ctx, "refs/heads/"+m.TargetBranch, res.newTip, tip)
 		if err == nil {
+			moved = true
 			res.oldTip = tip
 			break
 		}
@@ -160,31 +172,32 @@ func (s *Service) Merge(ctx context.Context, a auth.Actor, projectRef string, ii
 			return View{}, model.Conflict("409 Conflict: the target branch moved during the merge; try again")
 		}
 	}
-	// The branch moved: what follows a change of refs follows.
-	if err := s.events.RefsChanged(ctx, model.RefsChanged{ProjectID: p.ID, ActorID: a.UserID(), Source: "merge_request", At: s.now(),
-		Updates: []model.RefUpdate{{Ref: "refs/heads/" + m.TargetBranch, Old: string(res.oldTip), New: string(res.newTip)}}}); err != nil {
-		return View{}, err
-	}
-	merged = true
-	if !model.MRStateCanMoveTo(m.State, model.MRStateMerged) {
-		return View{}, fmt.Errorf("merge request %d: %s → merged: %w", m.ID, m.State, model.ErrTransition)
-	}
-	now := s.now()
-	for attempt := 0; ; attempt++ {
-		m.State, m.MergedByID, m.MergedAt = model.MRStateMerged, a.UserID(), &now
-		m.MergeCommitSHA, m.SquashCommitSHA, m.HeadSHA = string(res.mergeCommit), string(res.squashCommit), string(head)
-		m.Squash = squash
-		err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateMergeRequest(ctx, &m) })
-		if !errors.Is(err, model.ErrConflict) || attempt >= maxRetries {
-			break
-		}
-		if m, err = s.load(ctx, p, iid); err != nil {
-			return View{}, err
-		}
+	// The branch moved: the merge request is merged, and what follows a
+	// change of refs follows, in one transaction. The request may have
+	// gone meanwhile; the merge stands all the same.
+	done := context.WithoutCancel(ctx)
+	outcome := store.MergeOutcome{MergedByID: a.UserID(), MergedAt: s.now(), HeadSHA: string(head), MergeCommitSHA: string(res.mergeCommit),
+		SquashCommitSHA: string(res.squashCommit), Squash: squash}
+	event := model.RefsChanged{ProjectID: p.ID, ActorID: a.UserID(), Source: mergeSource, At: s.now(),
+		Updates: []model.RefUpdate{{Ref: "refs/heads/" + m.TargetBranch, Old: string(res.oldTip), New: string(res.newTip)}}}
+	finished, err := lk.finish(done, outcome, event)
+	for attempt := 0; err != nil && attempt < maxRetries && done.Err() == nil; attempt++ {
+		finished, err = lk.finish(done, outcome, event)
 	}
 	if err != nil {
+		// The lock stays: the recovery finishes the merge when its lease
+		// ends.
 		return View{}, err
 	}
+	if m, err = s.load(done, p, iid); err != nil {
+		return View{}, err
+	}
+	if !finished && m.State != model.MRStateMerged {
+		// The lock was taken from this merge (its lease ran out) and the
+		// merge request is not merged: never overwritten, said.
+		return View{}, model.Conflict("409 Conflict: the merge request changed during the merge")
+	}
+	ctx = done
 	remove := m.RemoveSourceBranch
 	if in.ShouldRemoveSourceBranch != nil {
 		remove = *in.ShouldRemoveSourceBranch
@@ -410,35 +423,4 @@ func (s *Service) Rebase(ctx context.Context, a auth.Actor, projectRef string, i
 	}
 	return s.events.RefsChanged(ctx, model.RefsChanged{ProjectID: src.ID, ActorID: a.UserID(), Source: "merge_request", At: s.now(),
 		Updates: []model.RefUpdate{{Ref: "refs/heads/" + m.SourceBranch, Old: string(head), New: string(next)}}})
-}
-
-// lockAfter is how long a merge request stays locked by a merge that
-// never ended (a crashed process) before another merge may take it.
-const lockAfter = 5 * time.Minute
-
-// lock takes an open merge request for a merge: false when another merge
-// holds it (or it is no longer open). m is read again, locked.
-func (s *Service) lock(ctx context.Context, m *model.MergeRequest) (bool, error) {
-	var ok bool
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		ok, err = tx.LockMergeRequest(ctx, m.ID, s.now().Add(-lockAfter))
-		return err
-	})
-	if err != nil || !ok {
-		return false, err
-	}
-	cur, err := s.db.MergeRequest(ctx, m.TargetProjectID, m.IID)
-	if err != nil {
-		return false, err
-	}
-	*m = cur
-	return true, nil
-}
-
-// unlock opens a merge request a merge that failed had locked.
-func (s *Service) unlock(ctx context.Context, m model.MergeRequest) {
-	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UnlockMergeRequest(ctx, m.ID) }); err != nil {
-		s.log.Error("unlock merge request", "id", m.ID, "err", err)
-	}
 }

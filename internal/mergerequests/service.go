@@ -23,6 +23,7 @@ import (
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
 	"quarry/internal/store"
+	"quarry/internal/tasks"
 )
 
 // Projects resolves projects with the caller's access (the projects
@@ -38,9 +39,11 @@ type Groups interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Group, model.AccessLevel, error)
 }
 
-// RefsEvents receives the refs-changed event of a merge (the event bus).
+// RefsEvents receives the refs-changed event of a merge (the event bus),
+// in a transaction of its own or in the caller's.
 type RefsEvents interface {
 	RefsChanged(ctx context.Context, e model.RefsChanged) error
+	EmitRefsChanged(ctx context.Context, tx *store.Tx, e model.RefsChanged) error
 }
 
 // Approvals is what merging asks of approvals (the approvals service):
@@ -86,9 +89,11 @@ func (s *Service) runPipeline(ctx context.Context, m model.MergeRequest, userID 
 // SetApprovals installs the approvals a merge waits for.
 func (s *Service) SetApprovals(a Approvals) { s.approvals = a }
 
-// New returns the service.
-func New(db *store.DB, projects Projects, groups Groups, storages *gitrepo.Storages, events RefsEvents, log *slog.Logger) *Service {
-	return &Service{db: db, projects: projects, groups: groups, storages: storages, events: events, log: log}
+// New returns the service and registers its background tasks on queue.
+func New(db *store.DB, projects Projects, groups Groups, storages *gitrepo.Storages, queue *tasks.Queue, events RefsEvents, log *slog.Logger) *Service {
+	s := &Service{db: db, projects: projects, groups: groups, storages: storages, events: events, log: log}
+	tasks.Handle(queue, recoverTask, s.runRecover, nil)
+	return s
 }
 
 func (s *Service) now() time.Time { return s.db.Now() }

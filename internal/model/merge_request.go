@@ -14,19 +14,29 @@ const (
 	MRStateLocked = "locked"
 )
 
+// mrMoves is the merge request state machine: every allowed move, and
+// why it happens. Anything not listed is refused.
+var mrMoves = map[string]map[string]string{
+	MRStateOpened: {
+		MRStateClosed: "closed by a user",
+		MRStateLocked: "a merge takes it (compare-and-set: one merge at a time, in any process)",
+	},
+	MRStateClosed: {
+		MRStateOpened: "reopened by a user",
+	},
+	MRStateLocked: {
+		MRStateMerged: "its merge moved the target branch; or, the merge being dead, its result or its head is on the target",
+		MRStateOpened: "its merge failed; or, the merge being dead, nothing of it is on the target",
+	},
+}
+
 // MRStateCanMoveTo is the merge request state table: opened ⇄ closed;
 // opened → locked while a merge runs, then → merged (final), or back to
-// opened when the merge fails.
+// opened when the merge fails (a merge whose process died is finished or
+// undone by the recovery that finds its lock's lease expired).
 func MRStateCanMoveTo(from, to string) bool {
-	switch from {
-	case MRStateOpened:
-		return to == MRStateClosed || to == MRStateLocked
-	case MRStateLocked:
-		return to == MRStateMerged || to == MRStateOpened
-	case MRStateClosed:
-		return to == MRStateOpened
-	}
-	return false
+	_, ok := mrMoves[from][to]
+	return ok
 }
 
 // Merge statuses (merge_status), computed from the repository.
@@ -94,6 +104,30 @@ func IsDraftTitle(title string) bool {
 		}
 	}
 	return false
+}
+
+// MergeLock is what a merge holding a merge request's lock records beside
+// the locked state: who merges, a lease the merge renews while it runs
+// (a lock whose lease ran out belongs to a merge that died with its
+// process), and, once its commits are made and before it moves the target
+// branch, what it is about to do — so a recovery can tell whether the
+// target moved.
+type MergeLock struct {
+	Token  string    // names the merge holding the lock
+	UserID int64     // the merger (merged_by if a recovery completes it)
+	Until  time.Time // the lease: a live merge renews it
+	Result *MergeResult
+}
+
+// MergeResult is what a merge moves the target branch to.
+type MergeResult struct {
+	Branch       string `json:"branch"`  // the target branch
+	Head         string `json:"head"`    // the source's tip merged
+	OldTip       string `json:"old_tip"` // the target's tip before
+	NewTip       string `json:"new_tip"` // the target's tip after
+	MergeCommit  string `json:"merge_commit,omitempty"`
+	SquashCommit string `json:"squash_commit,omitempty"`
+	Squash       bool   `json:"squash"`
 }
 
 // MRRefPrefix is where a merge request's head is kept in the target

@@ -25,6 +25,7 @@ var ErrTransition = errors.New("state transition not allowed")
 var taskMoves = map[TaskState]map[TaskState]string{
 	TaskPending: {
 		TaskRunning: "a worker claims a due task",
+		TaskDone:    "its enqueuer did the work itself (the task was its safety net against a crash before it could)",
 	},
 	TaskRunning: {
 		TaskDone:    "the attempt succeeded",
@@ -41,6 +42,12 @@ func (s TaskState) CanMoveTo(next TaskState) bool {
 	return ok
 }
 
+// MaxTakeovers is how many takeovers of a task (its worker died while it
+// ran) go uncounted: a crash is not the task's failure, but a task whose
+// every attempt brings its process down must end too, so each takeover past
+// this many counts as an attempt.
+const MaxTakeovers = 10
+
 // Final reports whether no move leaves s.
 func (s TaskState) Final() bool { return len(taskMoves[s]) == 0 }
 
@@ -53,10 +60,13 @@ type Task struct {
 	State       TaskState
 	Attempts    int
 	MaxAttempts int
-	RunAt       time.Time
-	LeaseUntil  *time.Time
-	LockedBy    string
-	LastError   string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Takeovers counts the claims of the task after its worker died (its
+	// lease ran out); they are not attempts, up to MaxTakeovers.
+	Takeovers  int
+	RunAt      time.Time
+	LeaseUntil *time.Time
+	LockedBy   string
+	LastError  string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }

@@ -6,6 +6,7 @@ func TestTaskState_CanMoveTo(t *testing.T) {
 	states := []TaskState{TaskPending, TaskRunning, TaskDone, TaskFailed, "bogus"}
 	allowed := map[[2]TaskState]bool{
 		{TaskPending, TaskRunning}: true, // claim
+		{TaskPending, TaskDone}:    true, // done by its enqueuer
 		{TaskRunning, TaskDone}:    true, // success
 		{TaskRunning, TaskFailed}:  true, // last attempt failed
 		{TaskRunning, TaskPending}: true, // retry later

@@ -63,6 +63,7 @@ func New(db *store.DB, storages *gitrepo.Storages, up *uploads.Store, queue *tas
 	tasks.Handle(queue, forkTask, s.runFork, s.forkFailed)
 	tasks.Handle(queue, deleteTask, s.runDelete, nil)
 	tasks.Handle(queue, refreshTask, s.runRefresh, nil)
+	tasks.Handle(queue, createTask, s.runCreate, s.createFailed)
 	return s
 }
 
@@ -182,8 +183,15 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input, owner *mod
 	if !s.storages.Has(p.RepositoryStorage) {
 		return p, model.Invalid("repository_storage", "is not included in the list")
 	}
+	var task model.Task
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.CreateProject(ctx, &p); err != nil {
+			return err
+		}
+		// The repository is made below, after this commits; should the
+		// process die first, a worker makes it.
+		var err error
+		if task, err = createTask.Enqueue(ctx, tx, createPayload{ProjectID: p.ID, Readme: in.InitializeWithReadme}); err != nil {
 			return err
 		}
 		p.DiskPath = gitrepo.HashedPath("", p.ID)
@@ -218,9 +226,15 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input, owner *mod
 	if err != nil {
 		return p, mapWriteErr(err)
 	}
-	if err := s.createRepository(ctx, &p, creator, in.InitializeWithReadme); err != nil {
-		// Leave nothing half made: no repository means no project.
-		_ = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteProject(ctx, &p) })
+	if err := s.createRepository(ctx, &p, creator, in.InitializeWithReadme, task.ID); err != nil {
+		// Leave nothing half made: no repository means no project (its
+		// task then finds no project, and does nothing).
+		cleanup := context.WithoutCancel(ctx)
+		if derr := s.db.InTx(cleanup, func(tx *store.Tx) error { return tx.DeleteProject(cleanup, &p) }); derr != nil {
+			s.log.Error("remove a project whose repository could not be made", "project_id", p.ID, "err", derr)
+		} else if repo, oerr := s.storages.Open(p.RepositoryStorage, p.DiskPath); oerr == nil {
+			_ = repo.Remove()
+		}
 		return p, err
 	}
 	if in.Avatar != nil {
@@ -270,41 +284,148 @@ func (s *Service) targetNamespace(ctx context.Context, a auth.Actor, creator *mo
 	return ns, nil
 }
 
-// createRepository makes the project's bare repository and, when asked,
-// its first commit with a README.
-func (s *Service) createRepository(ctx context.Context, p *model.Project, creator *model.User, readme bool) error {
-	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+// A project's repository is made after the transaction that stores the
+// project: the row holds the project's id, which names the repository's
+// path. That transaction also enqueues a create_repository task, due a few
+// seconds later. The request makes the repository (built aside and renamed
+// into place: whole or absent) and its README commit at once, then, in one
+// transaction, marks the task done and emits the README's refs-changed
+// event. A process that dies in between leaves the task to a worker, which
+// makes whatever is missing and emits the event itself. Both makers are
+// idempotent and race-safe (the rename, and the README's compare-and-swap
+// from no branch), so a worker that claims the task while the request still
+// works does no harm.
+
+// createTask makes a new project's repository when its request could not.
+var createTask = tasks.Define("create_repository", tasks.KindOptions[createPayload]{MaxAttempts: 5, Delay: createTaskDelay})
+
+// createTaskDelay is how long a creation's task waits before a worker may
+// take it: long enough for the request to have done the work (and marked it
+// done) but in rare cases.
+const createTaskDelay = 5 * time.Second
+
+// createPayload names a project whose repository is to be made, with a
+// README commit or not (initialize_with_readme).
+type createPayload struct {
+	ProjectID int64 `json:"project_id"`
+	Readme    bool  `json:"readme,omitempty"`
+}
+
+// createRepository makes the project's repository and, when asked, its
+// first commit with a README, records the repository's facts and, unless a
+// worker took the creation's task meanwhile (it does that), marks the task
+// done with the README's refs-changed event. An error means no repository
+// (or no README).
+func (s *Service) createRepository(ctx context.Context, p *model.Project, creator *model.User, readme bool, taskID int64) error {
+	commit, err := s.makeRepository(ctx, p, creator, readme)
 	if err != nil {
 		return err
 	}
-	if err := repo.Create(ctx, p.DefaultBranch); err != nil {
-		return fmt.Errorf("create repository: %w", err)
+	if commit != "" {
+		if err := s.RepositoryChanged(ctx, p.ID); err != nil {
+			return err
+		}
+	}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		done, err := createTask.Done(ctx, tx, taskID)
+		if err != nil || !done || commit == "" {
+			return err
+		}
+		return s.events.EmitRefsChanged(ctx, tx, readmeEvent(p, creator.ID, commit, s.now()))
+	})
+	if err != nil {
+		// The repository stands: the task, still pending, emits the event.
+		s.log.Warn("project created; its task is left to emit its event", "project_id", p.ID, "err", err)
+	}
+	return nil
+}
+
+// runCreate makes what is missing of a project's repository (its request
+// died before it could) and emits the README's event.
+func (s *Service) runCreate(ctx context.Context, pl createPayload) error {
+	p, err := s.db.ProjectByID(ctx, pl.ProjectID)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil // its creation failed, or it was removed since
+	}
+	if err != nil {
+		return err
+	}
+	var creator *model.User
+	if u, err := s.db.UserByID(ctx, p.CreatorID); err == nil {
+		creator = &u
+	} else if !errors.Is(err, model.ErrNotFound) {
+		return err
+	}
+	readme := pl.Readme && creator != nil // nobody to sign a README: none
+	commit, err := s.makeRepository(ctx, &p, creator, readme)
+	if err != nil || commit == "" {
+		return err
+	}
+	if err := s.RepositoryChanged(ctx, p.ID); err != nil {
+		return err
+	}
+	return s.events.RefsChanged(ctx, readmeEvent(&p, creator.ID, commit, s.now()))
+}
+
+// createFailed says that a project was left without its repository.
+func (s *Service) createFailed(_ context.Context, pl createPayload, err error) {
+	s.log.Error("project repository not made", "project_id", pl.ProjectID, "err", err)
+}
+
+// readmeEvent is the refs-changed event of a new project's README commit.
+func readmeEvent(p *model.Project, actorID int64, commit string, at time.Time) model.RefsChanged {
+	return model.RefsChanged{ProjectID: p.ID, ActorID: actorID, Source: model.RefsSourceAPI, At: at,
+		Updates: []model.RefUpdate{{Ref: "refs/heads/" + p.DefaultBranch, Old: model.ZeroRef, New: commit}}}
+}
+
+// makeRepository makes the project's repository unless it exists and,
+// with readme, its README commit on the default branch unless the
+// repository has a branch already. It returns the README commit, made now
+// or before (the default branch's tip), or "" without readme.
+func (s *Service) makeRepository(ctx context.Context, p *model.Project, creator *model.User, readme bool) (string, error) {
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil {
+		return "", err
+	}
+	if err := repo.Create(ctx, p.DefaultBranch); errors.Is(err, gitrepo.ErrRepositoryExists) {
+		// Made by a racing maker, or in place (without its configuration,
+		// perhaps) by an older Quarry that died: configured all the same.
+		if err := repo.Configure(ctx); err != nil {
+			return "", fmt.Errorf("configure repository: %w", err)
+		}
+	} else if err != nil {
+		return "", fmt.Errorf("create repository: %w", err)
 	}
 	if !readme {
-		return nil
+		return "", nil
+	}
+	existing := func() (string, error) {
+		id, _, err := repo.ResolveCommit(ctx, "refs/heads/"+p.DefaultBranch)
+		return string(id), err
+	}
+	if empty, err := repo.Empty(ctx); err != nil {
+		return "", err
+	} else if !empty {
+		return existing()
 	}
 	sig := gitrepo.Signature{Name: creator.Name, Email: creator.Email, When: s.now()}
 	content := fmt.Sprintf("# %s\n\n%s\n", p.Name, p.Description)
 	id, err := repo.Commit(ctx, gitrepo.CommitRequest{Branch: p.DefaultBranch, Author: sig, Committer: sig,
 		Message: "Initial commit", Files: []gitrepo.FileWrite{{Path: "README.md", Content: []byte(content)}}})
+	if errors.Is(err, gitrepo.ErrRefMoved) {
+		return existing() // the other maker's README
+	}
 	if err != nil {
-		return fmt.Errorf("initial commit: %w", err)
+		return "", fmt.Errorf("initial commit: %w", err)
 	}
-	if err := s.RepositoryChanged(ctx, p.ID); err != nil {
-		return err
-	}
-	// The commit stands: an event that cannot be stored is logged, not
-	// made the request's failure.
-	if err := s.events.RefsChanged(ctx, model.RefsChanged{ProjectID: p.ID, ActorID: creator.ID, Source: model.RefsSourceAPI, At: sig.When,
-		Updates: []model.RefUpdate{{Ref: "refs/heads/" + p.DefaultBranch, Old: model.ZeroRef, New: string(id)}}}); err != nil {
-		s.log.Error("refs changed: emit", "project_id", p.ID, "err", err)
-	}
-	return nil
+	return string(id), nil
 }
 
-// RefsEvents learns of every ref a write moves (the events bus).
+// RefsEvents learns of every ref a write moves (the events bus), in a
+// transaction of its own or in the caller's.
 type RefsEvents interface {
 	RefsChanged(ctx context.Context, e model.RefsChanged) error
+	EmitRefsChanged(ctx context.Context, tx *store.Tx, e model.RefsChanged) error
 }
 
 // OnRefsChanged follows a change of a project's refs: what the project

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -344,28 +345,143 @@ func (tx *Tx) projectsWhere(ctx context.Context, cond string, args ...any) ([]mo
 	return out, err
 }
 
-// LockMergeRequest moves an open merge request to locked for a merge (a
-// lock older than stale counts as gone); false when it is not open or
-// another merge holds it.
-func (tx *Tx) LockMergeRequest(ctx context.Context, id int64, stale time.Time) (bool, error) {
+// A merge holds a merge request's lock (state locked) under a token of its
+// own, with a lease it renews while it runs (lock_expires_at) and, once
+// its commits are made and before it moves the target branch, the result
+// it is moving to (in_progress_merge). Every write of a lock is a
+// compare-and-set on the state and the token: a merge whose lock was taken
+// from it changes nothing.
+
+// LockMergeRequest moves an open merge request to locked for the merge
+// lock names (token, merger, lease); false when it is not open (another
+// merge holds it, or it is closed or merged).
+func (tx *Tx) LockMergeRequest(ctx context.Context, id int64, lock model.MergeLock) (bool, error) {
 	if !model.MRStateCanMoveTo(model.MRStateOpened, model.MRStateLocked) {
 		return false, model.ErrTransition
 	}
-	n, err := tx.execN(ctx, `UPDATE merge_requests SET state = ?, updated_at = ?, version = version + 1
-		WHERE id = ? AND (state = ? OR (state = ? AND updated_at < ?))`,
-		model.MRStateLocked, micros(tx.Now()), id, model.MRStateOpened, model.MRStateLocked, micros(stale))
+	n, err := tx.execN(ctx, `UPDATE merge_requests SET state = ?, lock_token = ?, locked_by_id = ?, lock_expires_at = ?,
+		in_progress_merge = NULL, updated_at = ?, version = version + 1 WHERE id = ? AND state = ?`,
+		model.MRStateLocked, lock.Token, zeroNull(lock.UserID), micros(lock.Until), micros(tx.Now()), id, model.MRStateOpened)
 	return n == 1, err
 }
 
-// UnlockMergeRequest opens a locked merge request again (a merge that
-// failed).
-func (tx *Tx) UnlockMergeRequest(ctx context.Context, id int64) error {
-	if !model.MRStateCanMoveTo(model.MRStateLocked, model.MRStateOpened) {
-		return model.ErrTransition
+// RenewMergeLock extends the lease of the merge holding a merge request's
+// lock under token to until, and records result when not nil; false when
+// that merge no longer holds it.
+func (tx *Tx) RenewMergeLock(ctx context.Context, id int64, token string, until time.Time, result *model.MergeResult) (bool, error) {
+	q := "UPDATE merge_requests SET lock_expires_at = ?"
+	args := []any{micros(until)}
+	if result != nil {
+		b, err := json.Marshal(result)
+		if err != nil {
+			return false, err
+		}
+		q += ", in_progress_merge = ?"
+		args = append(args, string(b))
 	}
-	_, err := tx.exec(ctx, "UPDATE merge_requests SET state = ?, version = version + 1 WHERE id = ? AND state = ?",
-		model.MRStateOpened, id, model.MRStateLocked)
-	return err
+	n, err := tx.execN(ctx, q+" WHERE id = ? AND state = ? AND lock_token = ?", append(args, id, model.MRStateLocked, token)...)
+	return n == 1, err
+}
+
+// MergeRequestLock returns a merge request with the lock it is under (the
+// zero MergeLock when it is not locked).
+func (tx *Tx) MergeRequestLock(ctx context.Context, id int64) (model.MergeRequest, model.MergeLock, error) {
+	var m model.MergeRequest
+	var lock model.MergeLock
+	var until *time.Time
+	var result string
+	err := tx.row(ctx, append(mrDest(&m), nullString{&lock.Token}, nullInt64{&lock.UserID}, nullTSScan{&until}, nullString{&result}),
+		"SELECT "+mrColumns+", lock_token, locked_by_id, lock_expires_at, in_progress_merge FROM merge_requests WHERE id = ?", id)
+	if err != nil {
+		return m, lock, err
+	}
+	if m.State != model.MRStateLocked {
+		return m, model.MergeLock{}, tx.loadMRPeople(ctx, []*model.MergeRequest{&m})
+	}
+	if until != nil {
+		lock.Until = *until
+	}
+	if result != "" {
+		lock.Result = &model.MergeResult{}
+		if err := json.Unmarshal([]byte(result), lock.Result); err != nil {
+			return m, lock, fmt.Errorf("merge request %d: in-progress merge: %w", id, err)
+		}
+	}
+	return m, lock, tx.loadMRPeople(ctx, []*model.MergeRequest{&m})
+}
+
+// LockedMergeRequest is a locked merge request and when its lock's lease
+// ends.
+type LockedMergeRequest struct {
+	ID    int64
+	Until time.Time
+}
+
+// LockedMergeRequests lists the locked merge requests, by id (through the
+// partial index merge_requests_locked, whose condition the query repeats
+// word for word).
+func (tx *Tx) LockedMergeRequests(ctx context.Context) ([]LockedMergeRequest, error) {
+	var out []LockedMergeRequest
+	err := tx.each(ctx, "SELECT id, COALESCE(lock_expires_at, 0) FROM merge_requests WHERE state = 'locked' ORDER BY id",
+		nil, func(r *sql.Rows) error {
+			var l LockedMergeRequest
+			if err := r.Scan(&l.ID, tsScan{&l.Until}); err != nil {
+				return err
+			}
+			out = append(out, l)
+			return nil
+		})
+	return out, err
+}
+
+// lockHeld is the condition of a write by, or about, the merge holding a
+// lock: still locked, under that token, with the lease last seen (a
+// recovery's write fails when the merge renewed its lease meanwhile).
+func lockHeld(token string, until *time.Time) (string, []any) {
+	cond, args := " AND state = ? AND lock_token = ?", []any{model.MRStateLocked, token}
+	if until != nil {
+		cond += " AND lock_expires_at = ?"
+		args = append(args, micros(*until))
+	}
+	return cond, args
+}
+
+// MergeOutcome is how a merge ended, as its merge request records it.
+type MergeOutcome struct {
+	MergedByID                               int64
+	MergedAt                                 time.Time
+	HeadSHA, MergeCommitSHA, SquashCommitSHA string
+	Squash                                   bool
+}
+
+// MarkMerged moves a locked merge request to merged with the merge's
+// outcome and clears its lock; false when the merge under token (and,
+// with until, the lease last seen) no longer holds it.
+func (tx *Tx) MarkMerged(ctx context.Context, id int64, token string, until *time.Time, o MergeOutcome) (bool, error) {
+	if !model.MRStateCanMoveTo(model.MRStateLocked, model.MRStateMerged) {
+		return false, model.ErrTransition
+	}
+	cond, cargs := lockHeld(token, until)
+	args := append([]any{model.MRStateMerged, zeroNull(o.MergedByID), micros(o.MergedAt), o.HeadSHA, emptyNull(o.MergeCommitSHA),
+		emptyNull(o.SquashCommitSHA), o.Squash, micros(tx.Now()), id}, cargs...)
+	n, err := tx.execN(ctx, `UPDATE merge_requests SET state = ?, merged_by_id = ?, merged_at = ?, head_sha = ?, merge_commit_sha = ?,
+		squash_commit_sha = ?, squash = ?, lock_token = NULL, locked_by_id = NULL, lock_expires_at = NULL, in_progress_merge = NULL,
+		updated_at = ?, version = version + 1 WHERE id = ?`+cond, args...)
+	return n == 1, err
+}
+
+// UnlockMergeRequest opens a locked merge request again (its merge failed,
+// or died without moving the target) and clears its lock; false when the
+// merge under token (and, with until, the lease last seen) no longer holds
+// it.
+func (tx *Tx) UnlockMergeRequest(ctx context.Context, id int64, token string, until *time.Time) (bool, error) {
+	if !model.MRStateCanMoveTo(model.MRStateLocked, model.MRStateOpened) {
+		return false, model.ErrTransition
+	}
+	cond, cargs := lockHeld(token, until)
+	n, err := tx.execN(ctx, `UPDATE merge_requests SET state = ?, lock_token = NULL, locked_by_id = NULL, lock_expires_at = NULL,
+		in_progress_merge = NULL, version = version + 1 WHERE id = ?`+cond, append([]any{model.MRStateOpened, id}, cargs...)...)
+	return n == 1, err
 }
 
 // MergeRequestByID returns a merge request by id.

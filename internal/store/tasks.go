@@ -14,10 +14,11 @@ import (
 // on the state (and, for a running task, on the worker holding it). Callers
 // pass the time: the queue owns the clock.
 
-const taskColumns = `id, kind, payload, state, attempts, max_attempts, run_at, lease_until, locked_by, last_error, created_at, updated_at`
+const taskColumns = `id, kind, payload, state, attempts, max_attempts, takeovers, run_at, lease_until, locked_by, last_error, created_at,
+	updated_at`
 
 func taskDest(t *model.Task) []any {
-	return []any{&t.ID, &t.Kind, &t.Payload, &t.State, &t.Attempts, &t.MaxAttempts, tsScan{&t.RunAt},
+	return []any{&t.ID, &t.Kind, &t.Payload, &t.State, &t.Attempts, &t.MaxAttempts, &t.Takeovers, tsScan{&t.RunAt},
 		nullTSScan{&t.LeaseUntil}, nullString{&t.LockedBy}, nullString{&t.LastError}, tsScan{&t.CreatedAt}, tsScan{&t.UpdatedAt}}
 }
 
@@ -78,8 +79,11 @@ func (tx *Tx) moveTask(ctx context.Context, id int64, from, to model.TaskState, 
 
 // ClaimTask takes the oldest due task — pending with run_at reached, or
 // running with an expired lease (its worker died: a takeover) — of one of
-// kinds (no kinds: of any kind), marks it running under worker until
-// leaseUntil and counts the attempt. ok is false when none is due. On
+// kinds (no kinds: of any kind) and marks it running under worker until
+// leaseUntil. A claim of a pending task counts an attempt; a takeover
+// counts a takeover instead (the attempt that was cut short goes on),
+// and an attempt too once the task was taken over model.MaxTakeovers
+// times. ok is false when none is due. On
 // PostgreSQL, SKIP LOCKED lets several processes claim at once without
 // taking the same task; SQLite has a single writer.
 func (db *DB) ClaimTask(ctx context.Context, worker string, now, leaseUntil time.Time, kinds ...string) (t model.Task, ok bool, err error) {
@@ -100,8 +104,9 @@ func (db *DB) ClaimTask(ctx context.Context, worker string, now, leaseUntil time
 		// The row is locked (PostgreSQL) or the writer is ours (SQLite):
 		// the move cannot lose a race, but it is checked all the same.
 		ok, err = tx.moveTask(ctx, id, state, model.TaskRunning, holder, taskDest(&t),
-			"attempts = attempts + 1, lease_until = ?, locked_by = ?, updated_at = ?",
-			micros(leaseUntil), worker, micros(now))
+			"attempts = attempts + CASE WHEN state = 'pending' OR takeovers >= ? THEN 1 ELSE 0 END, "+
+				"takeovers = takeovers + CASE WHEN state = 'running' THEN 1 ELSE 0 END, lease_until = ?, locked_by = ?, updated_at = ?",
+			model.MaxTakeovers, micros(leaseUntil), worker, micros(now))
 		return err
 	})
 	if errors.Is(err, model.ErrNotFound) {
@@ -158,6 +163,13 @@ func (tx *Tx) FinishTask(ctx context.Context, id int64, worker string, next mode
 	return tx.moveTask(ctx, id, model.TaskRunning, next, worker, nil,
 		"run_at = ?, lease_until = NULL, locked_by = NULL, last_error = ?, updated_at = ?",
 		micros(runAt), emptyNull(lastError), micros(now))
+}
+
+// CompletePendingTask moves a pending task to done at now without running
+// it: its enqueuer did the work itself. false when the task is no longer
+// pending (a worker claimed it, and will find the work done).
+func (tx *Tx) CompletePendingTask(ctx context.Context, id int64, now time.Time) (bool, error) {
+	return tx.moveTask(ctx, id, model.TaskPending, model.TaskDone, "", nil, "updated_at = ?", micros(now))
 }
 
 // TaskByID returns one task.

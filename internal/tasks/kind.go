@@ -133,6 +133,18 @@ func (k *Kind[P]) Enqueue(ctx context.Context, tx *store.Tx, p P, opts ...Enqueu
 	return t, nil
 }
 
+// Done marks a pending task of this kind done without running it, inside
+// tx: its enqueuer did the work itself, the task having been its safety net
+// against a crash before it could. false when the task is no longer
+// pending: a worker claimed it, and must find the work done.
+func (k *Kind[P]) Done(ctx context.Context, tx *store.Tx, id int64) (bool, error) {
+	ok, err := tx.CompletePendingTask(ctx, id, wallClock())
+	if err != nil {
+		return false, fmt.Errorf("complete %s task %d: %w", k.name, id, err)
+	}
+	return ok, nil
+}
+
 // decode turns a stored payload back into P.
 func (k *Kind[P]) decode(payload string) (P, error) {
 	var p P

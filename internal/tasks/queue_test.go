@@ -40,12 +40,13 @@ var (
 	keyedTask  = tasks.Define("test_keyed", tasks.KindOptions[echoPayload]{Dedupe: func(p echoPayload) string { return fmt.Sprint(p.N) }})
 	flakyTask  = tasks.Define("test_flaky", tasks.KindOptions[echoPayload]{MaxAttempts: 3, Backoff: func(n int) time.Duration { return time.Duration(n) * 100 * time.Millisecond }})
 	fatalTask  = tasks.Define("test_fatal", tasks.KindOptions[echoPayload]{MaxAttempts: 5})
-	crashTask  = tasks.Define("test_crash", tasks.KindOptions[echoPayload]{MaxAttempts: 3})
+	crashTask  = tasks.Define("test_crash", tasks.KindOptions[echoPayload]{MaxAttempts: 3, Backoff: func(int) time.Duration { return 10 * time.Millisecond }})
 	countTask  = tasks.Define("test_count", tasks.KindOptions[echoPayload]{})
 	laterTask  = tasks.Define("test_later", tasks.KindOptions[echoPayload]{Delay: time.Hour})
 	otherTask  = tasks.Define("test_other", tasks.KindOptions[echoPayload]{})
 	clockTask  = tasks.Define("test_clock", tasks.KindOptions[echoPayload]{})
 	stolenTask = tasks.Define("test_stolen", tasks.KindOptions[echoPayload]{})
+	poisonTask = tasks.Define("test_poison", tasks.KindOptions[echoPayload]{MaxAttempts: 3})
 )
 
 // slowPoll makes sure that only notifications and due times wake workers.
@@ -291,8 +292,9 @@ func TestQueue_takesOverAfterCrash(t *testing.T) {
 		tasks.Handle(q, crashTask, func(ctx context.Context, p echoPayload) error { return nil }, nil)
 		start(t, q)
 		got := waitState(t, db, task.ID, model.TaskDone)
-		if got.Attempts != 2 {
-			t.Errorf("attempts %d; want 2 (the crashed one and the takeover)", got.Attempts)
+		if got.Attempts != 1 || got.Takeovers != 1 {
+			t.Errorf("attempts %d, takeovers %d; want 1 and 1 (the takeover goes on with the attempt the crash cut short)",
+				got.Attempts, got.Takeovers)
 		}
 		// The dead worker comes back and tries to record a failure.
 		err := db.InTx(ctx, func(tx *store.Tx) error {
@@ -307,6 +309,94 @@ func TestQueue_takesOverAfterCrash(t *testing.T) {
 		}
 		if got, _ := db.TaskByID(ctx, task.ID); got.State != model.TaskDone || got.LastError != "" {
 			t.Errorf("task after the late finish: %+v", got)
+		}
+	})
+}
+
+// A task caught in several crashes keeps its attempts for its own
+// failures: after three takeovers, one transient error is retried, not
+// final. Takeovers past model.MaxTakeovers count as attempts, so a task
+// that brings its process down every time ends.
+func TestQueue_takeoversAreNotAttempts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		task := enqueue(t, db, crashTask, echoPayload{N: 1})
+		for i := range 4 {
+			// A worker claims it and dies; its lease is already over.
+			got, ok, err := db.ClaimTask(ctx, fmt.Sprintf("dead-%d", i), time.Now(), time.Now().Add(-time.Second), crashTask.Name())
+			if err != nil || !ok {
+				t.Fatalf("claim %d: %v %v", i, ok, err)
+			}
+			if got.Attempts != 1 || got.Takeovers != i {
+				t.Fatalf("claim %d: attempts %d, takeovers %d; want 1 and %d", i, got.Attempts, got.Takeovers, i)
+			}
+		}
+		// Past the bound, every takeover is an attempt too (before any
+		// worker runs).
+		poison := enqueue(t, db, poisonTask, echoPayload{N: 2})
+		var last model.Task
+		for i := range model.MaxTakeovers + 2 {
+			var ok bool
+			var err error
+			last, ok, err = db.ClaimTask(ctx, fmt.Sprintf("dead-%d", i), time.Now(), time.Now().Add(-time.Second), poisonTask.Name())
+			if err != nil || !ok || last.ID != poison.ID {
+				t.Fatalf("claim %d: %+v %v %v", i, last, ok, err)
+			}
+		}
+		if last.Attempts != 2 || last.Takeovers != model.MaxTakeovers+1 {
+			t.Errorf("after %d takeovers: attempts %d, takeovers %d; want 2 and %d", model.MaxTakeovers+1, last.Attempts,
+				last.Takeovers, model.MaxTakeovers+1)
+		}
+		q := tasks.New(db, logger(), tasks.Options{Workers: 1, Poll: slowPoll})
+		var runs atomic.Int32
+		tasks.Handle(q, crashTask, func(ctx context.Context, p echoPayload) error {
+			if runs.Add(1) == 1 {
+				return errors.New("transient")
+			}
+			return nil
+		}, nil)
+		start(t, q)
+		got := waitState(t, db, task.ID, model.TaskDone)
+		if got.Attempts != 2 || got.Takeovers != 4 || runs.Load() != 2 {
+			t.Errorf("attempts %d, takeovers %d, runs %d; want 2, 4 and 2", got.Attempts, got.Takeovers, runs.Load())
+		}
+	})
+}
+
+// Done completes a pending task its enqueuer did itself; a task a worker
+// claimed already is left to run.
+func TestKind_done(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		done := func(id int64) bool {
+			var ok bool
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				var err error
+				ok, err = laterTask.Done(ctx, tx, id)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		task := enqueue(t, db, laterTask, echoPayload{N: 1})
+		if !done(task.ID) {
+			t.Fatal("a pending task was not completed")
+		}
+		if got, _ := db.TaskByID(ctx, task.ID); got.State != model.TaskDone || got.Attempts != 0 {
+			t.Errorf("completed task: %+v", got)
+		}
+		if done(task.ID) {
+			t.Error("a done task was completed again")
+		}
+		claimed := enqueue(t, db, laterTask, echoPayload{N: 2}, tasks.After(0))
+		if _, ok, err := db.ClaimTask(ctx, "w", time.Now(), time.Now().Add(time.Minute), laterTask.Name()); err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		if done(claimed.ID) {
+			t.Error("a running task was completed by its enqueuer")
 		}
 	})
 }
@@ -331,7 +421,7 @@ func TestQueue_lostTaskIsNotOverwritten(t *testing.T) {
 		// Two minutes on, the lease is over: a thief takes the task.
 		later := time.Now().Add(2 * time.Minute)
 		stolen, ok, err := db.ClaimTask(ctx, "thief", later, later.Add(time.Minute), stolenTask.Name())
-		if err != nil || !ok || stolen.ID != task.ID || stolen.LockedBy != "thief" || stolen.Attempts != 2 {
+		if err != nil || !ok || stolen.ID != task.ID || stolen.LockedBy != "thief" || stolen.Attempts != 1 || stolen.Takeovers != 1 {
 			t.Fatalf("takeover: %+v %v %v", stolen, ok, err)
 		}
 		close(release)

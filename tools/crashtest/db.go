@@ -124,9 +124,10 @@ func unmoved(ctx context.Context, db *sql.DB, now time.Time, grace time.Duration
 	return out, err
 }
 
-// lockedMergeRequests lists the merge requests left locked by a merge.
-// They are not waited for: nothing but another merge attempt, five
-// minutes on, takes such a lock over.
+// lockedMergeRequests lists the merge requests locked by a merge. A
+// merge the kill cut short leaves its lock until the lock's lease ends
+// and the server's recovery finishes or undoes the merge: settling waits
+// for them, and one still locked after is stuck.
 func lockedMergeRequests(ctx context.Context, db *sql.DB) ([]finding, error) {
 	ctx, cancel := context.WithTimeout(ctx, dbTimeout)
 	defer cancel()

@@ -392,13 +392,19 @@ func killLoop(ctx context.Context, srv *server, l *ledger, p *progress, begin ti
 }
 
 // settle waits, at most limit, until the database shows no work moving:
-// no task due or running, no fork copying, no pipeline or job active.
+// no task due or running, no fork copying, no pipeline or job active, no
+// merge request locked.
 func settle(ctx context.Context, db *sql.DB, limit time.Duration, p *progress) {
 	start := time.Now()
 	deadline := start.Add(limit)
 	lastPrint := start
 	for {
 		fs, err := unmoved(ctx, db, time.Now(), 0)
+		if err == nil {
+			var locked []finding
+			locked, err = lockedMergeRequests(ctx, db)
+			fs = append(fs, locked...)
+		}
 		switch {
 		case err == nil && len(fs) == 0:
 			p.printf("settled in %s", time.Since(start).Round(100*time.Millisecond))

@@ -18,6 +18,7 @@ package gitrepo
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -164,27 +165,96 @@ func (r *Repo) Exists() bool {
 	return err == nil
 }
 
-// Create makes an empty bare repository whose HEAD points at defaultBranch.
+// ErrRepositoryExists reports that a repository is already where Create
+// would put one.
+var ErrRepositoryExists = errors.New("repository exists")
+
+// asideSuffix marks the folder a repository is built in beside its place:
+// "<rel>.creating-<random>".
+const asideSuffix = ".creating-"
+
+// asideMaxAge is how old a folder built aside must be before a creation
+// of the same repository removes it as a crash's leftover (a creation
+// takes seconds; one in another process may be using a younger one).
+const asideMaxAge = time.Hour
+
+// Create makes an empty bare repository whose HEAD points at
+// defaultBranch, configured as Quarry's repositories are. It is built
+// aside — initialised and configured in a folder beside its place, on the
+// same storage — and renamed into place, so that whatever moment a crash
+// comes, there is either no repository or a whole one; a crash may leave
+// the folder aside, which a later creation of the same repository, or its
+// housekeeping, removes once it is an hour old. ErrRepositoryExists when a
+// repository is there already (a racing creator made it).
 func (r *Repo) Create(ctx context.Context, defaultBranch string) error {
 	if !git.ValidRefName(defaultBranch) {
 		return fmt.Errorf("invalid default branch %q", defaultBranch)
 	}
+	if r.Exists() {
+		return ErrRepositoryExists
+	}
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o750); err != nil {
 		return err
 	}
+	r.removeOldAside()
+	var random [8]byte
+	if _, err := rand.Read(random[:]); err != nil {
+		return err
+	}
+	aside := &Repo{path: r.path + asideSuffix + hex.EncodeToString(random[:]), runner: r.runner}
+	if err := aside.initConfigured(ctx, defaultBranch); err != nil {
+		_ = os.RemoveAll(aside.path)
+		return err
+	}
+	if err := os.Rename(aside.path, r.path); err != nil {
+		_ = os.RemoveAll(aside.path)
+		if r.Exists() {
+			return ErrRepositoryExists
+		}
+		return fmt.Errorf("create repository: %w", err)
+	}
+	return nil
+}
+
+// initConfigured runs git init at the repository's path and sets its
+// configuration.
+func (r *Repo) initConfigured(ctx context.Context, defaultBranch string) error {
 	_, err := r.runner.Run(ctx, "", git.Command{Name: "init", Flags: []git.Flag{{Name: "--bare"}, {Name: "--quiet"},
 		{Name: "--initial-branch", Value: defaultBranch}}, Args: []string{r.path}}, git.Options{})
 	if err != nil {
 		return err
 	}
+	return r.Configure(ctx)
+}
+
+// Configure sets the configuration Create gives a repository (again: it
+// is idempotent), for a repository made otherwise — in place by an older
+// Quarry that died before configuring it, say.
+func (r *Repo) Configure(ctx context.Context) error {
 	// Writes from the API and pushes both keep the commit-graph current,
-	// which keeps history walks fast.
+	// which keeps history walks fast; pushes take options (ci.skip).
 	for _, kv := range [][2]string{{"core.commitGraph", "true"}, {"fetch.writeCommitGraph", "true"}, {"receive.advertisePushOptions", "true"}, {"gc.auto", "0"}} {
 		if _, err := r.run(ctx, git.Command{Name: "config", Args: []string{kv[0], kv[1]}}, git.Options{}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// removeOldAside removes the folders this repository was built in aside
+// by creations a crash cut short, once they are old enough that no
+// creation can be using them.
+func (r *Repo) removeOldAside() {
+	entries, _ := os.ReadDir(filepath.Dir(r.path))
+	prefix := filepath.Base(r.path) + asideSuffix
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > asideMaxAge {
+			_ = os.RemoveAll(filepath.Join(filepath.Dir(r.path), e.Name()))
+		}
+	}
 }
 
 // Remove deletes the repository from disk.
@@ -297,8 +367,11 @@ const looseLimit = 256
 // Housekeep packs loose objects once there are looseLimit of them, and
 // refreshes the commit-graph (with changed-path filters) that keeps
 // history walks fast. Readers keep working meanwhile: git finds objects
-// in the new pack when they leave the loose store.
+// in the new pack when they leave the loose store. It also removes the
+// folders a crash left aside when the repository was made, once an hour
+// old.
 func (r *Repo) Housekeep(ctx context.Context) (bool, error) {
+	r.removeOldAside()
 	out, err := r.run(ctx, git.Command{Name: "count-objects", Flags: []git.Flag{{Name: "-v"}}}, git.Options{})
 	if err != nil {
 		return false, err

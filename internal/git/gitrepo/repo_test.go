@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -172,5 +173,84 @@ func TestCommand_argsSafety(t *testing.T) {
 	args, err := (git.Command{Name: "rev-parse", Args: []string{"--all"}}).CommandLine()
 	if err != nil || strings.Join(args, " ") != "rev-parse --end-of-options --all" {
 		t.Errorf("args %v, %v", args, err)
+	}
+}
+
+// Create builds a repository aside and renames it into place: racing
+// creators make one repository (the others learn it exists), configured;
+// a folder a crash left aside is removed once old, kept while young.
+func TestRepo_createAside(t *testing.T) {
+	ctx := context.Background()
+	s := storages(t)
+	r, err := s.Open("default", HashedPath("", 11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(r.Path()), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	old, young := r.Path()+asideSuffix+"0ld", r.Path()+asideSuffix+"y0ung"
+	for _, dir := range []string{old, young} {
+		if err := os.MkdirAll(filepath.Join(dir, "objects"), 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * asideMaxAge)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.Create(ctx, "main")
+		}()
+	}
+	wg.Wait()
+	made := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			made++
+		case !errors.Is(err, ErrRepositoryExists):
+			t.Errorf("create: %v", err)
+		}
+	}
+	if made != 1 {
+		t.Errorf("%d creators made the repository; want 1", made)
+	}
+	for key, want := range map[string]string{"receive.advertisePushOptions": "true", "gc.auto": "0", "fetch.writeCommitGraph": "true"} {
+		out, err := exec.Command("git", "--git-dir", r.Path(), "config", key).Output()
+		if got := strings.TrimSpace(string(out)); err != nil || got != want {
+			t.Errorf("config %s = %q, %v; want %q", key, got, err, want)
+		}
+	}
+	if head, err := r.HeadBranch(ctx); err != nil || head != "main" {
+		t.Errorf("head %q, %v", head, err)
+	}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the old folder aside is still there: %v", err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("the young folder aside was removed: %v", err)
+	}
+	left, _ := filepath.Glob(r.Path() + asideSuffix + "*")
+	if len(left) != 1 {
+		t.Errorf("folders aside after the creations: %v; want only the young one", left)
+	}
+	if err := r.Create(ctx, "main"); !errors.Is(err, ErrRepositoryExists) {
+		t.Errorf("create again: %v", err)
+	}
+	// Housekeeping removes it once it is old too.
+	if err := os.Chtimes(young, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Housekeep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(young); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("housekeeping left the old folder aside: %v", err)
 	}
 }
