@@ -568,12 +568,19 @@ func (s *Service) RepositoryChanged(ctx context.Context, id int64) error {
 		if err := tx.SetProjectLanguages(ctx, id, langs); err != nil {
 			return err
 		}
-		if p.EmptyRepo && !empty {
+		if !empty {
 			// The default branch exists from now on: protect it, as
-			// GitLab does on the first push.
-			p.DefaultBranch = branch
-			if err := s.protectDefaultBranch(ctx, tx, &p); err != nil {
+			// GitLab does on the first push — once, whoever records the
+			// first commit (the request, a worker, an event).
+			first, err := tx.FillRepository(ctx, id)
+			if err != nil {
 				return err
+			}
+			if first {
+				p.DefaultBranch = branch
+				if err := s.protectDefaultBranch(ctx, tx, &p); err != nil {
+					return err
+				}
 			}
 		}
 		return tx.SetRepositoryState(ctx, id, empty, readme, branch, size, commits, s.now().UTC())

@@ -147,6 +147,15 @@ func (tx *Tx) SetRepositoryState(ctx context.Context, id int64, empty, hasReadme
 	return err
 }
 
+// FillRepository records that a project's repository holds commits now:
+// true for the one writer that found it empty (a compare-and-set, so of
+// two writers recording the first commit at once only one protects the
+// default branch), false when it was not.
+func (tx *Tx) FillRepository(ctx context.Context, id int64) (bool, error) {
+	n, err := tx.execN(ctx, "UPDATE projects SET empty_repo = FALSE WHERE id = ? AND empty_repo = TRUE", id)
+	return n == 1, err
+}
+
 // DeleteProject removes a project row and what belongs to it alone.
 func (tx *Tx) DeleteProject(ctx context.Context, p *model.Project) error {
 	if p.ForkedFromID != nil {

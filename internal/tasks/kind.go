@@ -89,11 +89,6 @@ func At(t time.Time) EnqueueOption { return func(s *enqueueSettings) { s.at = t 
 // Delay.
 func After(d time.Duration) EnqueueOption { return func(s *enqueueSettings) { s.after = &d } }
 
-// wallClock is the time Enqueue stamps on new tasks. It is the wall clock,
-// which is also the default clock of queues (Options.Now); a caller with a
-// clock of its own passes At.
-var wallClock = time.Now
-
 // Enqueue stores a task of this kind with payload p inside tx, to run once
 // tx commits; workers of every process sharing the database are woken then
 // (nothing happens if tx rolls back). It returns the stored task; when the
@@ -108,7 +103,9 @@ func (k *Kind[P]) Enqueue(ctx context.Context, tx *store.Tx, p P, opts ...Enqueu
 	if err != nil {
 		return model.Task{}, fmt.Errorf("encode %s task: %w", k.name, err)
 	}
-	now := wallClock()
+	// The database's clock, which the queue claims by too (its
+	// Options.Now), so a delay is a delay whatever the process's time.
+	now := tx.Now()
 	t := model.Task{Kind: k.name, Payload: string(b), MaxAttempts: k.maxAttempts, RunAt: now.Add(k.delay)}
 	switch {
 	case !s.at.IsZero():
@@ -138,7 +135,7 @@ func (k *Kind[P]) Enqueue(ctx context.Context, tx *store.Tx, p P, opts ...Enqueu
 // against a crash before it could. false when the task is no longer
 // pending: a worker claimed it, and must find the work done.
 func (k *Kind[P]) Done(ctx context.Context, tx *store.Tx, id int64) (bool, error) {
-	ok, err := tx.CompletePendingTask(ctx, id, wallClock())
+	ok, err := tx.CompletePendingTask(ctx, id, tx.Now())
 	if err != nil {
 		return false, fmt.Errorf("complete %s task %d: %w", k.name, id, err)
 	}

@@ -15,12 +15,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -66,7 +64,6 @@ type Service struct {
 	log      *slog.Logger
 	cfg      Config
 	now      func() time.Time
-	creating sync.Mutex // serialises this process's lazy creations
 }
 
 // New returns the wikis service; its background work (sizes,
@@ -694,28 +691,9 @@ func (s *Service) ensure(ctx context.Context, repo *gitrepo.Repo) error {
 	if repo.Exists() {
 		return nil
 	}
-	s.creating.Lock()
-	defer s.creating.Unlock()
-	if repo.Exists() {
-		return nil
-	}
-	var random [8]byte
-	if _, err := rand.Read(random[:]); err != nil {
-		return err
-	}
-	tmp, err := s.storages.Open(repo.Storage, repo.Rel+".creating-"+hex.EncodeToString(random[:]))
-	if err != nil {
-		return err
-	}
-	if err := tmp.Create(ctx, s.cfg.DefaultBranch); err != nil {
-		_ = tmp.Remove()
-		return fmt.Errorf("create wiki repository: %w", err)
-	}
-	if err := os.Rename(tmp.Path(), repo.Path()); err != nil {
-		_ = tmp.Remove()
-		if repo.Exists() {
-			return nil
-		}
+	// Create builds the repository aside and renames it into place: no
+	// reader sees half a repository, and a racing creator's is as good.
+	if err := repo.Create(ctx, s.cfg.DefaultBranch); err != nil && !errors.Is(err, gitrepo.ErrRepositoryExists) {
 		return fmt.Errorf("create wiki repository: %w", err)
 	}
 	return nil
