@@ -451,3 +451,25 @@ func TestHardening_finalStateChecksTheLog(t *testing.T) {
 		s.Get(t, fmt.Sprintf("/projects/%d/jobs/%d/trace", p.ID, job.ID), owner.Token).Want(t, http.StatusOK).WantText(t, "first line\nsecond line\n")
 	}, shortPoll)
 }
+
+// Over-long secrets of every kind are refused as unknown ones, before any
+// lookup: a personal token, a job token, a runner token, a trigger token
+// and a registration token of 60,000 characters.
+func TestHardening_overLongSecrets(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		u := s.NewUser(t, "longsecrets")
+		var p struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: u.Token, JSON: map[string]any{"name": "long"}}).Want(t, http.StatusCreated).JSON(t, &p)
+		long := strings.Repeat("x", 60_000)
+		s.Do(t, apitest.Request{Path: "/user", Token: "glpat-" + long}).Want(t, http.StatusUnauthorized)
+		s.Do(t, apitest.Request{Path: "/job", Header: map[string]string{"JOB-TOKEN": "glcbt-" + long}}).Want(t, http.StatusUnauthorized)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/runners/verify", JSON: map[string]any{"token": "glrt-" + long[:50_000]}}).Want(t, http.StatusForbidden)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/runners", JSON: map[string]any{"token": long[:50_000]}}).Want(t, http.StatusForbidden)
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/trigger/pipeline", p.ID),
+			Form: url.Values{"token": {long[:50_000]}, "ref": {"main"}}}).Want(t, http.StatusNotFound)
+		// Git takes the token as the password: refused as a wrong one.
+		if status, _ := gitInfoRefs(t, s, "longsecrets/long", "u", "glpat-"+long[:40_000]); status != http.StatusUnauthorized {
+			t.Errorf("git with an over-long token: %d; want 401", status)
+		}
+	})
+}

@@ -33,6 +33,15 @@ func NewToken(prefix string) (secret, digest string) {
 	return secret, Digest(secret)
 }
 
+// MaxSecretLength bounds every secret a caller presents (personal, job,
+// runner, trigger and registration tokens): Quarry's are far shorter, so a
+// longer one is no token of Quarry's and is refused before any query.
+const MaxSecretLength = 255
+
+// PlausibleSecret reports whether s could be a secret Quarry issued: not
+// empty, and within MaxSecretLength.
+func PlausibleSecret(s string) bool { return s != "" && len(s) <= MaxSecretLength }
+
 // Digest is the stored form of a token secret. Tokens carry 190 bits of
 // randomness, so a plain SHA-256 is safe and keeps lookups to one index
 // probe.

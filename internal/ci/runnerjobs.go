@@ -204,7 +204,7 @@ func (s *Service) RunnerJob(ctx context.Context, jobID int64, token string) (mod
 // a job that does not run (or of a deleted project, or of a job whose user
 // is gone or blocked) is 401.
 func (s *Service) AuthenticateJobToken(ctx context.Context, secret string) (auth.Actor, error) {
-	if !strings.HasPrefix(secret, model.JobTokenPrefix) {
+	if !strings.HasPrefix(secret, model.JobTokenPrefix) || !auth.PlausibleSecret(secret) {
 		return auth.Anonymous, model.Unauthorized("")
 	}
 	j, err := s.db.JobByTokenDigest(ctx, auth.Digest(secret))
@@ -901,6 +901,9 @@ func (s *Service) DependencyArchive(ctx context.Context, jobID int64, token stri
 	}
 	digest := auth.Digest(token)
 	if target.TokenDigest != digest {
+		if !auth.PlausibleSecret(token) {
+			return nil, model.Artifact{}, model.Forbidden("")
+		}
 		caller, err := s.db.JobByTokenDigest(ctx, digest)
 		if errors.Is(err, model.ErrNotFound) {
 			return nil, model.Artifact{}, model.Forbidden("")

@@ -157,6 +157,9 @@ func (s *Service) triggerPipeline(ctx context.Context, projectRef, token, ref st
 		}
 		source = model.SourcePipeline
 	} else {
+		if !auth.PlausibleSecret(token) {
+			return model.Pipeline{}, p, notFound
+		}
 		t, err := s.db.TriggerByDigest(ctx, auth.Digest(token))
 		if errors.Is(err, model.ErrNotFound) || (err == nil && t.ProjectID != p.ID) {
 			return model.Pipeline{}, p, notFound

@@ -139,10 +139,6 @@ func (s *Service) issue(ctx context.Context, r *model.Runner) (string, error) {
 	return secret, nil
 }
 
-// maxRegistrationTokenLength bounds a registration token: a longer one
-// is no token Quarry made, and is refused before any query.
-const maxRegistrationTokenLength = 255
-
 // Register creates a runner with a registration token (the legacy flow,
 // POST /runners): the instance's, a group's or a project's, each found by
 // the token's digest. An unknown token is 403.
@@ -151,7 +147,7 @@ func (s *Service) Register(ctx context.Context, registrationToken string, in Reg
 		return model.Runner{}, "", err
 	}
 	var r model.Runner
-	if registrationToken == "" || len(registrationToken) > maxRegistrationTokenLength {
+	if !auth.PlausibleSecret(registrationToken) {
 		return r, "", model.Forbidden("")
 	}
 	instance, err := s.db.IsInstanceRunnersToken(ctx, registrationToken)
@@ -258,6 +254,9 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in CreateInput) (mod
 // Authenticate finds the runner a token belongs to: a missing or unknown
 // (or expired) token is 403.
 func (s *Service) Authenticate(ctx context.Context, token string) (auth.Actor, error) {
+	if !auth.PlausibleSecret(token) {
+		return auth.Anonymous, model.Forbidden("")
+	}
 	r, err := s.db.RunnerByTokenDigest(ctx, auth.Digest(token))
 	if errors.Is(err, model.ErrNotFound) || (err == nil && r.TokenExpiresAt != nil && !r.TokenExpiresAt.After(s.now())) {
 		return auth.Anonymous, model.Forbidden("")

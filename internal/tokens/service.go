@@ -5,6 +5,7 @@ package tokens
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -54,7 +55,7 @@ func (e *AuthError) Error() string { return e.Code + ": " + e.Description }
 // model.ErrUnauthorized; an expired or revoked one an *AuthError; a
 // blocked or deactivated owner a 403.
 func (s *Service) Authenticate(ctx context.Context, secret string) (auth.Actor, error) {
-	if secret == "" {
+	if !auth.PlausibleSecret(secret) {
 		return auth.Anonymous, model.Unauthorized("")
 	}
 	t, u, err := s.db.TokenWithUser(ctx, auth.Digest(secret))
@@ -193,6 +194,8 @@ func (s *Service) Issue(ctx context.Context, userID int64, in CreateInput, secre
 	digest := auth.Digest(secret)
 	if secret == "" {
 		secret, digest = auth.NewToken(s.prefix)
+	} else if !auth.PlausibleSecret(secret) {
+		return model.PersonalAccessToken{}, "", fmt.Errorf("a preset token may have at most %d characters", auth.MaxSecretLength)
 	}
 	now := s.now().UTC()
 	t := model.PersonalAccessToken{UserID: userID, Name: in.Name, Description: in.Description, Digest: digest,
