@@ -144,16 +144,8 @@ func BenchmarkArtifact200MB(b *testing.B) {
 	s.Do(b, apitest.Request{Method: "POST", Path: "/user/runners", Token: s.RootToken,
 		JSON: map[string]any{"runner_type": "project_type", "project_id": project}}).Want(b, http.StatusCreated).JSON(b, &runner)
 	// The instance allows artifacts of the size.
-	if err := s.App.DB.InTx(context.Background(), func(tx *store.Tx) error {
-		st, _, _, err := tx.ApplicationSettings(context.Background(), model.DefaultApplicationSettings)
-		if err != nil {
-			return err
-		}
-		st.MaxArtifactsSize = 1024
-		return tx.SaveApplicationSettings(context.Background(), st)
-	}); err != nil {
-		b.Fatal(err)
-	}
+	s.Do(b, apitest.Request{Method: "PUT", Path: "/application/settings", Token: s.RootToken,
+		JSON: map[string]any{"max_artifacts_size": 1024}}).Want(b, 200)
 	b.ResetTimer()
 	var peak, alloc uint64
 	for i := 0; i < b.N; i++ {

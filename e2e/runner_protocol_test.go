@@ -13,7 +13,6 @@ import (
 
 	"quarry/internal/apitest"
 	"quarry/internal/model"
-	"quarry/internal/store"
 )
 
 const oneJobCI = `
@@ -435,16 +434,8 @@ test:
 		upload(build, "artifact_type=archive&artifact_format=zip&expire_in=1+week", "artifacts.zip", archive).Want(t, http.StatusCreated)
 		upload(build, "artifact_type=archive&artifact_format=zip", "artifacts.zip", archive).Want(t, http.StatusBadRequest)
 		// Over the instance's limit: 413, nothing kept.
-		if err := s.App.DB.InTx(ctx(t), func(tx *store.Tx) error {
-			st, _, _, err := tx.ApplicationSettings(ctx(t), model.DefaultApplicationSettings)
-			if err != nil {
-				return err
-			}
-			st.MaxArtifactsSize = 1
-			return tx.SaveApplicationSettings(ctx(t), st)
-		}); err != nil {
-			t.Fatal(err)
-		}
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/application/settings", Token: s.RootToken,
+			JSON: map[string]any{"max_artifacts_size": 1}}).Want(t, http.StatusOK)
 		upload(build, "artifact_type=junit&artifact_format=gzip", "junit.xml.gz", bytes.Repeat([]byte("x"), 2<<20)).
 			Want(t, http.StatusRequestEntityTooLarge)
 		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/jobs/%d/artifacts/authorize?filesize=%d", build.ID, 2<<20),

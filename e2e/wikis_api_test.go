@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,8 +11,6 @@ import (
 
 	"quarry/internal/apitest"
 	"quarry/internal/git/gitrepo"
-	"quarry/internal/model"
-	"quarry/internal/store"
 )
 
 // Wikis end to end (spec part 2, group wikis; reference §3): the same
@@ -36,18 +33,8 @@ func wikiOwners(t *testing.T, s *apitest.Server, owner apitest.User) (group, pro
 // setWikiLimits sets the instance's page content and attachment limits.
 func setWikiLimits(t *testing.T, s *apitest.Server, contentBytes int64, attachmentMiB int) {
 	t.Helper()
-	ctx := context.Background()
-	err := s.App.DB.InTx(ctx, func(tx *store.Tx) error {
-		st, _, _, err := tx.ApplicationSettings(ctx, model.DefaultApplicationSettings)
-		if err != nil {
-			return err
-		}
-		st.WikiPageMaxContentBytes, st.MaxAttachmentSize = contentBytes, attachmentMiB
-		return tx.SaveApplicationSettings(ctx, st)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s.Do(t, apitest.Request{Method: "PUT", Path: "/application/settings", Token: s.RootToken,
+		JSON: map[string]any{"wiki_page_max_content_bytes": contentBytes, "max_attachment_size": attachmentMiB}}).Want(t, 200)
 }
 
 func TestWikis_pagesAndValidation(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"quarry/internal/api/projects"
 	"quarry/internal/api/repository"
 	"quarry/internal/api/runners"
+	"quarry/internal/api/settings"
 	"quarry/internal/api/tokens"
 	"quarry/internal/api/topics"
 	"quarry/internal/api/users"
@@ -45,6 +46,7 @@ func (s *Server) Table() []endpoint.Route {
 		mergerequests.New(d.MRs, r).Routes(),
 		approvals.New(d.Approvals, r).Routes(),
 		wikis.New(d.Wikis, r).Routes(),
+		settings.New(d.Settings).Routes(),
 	)
 }
 

@@ -33,6 +33,7 @@ import (
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
+	"quarry/internal/settings"
 	"quarry/internal/tokens"
 	"quarry/internal/topics"
 	"quarry/internal/uploads"
@@ -61,6 +62,7 @@ type Deps struct {
 	MRs        *mergerequests.Service
 	Approvals  *approvals.Service
 	Wikis      *wikis.Service
+	Settings   *settings.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service
 	JobTokenScope *jobtokenscope.Service
@@ -142,7 +144,7 @@ func (s *Server) contentLimit(ctx context.Context, kind endpoint.Content) (int64
 	if kind == endpoint.ContentFile {
 		return s.MaxFile, nil
 	}
-	st, err := s.CI.Settings(ctx)
+	st, err := s.Settings.Current(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -39,9 +39,11 @@ import (
 	"quarry/internal/jobtokenscope"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
+	"quarry/internal/model"
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
+	"quarry/internal/settings"
 	"quarry/internal/store"
 	"quarry/internal/tasks"
 	"quarry/internal/tokens"
@@ -65,6 +67,7 @@ type App struct {
 	MRs      *mergerequests.Service
 	Approval *approvals.Service
 	Wikis    *wikis.Service
+	Settings *settings.Service
 	Queue    *tasks.Queue
 	Events   *events.Bus
 	storages *gitrepo.Storages
@@ -75,6 +78,8 @@ type App struct {
 	// requests; runnersDone is closed once it has stopped.
 	stopRunners context.CancelFunc
 	runnersDone <-chan struct{}
+	// settingsDone is closed once the settings cache stops listening.
+	settingsDone <-chan struct{}
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service
 	JobTokenScope *jobtokenscope.Service
@@ -128,11 +133,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	queue := tasks.New(db, log, tasks.Options{Workers: cfg.TaskWorkers, Lease: cfg.TaskLease, Now: db.Now})
 	bus := events.New(db, queue, log)
+	set := settings.New(db, log, settings.Config{Initial: func(st *model.ApplicationSettings) { initialSettings(cfg, roots, st) }})
 	a := &App{
-		Config: cfg,
-		DB:     db,
-		Users:  users.New(db, up, log, cfg.PasswordCost),
-		Tokens: tokens.New(db, cfg.TokenPrefix),
+		Config:   cfg,
+		Settings: set,
+		DB:       db,
+		Users:    users.New(db, up, log, cfg.PasswordCost),
+		Tokens:   tokens.New(db, cfg.TokenPrefix),
 		Projects: projects.New(db, storages, up, queue, bus, log, projects.Config{DefaultBranch: cfg.DefaultBranch,
 			DeletionDelay: cfg.DeletionDelay}),
 		Groups:   groups.New(db, up, queue, log, cfg.DeletionDelay),
@@ -145,7 +152,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.CI = ci.New(db, a.Projects, a.Groups, storages, jobfiles.New(cfg.JobFilesDir()), queue, log, ci.Config{
 		ExternalURL: strings.TrimRight(cfg.ExternalURL, "/"), ServerVersion: buildinfo.APIVersion, ServerRevision: buildinfo.Revision(),
 		SweepInterval: cfg.StuckJobsInterval, RunnerSilence: cfg.RunnerSilence, MaxLogBytes: cfg.MaxJobLogBytes})
+	a.CI.SetSettings(set)
 	a.Runners = runners.New(db, a.CI, a.Projects, a.Groups, log, runners.Config{LongPoll: cfg.RunnerLongPoll})
+	a.Runners.SetSettings(set)
 	a.Agents, a.JobTokenScope = agents.New(db, a.Projects, storages, log), jobtokenscope.New(db, a.Projects, a.Groups)
 	a.Projects.SetJobTokenScope(a.JobTokenScope.Allowed)
 	a.MRs = mergerequests.New(db, a.Projects, a.Groups, storages, queue, bus, log)
@@ -174,6 +183,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.stopRunners = stopRunners
 	if a.runnersDone, err = a.Runners.Start(rctx); err != nil {
 		stopRunners()
+		storages.Close()
+		db.Close()
+		return nil, err
+	}
+	if a.settingsDone, err = set.Start(rctx); err != nil {
+		stopRunners()
+		<-a.runnersDone
 		storages.Close()
 		db.Close()
 		return nil, err
@@ -210,6 +226,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		MRs:       a.MRs,
 		Approvals: a.Approval,
 		Wikis:     a.Wikis,
+		Settings:  set,
 		Agents:    a.Agents, JobTokenScope: a.JobTokenScope,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus, a.Wikis)},
@@ -239,6 +256,9 @@ func (a *App) StopRunnerQueue() { a.stopRunners() }
 func (a *App) Close() error {
 	a.stopRunners()
 	<-a.runnersDone
+	if a.settingsDone != nil {
+		<-a.settingsDone
+	}
 	if a.stop != nil {
 		a.stop()
 		a.Queue.Wait()

@@ -798,21 +798,20 @@ func (s *Service) dependencies(ctx context.Context, tx *store.Tx, j model.Job, o
 	return out, nil
 }
 
-// Settings are the instance's application settings (created with GitLab's
-// defaults and a fresh instance runner registration token on first
-// read).
+// SettingsSource gives the application settings in effect.
+type SettingsSource interface {
+	Current(ctx context.Context) (model.ApplicationSettings, error)
+}
+
+// SetSettings gives the service the instance's settings (before use).
+func (s *Service) SetSettings(src SettingsSource) { s.settings = src }
+
+// Settings are the instance's application settings in effect.
 func (s *Service) Settings(ctx context.Context) (model.ApplicationSettings, error) {
-	var out model.ApplicationSettings
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		out, _, _, err = tx.ApplicationSettings(ctx, func() model.ApplicationSettings {
-			st := model.DefaultApplicationSettings()
-			st.RunnersRegistrationToken = auth.NewSecret("GR1348941", 20)
-			return st
-		})
-		return err
-	})
-	return out, err
+	if s.settings == nil {
+		return model.DefaultApplicationSettings(), nil
+	}
+	return s.settings.Current(ctx)
 }
 
 // ArtifactUpload is a runner's POST /jobs/:id/artifacts.

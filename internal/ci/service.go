@@ -67,6 +67,7 @@ type Service struct {
 	log      *slog.Logger
 	cfg      Config
 	configs  *lru.Cache[configKey, cachedConfig]
+	settings SettingsSource
 }
 
 // Durable work of the engine.

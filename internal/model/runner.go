@@ -142,26 +142,3 @@ type RunnerManager struct {
 	Info        RunnerInfo
 	CreatedAt   time.Time
 }
-
-// ApplicationSettings are the instance-wide settings Quarry keeps in the
-// database (the administration API shows and changes them).
-type ApplicationSettings struct {
-	// RunnersRegistrationToken is the instance's registration token; the
-	// store keeps it sealed in a column of its own, not in the document.
-	RunnersRegistrationToken string `json:"-"`
-	// MaxArtifactsSize is the largest artifact upload, in MiB.
-	MaxArtifactsSize int `json:"max_artifacts_size"`
-	// DefaultArtifactsExpireIn applies to uploads without expire_in.
-	DefaultArtifactsExpireIn string `json:"default_artifacts_expire_in"`
-	KeepLatestArtifact       bool   `json:"keep_latest_artifact"`
-	// MaxAttachmentSize bounds uploads such as wiki attachments, in MiB.
-	MaxAttachmentSize int `json:"max_attachment_size"`
-	// WikiPageMaxContentBytes bounds a wiki page's content.
-	WikiPageMaxContentBytes int64 `json:"wiki_page_max_content_bytes"`
-}
-
-// DefaultApplicationSettings are GitLab's defaults.
-func DefaultApplicationSettings() ApplicationSettings {
-	return ApplicationSettings{MaxArtifactsSize: 100, DefaultArtifactsExpireIn: "30 days", KeepLatestArtifact: true,
-		MaxAttachmentSize: 100, WikiPageMaxContentBytes: 50 << 20}
-}

@@ -57,6 +57,7 @@ type Service struct {
 	cfg      Config
 	wake     *waker
 	stopped  chan struct{} // closed when Start's context ends
+	settings TokenResetter
 
 	// seen remembers each runner's last written contact, to write it at
 	// most once per HeartbeatEvery.
@@ -368,22 +369,24 @@ func (s *Service) ResetGroupRegistrationToken(ctx context.Context, a auth.Actor,
 	return token, s.db.InTx(ctx, func(tx *store.Tx) error { return tx.SetGroupRunnersToken(ctx, g.ID, token) })
 }
 
+// TokenResetter renews the instance's registration token (the settings
+// service keeps it).
+type TokenResetter interface {
+	ResetRegistrationToken(ctx context.Context, a auth.Actor) (string, error)
+}
+
+// SetSettings gives the service the keeper of the instance's registration
+// token (before use).
+func (s *Service) SetSettings(t TokenResetter) { s.settings = t }
+
 // ResetInstanceRegistrationToken gives the instance a new runners
 // registration token (administrators).
 func (s *Service) ResetInstanceRegistrationToken(ctx context.Context, a auth.Actor) (string, error) {
 	if !a.Admin() {
 		return "", model.Forbidden("")
 	}
-	if _, err := s.ci.Settings(ctx); err != nil { // the row exists
-		return "", err
+	if s.settings == nil {
+		return "", errors.New("reset registration token: no settings service")
 	}
-	token := auth.NewSecret(registrationPrefix, 20)
-	return token, s.db.InTx(ctx, func(tx *store.Tx) error {
-		st, _, _, err := tx.ApplicationSettings(ctx, model.DefaultApplicationSettings)
-		if err != nil {
-			return err
-		}
-		st.RunnersRegistrationToken = token
-		return tx.SaveApplicationSettings(ctx, st)
-	})
+	return s.settings.ResetRegistrationToken(ctx, a)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"quarry/internal/model"
@@ -304,50 +303,4 @@ func (tx *Tx) Runners(ctx context.Context, f RunnerFilter, page model.Page) ([]m
 		runners[i].ProjectIDs = byRunner[runners[i].ID]
 	}
 	return runners, info, nil
-}
-
-// ApplicationSettings returns the instance's settings, creating the row
-// with defaults (and the registration token fresh gives) on first read.
-// The registration token is kept sealed beside the document.
-func (tx *Tx) ApplicationSettings(ctx context.Context, fresh func() model.ApplicationSettings) (model.ApplicationSettings, time.Time, time.Time, error) {
-	var doc, token string
-	var created, updated time.Time
-	const q = "SELECT settings, runners_token, created_at, updated_at FROM application_settings WHERE id = 1"
-	dest := []any{&doc, sealedText{tx, &token, sealInstanceToken}, tsScan{&created}, tsScan{&updated}}
-	err := tx.row(ctx, dest, q)
-	if errors.Is(err, model.ErrNotFound) {
-		s := fresh()
-		now := tx.Now()
-		var sealed, digest any
-		if sealed, digest, err = tx.sealToken(s.RunnersRegistrationToken, sealInstanceToken); err != nil {
-			return s, now, now, err
-		}
-		_, err = tx.exec(ctx, `INSERT INTO application_settings (id, settings, runners_token, runners_token_digest, created_at, updated_at)
-			VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, toJSON(s), sealed, digest, micros(now), micros(now))
-		if err != nil {
-			return s, now, now, err
-		}
-		err = tx.row(ctx, dest, q)
-	}
-	if err != nil {
-		return model.ApplicationSettings{}, created, updated, err
-	}
-	s := model.DefaultApplicationSettings()
-	if err := json.Unmarshal([]byte(doc), &s); err != nil {
-		return s, created, updated, err
-	}
-	s.RunnersRegistrationToken = token
-	return s, created, updated, nil
-}
-
-// SaveApplicationSettings writes the instance's settings (the
-// registration token sealed, with its digest).
-func (tx *Tx) SaveApplicationSettings(ctx context.Context, s model.ApplicationSettings) error {
-	sealed, digest, err := tx.sealToken(s.RunnersRegistrationToken, sealInstanceToken)
-	if err != nil {
-		return err
-	}
-	_, err = tx.exec(ctx, `UPDATE application_settings SET settings = ?, runners_token = ?, runners_token_digest = ?, updated_at = ?,
-		version = version + 1 WHERE id = 1`, toJSON(s), sealed, digest, micros(tx.Now()))
-	return err
 }

@@ -83,7 +83,7 @@ func TestSealSecrets(t *testing.T) {
 			if err := tx.SetJobManualVariables(ctx, job.ID, []model.Variable{{Key: "M", Value: "played value", VariableType: model.VarEnv}}); err != nil {
 				return err
 			}
-			_, _, _, err := tx.ApplicationSettings(ctx, func() model.ApplicationSettings {
+			_, err := tx.ApplicationSettings(ctx, func() model.ApplicationSettings {
 				s := model.DefaultApplicationSettings()
 				s.RunnersRegistrationToken = "instance-token"
 				return s
@@ -119,9 +119,9 @@ func TestSealSecrets(t *testing.T) {
 			if err != nil || gotG.RunnersToken != g.RunnersToken {
 				t.Errorf("group token %q, %v; want %q", gotG.RunnersToken, err, g.RunnersToken)
 			}
-			st, _, _, err := db.ApplicationSettings(ctx, model.DefaultApplicationSettings)
-			if err != nil || st.RunnersRegistrationToken != "instance-token" {
-				t.Errorf("instance token %q, %v", st.RunnersRegistrationToken, err)
+			st, err := db.ApplicationSettings(ctx, model.DefaultApplicationSettings)
+			if err != nil || st.Settings.RunnersRegistrationToken != "instance-token" {
+				t.Errorf("instance token %q, %v", st.Settings.RunnersRegistrationToken, err)
 			}
 			if id, err := db.ProjectIDByRunnersToken(ctx, p.Settings.RunnersToken); err != nil || id != p.ID {
 				t.Errorf("project by token: %d, %v", id, err)

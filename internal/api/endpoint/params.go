@@ -536,3 +536,10 @@ func (p *Params) Value(key string) string {
 	v, _ := p.String(key)
 	return v
 }
+
+// Values returns every value of key as sent (a list's elements, a
+// repeated key's values); nested reports a list that held an object or
+// an array, whose elements are then JSON texts.
+func (p *Params) Values(key string) (values []string, nested bool) {
+	return p.vals[key], p.nested[key]
+}
