@@ -124,10 +124,17 @@ func resolveRef(ctx context.Context, repo *gitrepo.Repo, ref, sha string) (resol
 	return r, nil
 }
 
-// configPath is where the project keeps its CI configuration.
-func configPath(p model.Project) string {
+// configPath is where the project keeps its CI configuration: its
+// ci_config_path, else the instance's default_ci_config_path, else
+// .gitlab-ci.yml.
+func (s *Service) configPath(ctx context.Context, p model.Project) string {
 	if c := p.Settings.CIConfigPath; c != nil && strings.TrimSpace(*c) != "" {
 		return strings.TrimPrefix(strings.TrimSpace(*c), "/")
+	}
+	if st, err := s.Settings(ctx); err == nil {
+		if c := st.DefaultCIConfigPath; c != nil && strings.TrimSpace(*c) != "" {
+			return strings.TrimPrefix(strings.TrimSpace(*c), "/")
+		}
 	}
 	return DefaultConfigPath
 }
@@ -203,7 +210,7 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 	if err != nil {
 		return model.Pipeline{}, fmt.Errorf("read commit %s: %w", ref.sha, err)
 	}
-	path := configPath(req.project)
+	path := s.configPath(ctx, req.project)
 	cfg, found, cerr := s.loadConfig(ctx, repo, ref.sha, path, req.include)
 	if cerr != nil && !isConfigError(cerr) {
 		return model.Pipeline{}, cerr

@@ -136,10 +136,10 @@ func userVariables(v *vars, u *model.User) {
 
 // predefined adds the variables GitLab predefines for a pipeline of the
 // project at a ref and commit, run by user from source.
-func (s *Service) predefined(v *vars, p model.Project, ref resolvedRef, before string, c gitrepo.Commit, protected bool,
+func (s *Service) predefined(ctx context.Context, v *vars, p model.Project, ref resolvedRef, before string, c gitrepo.Commit, protected bool,
 	user *model.User, source string, triggered bool) {
 	s.serverVariables(v)
-	s.projectVariables(v, p, configPath(p))
+	s.projectVariables(v, p, s.configPath(ctx, p))
 	commitVariables(v, ref, before, c, protected)
 	userVariables(v, user)
 	v.add("CI_PIPELINE_SOURCE", source)
@@ -154,7 +154,7 @@ func (s *Service) predefined(v *vars, p model.Project, ref resolvedRef, before s
 // "*"), and the pipeline's own variables.
 func (s *Service) expressionVariables(ctx context.Context, req request, ref resolvedRef, c gitrepo.Commit, protected bool) (map[string]string, error) {
 	var v vars
-	s.predefined(&v, req.project, ref, req.before, c, protected, req.user, req.source, req.triggered)
+	s.predefined(ctx, &v, req.project, ref, req.before, c, protected, req.user, req.source, req.triggered)
 	if req.mergeRequest != nil {
 		if err := s.mergeRequestVariables(ctx, &v, *req.mergeRequest); err != nil {
 			return nil, err
@@ -189,7 +189,7 @@ func (s *Service) pipelinePredefined(ctx context.Context, p model.Project, pl mo
 		}
 	}
 	var v vars
-	s.predefined(&v, p, resolvedRef{name: pl.Ref, tag: pl.Tag, sha: git.ObjectID(pl.SHA)}, pl.BeforeSHA, c, pl.Protected, user,
+	s.predefined(ctx, &v, p, resolvedRef{name: pl.Ref, tag: pl.Tag, sha: git.ObjectID(pl.SHA)}, pl.BeforeSHA, c, pl.Protected, user,
 		pl.Source, pl.Source == model.SourceTrigger)
 	v.add("CI_PIPELINE_ID", strconv.FormatInt(pl.ID, 10))
 	v.add("CI_PIPELINE_IID", strconv.FormatInt(pl.IID, 10))

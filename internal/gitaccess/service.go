@@ -55,7 +55,17 @@ type Service struct {
 	projects  Projects
 	events    RefsEvents
 	wikis     Wikis
+	settings  Settings
 }
+
+// Settings give the instance's application settings in effect.
+type Settings interface {
+	Current(ctx context.Context) (model.ApplicationSettings, error)
+}
+
+// SetSettings makes git over HTTP follow the instance's
+// enabled_git_access_protocol (before use).
+func (s *Service) SetSettings(st Settings) { s.settings = st }
 
 // JobUser is the user name a CI job clones with, its job token the
 // password.
@@ -136,6 +146,15 @@ func (s *Service) actor(ctx context.Context, username, password string, has bool
 
 // Authorize implements smarthttp.Access.
 func (s *Service) Authorize(ctx context.Context, username, password string, has bool, fullPath string, push bool) (smarthttp.Grant, error) {
+	if s.settings != nil {
+		st, err := s.settings.Current(ctx)
+		if err != nil {
+			return smarthttp.Grant{}, err
+		}
+		if p := st.EnabledGitAccessProtocol; p != nil && *p == "ssh" {
+			return smarthttp.Grant{}, deny(http.StatusForbidden, "Git access over HTTP is not allowed")
+		}
+	}
 	a, err := s.actor(ctx, username, password, has)
 	if err != nil {
 		return smarthttp.Grant{}, err

@@ -125,6 +125,9 @@ var deleteTask = tasks.Define("delete_group", tasks.KindOptions[deletePayload]{M
 
 type deletePayload struct {
 	GroupID int64 `json:"group_id"`
+	// Delayed says the group was marked: a group no longer marked when
+	// the task runs was restored meanwhile.
+	Delayed bool `json:"delayed,omitempty"`
 }
 
 // ProjectRemover removes a project and its repository (the projects
@@ -144,7 +147,11 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, ref string, permanen
 	if !auth.Can(a, auth.AdminGroup, auth.Resource{Group: &g, Access: acc}) {
 		return model.Forbidden("")
 	}
-	plan, err := model.PlanDeletion("Group", g.MarkedForDeletionOn != "", permanently, fullPath, g.FullPath, s.DeletionDelay, s.now())
+	st, err := s.instance(ctx)
+	if err != nil {
+		return err
+	}
+	plan, err := model.PlanDeletion("Group", g.MarkedForDeletionOn != "", permanently, fullPath, g.FullPath, st.GroupDeletionDelay(), s.now())
 	if err != nil {
 		return err
 	}
@@ -156,7 +163,7 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, ref string, permanen
 				return err
 			}
 		}
-		_, err := deleteTask.Enqueue(ctx, tx, deletePayload{GroupID: g.ID}, tasks.At(plan.RunAt))
+		_, err := deleteTask.Enqueue(ctx, tx, deletePayload{GroupID: g.ID, Delayed: plan.Mark}, tasks.At(plan.RunAt))
 		return err
 	})
 }
@@ -201,7 +208,7 @@ func (s *Service) runDelete(ctx context.Context, p deletePayload) error {
 	if err != nil {
 		return err
 	}
-	if s.DeletionDelay > 0 && g.MarkedForDeletionOn == "" {
+	if p.Delayed && g.MarkedForDeletionOn == "" {
 		return nil // restored meanwhile
 	}
 	return s.RemoveGroup(ctx, g)

@@ -27,10 +27,32 @@ type Service struct {
 	uploads *uploads.Store
 	log     *slog.Logger
 	now     func() time.Time
-	// DeletionDelay is how long a deleted group stays marked before it goes.
+	// DeletionDelay is how long a deleted group stays marked before it
+	// goes, until SetSettings gives the instance's settings.
 	DeletionDelay time.Duration
 	remover       ProjectRemover
 	removed       []func(ctx context.Context, groupID int64) error
+	settings      Settings
+}
+
+// Settings give the instance's application settings in effect.
+type Settings interface {
+	Current(ctx context.Context) (model.ApplicationSettings, error)
+}
+
+// SetSettings gives the service the instance's settings (before use).
+func (s *Service) SetSettings(st Settings) { s.settings = st }
+
+// instance are the application settings in effect.
+func (s *Service) instance(ctx context.Context) (model.ApplicationSettings, error) {
+	if s.settings == nil {
+		st := model.DefaultApplicationSettings()
+		if s.DeletionDelay > 0 {
+			st.DelayedGroupDeletion, st.DeletionAdjournedPeriod = true, int64(s.DeletionDelay/(24*time.Hour))
+		}
+		return st, nil
+	}
+	return s.settings.Current(ctx)
 }
 
 // New returns the groups service.
@@ -103,8 +125,13 @@ var (
 // Create makes a group (a subgroup with ParentID) owned by the actor.
 func (s *Service) Create(ctx context.Context, a auth.Actor, in Input) (model.Group, error) {
 	now := s.now().UTC()
+	st, err := s.instance(ctx)
+	if err != nil {
+		return model.Group{}, err
+	}
 	g := model.Group{Settings: model.DefaultGroupSettings()}
-	g.Visibility = model.Private
+	g.Visibility = st.DefaultGroupVisibility
+	g.Settings.ProjectCreationLevel = projectCreationLevel(st.DefaultProjectCreation)
 	g.CreatedAt, g.UpdatedAt = now, now
 	g.RunnersToken = auth.NewSecret("GR1348941", 20)
 	var parent *model.Group
@@ -123,13 +150,16 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input) (model.Gro
 	}
 	var f model.FieldErrors
 	s.apply(&f, &g, in, true)
+	if msg, refused := st.RestrictedFor(a.Admin(), g.Visibility); refused && in.Visibility != nil {
+		f.Add("visibility_level", msg)
+	}
 	if err := s.validate(ctx, &f, &g, parent, 0); err != nil {
 		return g, err
 	}
 	if err := f.Err(); err != nil {
 		return g, saveError(f)
 	}
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.CreateGroup(ctx, &g); err != nil {
 			return err
 		}
@@ -316,8 +346,17 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, ref string, in Input
 		parent = &p
 	}
 	var f model.FieldErrors
-	oldPath, oldName := g.Path, g.Name
+	oldPath, oldName, oldVisibility := g.Path, g.Name, g.Visibility
 	s.apply(&f, &g, in, false)
+	if in.Visibility != nil && model.Visibility(*in.Visibility) != oldVisibility {
+		st, err := s.instance(ctx)
+		if err != nil {
+			return g, err
+		}
+		if msg, refused := st.RestrictedFor(a.Admin(), g.Visibility); refused {
+			f.Add("visibility_level", msg)
+		}
+	}
 	probe := g
 	if strings.EqualFold(g.Path, oldPath) {
 		probe.Path = ""
@@ -431,4 +470,20 @@ func (s *Service) Transfer(ctx context.Context, a auth.Actor, ref string, target
 		return g, mapWriteErr(err)
 	}
 	return s.db.GroupByID(ctx, g.ID)
+}
+
+// projectCreationLevel names GitLab's default_project_creation number as a
+// group's project_creation_level.
+func projectCreationLevel(n int64) string {
+	switch n {
+	case 0:
+		return "noone"
+	case 1:
+		return "maintainer"
+	case 3:
+		return "administrator"
+	case 4:
+		return "owner"
+	}
+	return "developer"
 }

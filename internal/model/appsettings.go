@@ -1,5 +1,11 @@
 package model
 
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
 // ApplicationSettings are the instance-wide settings Quarry keeps in the
 // database; GET/PUT /application/settings show and change them. Every
 // field is one attribute of GitLab's settings API under GitLab's name
@@ -58,7 +64,7 @@ type ApplicationSettings struct {
 	DefaultCIConfigPath           *string    `json:"default_ci_config_path" effect:"CI file of projects without ci_config_path"`
 	DefaultGroupVisibility        Visibility `json:"default_group_visibility" effect:"visibility of groups created without one"`
 	DefaultPreferredLanguage      string     `json:"default_preferred_language"`
-	DefaultProjectCreation        int64      `json:"default_project_creation" values:"0,1,2,3" effect:"project_creation_level of new groups"`
+	DefaultProjectCreation        int64      `json:"default_project_creation" values:"0,1,2,3,4" effect:"project_creation_level of new groups"`
 	DefaultProjectVisibility      Visibility `json:"default_project_visibility" effect:"visibility of projects created without one"`
 	DefaultProjectsLimit          int64      `json:"default_projects_limit" effect:"projects_limit of new users"`
 	DefaultSnippetVisibility      Visibility `json:"default_snippet_visibility"`
@@ -312,3 +318,38 @@ func DefaultApplicationSettings() ApplicationSettings {
 
 // Ptr returns a pointer to v.
 func Ptr[T any](v T) *T { return &v }
+
+// NewRepositoryBranch is the initial branch of a new repository or wiki:
+// default_branch_name when set, else fallback.
+func (s ApplicationSettings) NewRepositoryBranch(fallback string) string {
+	if p := s.DefaultBranchName; p != nil && strings.TrimSpace(*p) != "" {
+		return strings.TrimSpace(*p)
+	}
+	return fallback
+}
+
+// ProjectDeletionDelay is how long a deleted project stays restorable (0:
+// removed at once).
+func (s ApplicationSettings) ProjectDeletionDelay() time.Duration {
+	if !s.DelayedProjectDeletion {
+		return 0
+	}
+	return time.Duration(s.DeletionAdjournedPeriod) * 24 * time.Hour
+}
+
+// GroupDeletionDelay is how long a deleted group stays restorable.
+func (s ApplicationSettings) GroupDeletionDelay() time.Duration {
+	if !s.DelayedGroupDeletion {
+		return 0
+	}
+	return time.Duration(s.DeletionAdjournedPeriod) * 24 * time.Hour
+}
+
+// RestrictedFor reports whether level v is refused to a caller that is no
+// administrator, with GitLab's message (keyed visibility_level).
+func (s ApplicationSettings) RestrictedFor(admin bool, v Visibility) (string, bool) {
+	if admin || !slices.Contains(s.RestrictedVisibilityLevels, v) {
+		return "", false
+	}
+	return string(v) + " has been restricted by your GitLab administrator", true
+}

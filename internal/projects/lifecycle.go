@@ -104,7 +104,11 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, ref string, permanen
 	if !can(a, auth.OwnProject, &p, acc) {
 		return model.Forbidden("")
 	}
-	plan, err := model.PlanDeletion("Project", p.MarkedForDeletionOn != "", permanently, fullPath, p.FullPath(), s.cfg.DeletionDelay, s.now())
+	st, err := s.instance(ctx)
+	if err != nil {
+		return err
+	}
+	plan, err := model.PlanDeletion("Project", p.MarkedForDeletionOn != "", permanently, fullPath, p.FullPath(), st.ProjectDeletionDelay(), s.now())
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,29 @@ type Service struct {
 	// jobScope says whether a CI job of project source may reach project
 	// target with its token (nil: every project the job's user may read).
 	jobScope func(ctx context.Context, source, target int64) (bool, error)
+	settings Settings
+}
+
+// Settings give the instance's application settings in effect.
+type Settings interface {
+	Current(ctx context.Context) (model.ApplicationSettings, error)
+}
+
+// SetSettings gives the service the instance's settings (before use).
+func (s *Service) SetSettings(st Settings) { s.settings = st }
+
+// instance are the application settings in effect (GitLab's defaults,
+// with the server's flags, before SetSettings).
+func (s *Service) instance(ctx context.Context) (model.ApplicationSettings, error) {
+	if s.settings == nil {
+		st := model.DefaultApplicationSettings()
+		st.DefaultProjectVisibility = s.cfg.DefaultVisibility
+		if s.cfg.DeletionDelay > 0 {
+			st.DelayedProjectDeletion, st.DeletionAdjournedPeriod = true, int64(s.cfg.DeletionDelay/(24*time.Hour))
+		}
+		return st, nil
+	}
+	return s.settings.Current(ctx)
 }
 
 // SetJobTokenScope installs the check of the CI job token scope: a
@@ -150,9 +173,18 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input, owner *mod
 	if err != nil {
 		return model.Project{}, err
 	}
+	st, err := s.instance(ctx)
+	if err != nil {
+		return model.Project{}, err
+	}
+	if ns.Kind == model.NamespaceUser && ns.OwnerID == creator.ID {
+		if err := s.checkPersonalLimit(ctx, creator, ns.ID); err != nil {
+			return model.Project{}, err
+		}
+	}
 	now := s.now().UTC()
-	p := model.Project{NamespaceID: ns.ID, CreatorID: creator.ID, Visibility: s.cfg.DefaultVisibility,
-		DefaultBranch: s.cfg.DefaultBranch, RepositoryStorage: "default", EmptyRepo: true, ImportStatus: "none",
+	p := model.Project{NamespaceID: ns.ID, CreatorID: creator.ID, Visibility: st.DefaultProjectVisibility,
+		DefaultBranch: st.NewRepositoryBranch(s.cfg.DefaultBranch), RepositoryStorage: "default", EmptyRepo: true, ImportStatus: "none",
 		IssuesAccessLevel: "enabled", MergeRequestsAccessLevel: "enabled", Settings: model.DefaultProjectSettings(),
 		LastActivityAt: now, CreatedAt: now, UpdatedAt: now, Namespace: ns}
 	p.Settings.RunnersToken = auth.NewSecret("GR1348941", 20)
@@ -249,9 +281,6 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input, owner *mod
 // actor may create projects there, else the creator's own.
 func (s *Service) targetNamespace(ctx context.Context, a auth.Actor, creator *model.User, id *int64) (model.Namespace, error) {
 	if id == nil {
-		if !a.Admin() && creator.ProjectsLimit <= 0 {
-			return model.Namespace{}, model.Forbidden("Your project limit is 0 projects! Please contact your administrator to increase it")
-		}
 		return s.db.NamespaceByID(ctx, creator.NamespaceID)
 	}
 	ns, err := s.db.NamespaceByID(ctx, *id)
@@ -587,6 +616,22 @@ func (s *Service) RepositoryChanged(ctx context.Context, id int64) error {
 	})
 }
 
+// checkPersonalLimit refuses a personal project beyond the creator's
+// projects_limit, with GitLab's messages (group projects do not count).
+func (s *Service) checkPersonalLimit(ctx context.Context, creator *model.User, namespaceID int64) error {
+	if creator.ProjectsLimit <= 0 {
+		return model.Invalid("limit_reached", "Personal project creation is not allowed. Please contact your administrator with questions")
+	}
+	n, err := s.db.CountNamespaceProjects(ctx, namespaceID)
+	if err != nil {
+		return err
+	}
+	if n >= creator.ProjectsLimit {
+		return model.Invalid("limit_reached", fmt.Sprintf("Your project limit is %d projects! Please contact your administrator to increase it", creator.ProjectsLimit))
+	}
+	return nil
+}
+
 // apply copies the given attributes onto p and validates them.
 func (s *Service) apply(ctx context.Context, f *model.FieldErrors, a auth.Actor, p *model.Project, in Input, creating bool) error {
 	if in.Name != nil {
@@ -616,6 +661,13 @@ func (s *Service) apply(ctx context.Context, f *model.FieldErrors, a auth.Actor,
 	}
 	if in.Visibility != nil {
 		p.Visibility = model.Visibility(*in.Visibility)
+		st, err := s.instance(ctx)
+		if err != nil {
+			return err
+		}
+		if msg, refused := st.RestrictedFor(a.Admin(), p.Visibility); refused {
+			f.Add("visibility_level", msg)
+		}
 	}
 	if in.Topics != nil {
 		topics, msg := model.CleanTopics(*in.Topics)

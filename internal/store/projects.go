@@ -476,3 +476,11 @@ func (tx *Tx) StarredBy(ctx context.Context, userID int64, ids []int64) (map[int
 		})
 	return out, err
 }
+
+// CountNamespaceProjects counts the projects in a namespace (a user's
+// personal projects, for their projects_limit).
+func (tx *Tx) CountNamespaceProjects(ctx context.Context, namespaceID int64) (int, error) {
+	var n int
+	err := tx.row(ctx, []any{&n}, "SELECT COUNT(*) FROM projects WHERE namespace_id = ?", namespaceID)
+	return n, err
+}

@@ -16,9 +16,33 @@ import (
 
 // Service is the personal access token service.
 type Service struct {
-	db     *store.DB
-	prefix string
-	now    func() time.Time
+	db       *store.DB
+	prefix   string
+	settings Settings
+	now      func() time.Time
+}
+
+// Settings give the instance's application settings in effect.
+type Settings interface {
+	Current(ctx context.Context) (model.ApplicationSettings, error)
+}
+
+// SetSettings makes new tokens start with the instance's
+// personal_access_token_prefix (before use).
+func (s *Service) SetSettings(st Settings) { s.settings = st }
+
+// newToken is a fresh secret and its digest, with the instance's prefix.
+func (s *Service) newToken(ctx context.Context) (string, string) {
+	prefix := s.prefix
+	if s.settings != nil {
+		if st, err := s.settings.Current(ctx); err == nil {
+			prefix = ""
+			if st.PersonalAccessTokenPrefix != nil {
+				prefix = *st.PersonalAccessTokenPrefix
+			}
+		}
+	}
+	return auth.NewToken(prefix)
 }
 
 // New returns a token service issuing tokens that start with prefix.
@@ -193,7 +217,7 @@ func (s *Service) checkExpiry(date string) error {
 func (s *Service) Issue(ctx context.Context, userID int64, in CreateInput, secret string, previous *int64) (model.PersonalAccessToken, string, error) {
 	digest := auth.Digest(secret)
 	if secret == "" {
-		secret, digest = auth.NewToken(s.prefix)
+		secret, digest = s.newToken(ctx)
 	} else if !auth.PlausibleSecret(secret) {
 		return model.PersonalAccessToken{}, "", fmt.Errorf("a preset token may have at most %d characters", auth.MaxSecretLength)
 	}
@@ -286,7 +310,7 @@ func (s *Service) Rotate(ctx context.Context, actor auth.Actor, id int64, expire
 	if expiresAt == "" {
 		expiresAt = s.now().UTC().Add(RotationLifetime).Format(model.DateLayout)
 	}
-	secret, digest := auth.NewToken(s.prefix)
+	secret, digest := s.newToken(ctx)
 	now := s.now().UTC()
 	next := model.PersonalAccessToken{UserID: t.UserID, Name: t.Name, Description: t.Description, Digest: digest,
 		Scopes: t.Scopes, ExpiresAt: expiresAt, PreviousID: &t.ID, CreatedAt: now, UpdatedAt: now}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"time"
 
@@ -26,7 +27,16 @@ type Service struct {
 	now          func() time.Time
 	projects     ProjectRemover
 	groups       GroupRemover
+	settings     Settings
 }
+
+// Settings give the instance's application settings in effect.
+type Settings interface {
+	Current(ctx context.Context) (model.ApplicationSettings, error)
+}
+
+// SetSettings gives the service the instance's settings (before use).
+func (s *Service) SetSettings(st Settings) { s.settings = st }
 
 // New returns a users service.
 func New(db *store.DB, up *uploads.Store, log *slog.Logger, passwordCost int) *Service {
@@ -130,9 +140,16 @@ func (s *Service) Create(ctx context.Context, actor auth.Actor, in CreateInput) 
 	if !auth.Can(actor, auth.AdminUsers, auth.Resource{}) {
 		return model.User{}, model.Forbidden("")
 	}
+	st := model.DefaultApplicationSettings()
+	if s.settings != nil {
+		var err error
+		if st, err = s.settings.Current(ctx); err != nil {
+			return model.User{}, err
+		}
+	}
 	now := s.now().UTC()
 	u := model.User{
-		State: model.UserActive, Type: model.UserHuman, CanCreateGroup: true, ProjectsLimit: 100000,
+		State: model.UserActive, Type: model.UserHuman, CanCreateGroup: st.CanCreateGroup, ProjectsLimit: int(min(st.DefaultProjectsLimit, 1<<31-1)),
 		ThemeID: 1, ColorSchemeID: 1, CreatedAt: now, UpdatedAt: now, CreatedByID: ptr(actor.UserID()),
 	}
 	if in.SkipConfirmation {
@@ -147,6 +164,16 @@ func (s *Service) Create(ctx context.Context, actor auth.Actor, in CreateInput) 
 		u.PasswordExpiresAt = &now
 	}
 	var f model.FieldErrors
+	if a.External == nil && st.UserDefaultExternal {
+		// New users are external, unless their e-mail matches the
+		// internal pattern.
+		u.External = true
+		if p := st.UserDefaultInternalRegex; p != nil && *p != "" && a.Email != nil {
+			if re, err := regexp.Compile(*p); err == nil && re.MatchString(*a.Email) {
+				u.External = false
+			}
+		}
+	}
 	s.apply(&f, &u, &a, true)
 	// Report clashes the way GitLab does: 409 for another user's e-mail or
 	// username, before any other validation message.

@@ -174,7 +174,7 @@ var errPageNotFound = model.NotFound("Wiki Page")
 // commits or without a repository).
 func (s *Service) head(ctx context.Context, repo *gitrepo.Repo) (string, git.ObjectID, error) {
 	if !repo.Exists() {
-		return s.cfg.DefaultBranch, "", nil
+		return s.newBranch(ctx), "", nil
 	}
 	branch, err := repo.HeadBranch(ctx)
 	if err != nil {
@@ -684,6 +684,16 @@ func commitEmail(u *model.User) string {
 	return u.Email
 }
 
+// newBranch is a new wiki's branch: the instance's default_branch_name,
+// else the configured default.
+func (s *Service) newBranch(ctx context.Context) string {
+	st, err := s.settings.Settings(ctx)
+	if err != nil {
+		return s.cfg.DefaultBranch
+	}
+	return st.NewRepositoryBranch(s.cfg.DefaultBranch)
+}
+
 // ensure creates the wiki repository if it does not exist yet: built
 // aside and renamed into place, so nobody sees a half-made repository and
 // a racing creator (in this process or another) loses cleanly.
@@ -693,7 +703,7 @@ func (s *Service) ensure(ctx context.Context, repo *gitrepo.Repo) error {
 	}
 	// Create builds the repository aside and renames it into place: no
 	// reader sees half a repository, and a racing creator's is as good.
-	if err := repo.Create(ctx, s.cfg.DefaultBranch); err != nil && !errors.Is(err, gitrepo.ErrRepositoryExists) {
+	if err := repo.Create(ctx, s.newBranch(ctx)); err != nil && !errors.Is(err, gitrepo.ErrRepositoryExists) {
 		return fmt.Errorf("create wiki repository: %w", err)
 	}
 	return nil
