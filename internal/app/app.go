@@ -166,6 +166,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Wikis = wikis.New(db, a.Projects, a.Groups, a.CI, storages, queue, log, wikis.Config{DefaultBranch: cfg.DefaultBranch})
 	a.Groups.OnRemoved(a.Wikis.RemoveGroupWiki)
 	a.MRs.SetApprovals(a.Approval)
+	a.MRs.SetSettings(set)
 	a.MRs.SetPipelines(a.CI)
 	a.Projects.SetGroupResolver(a.Groups)
 	a.Projects.OnRemoved(a.CI.OnProjectRemoved)
@@ -220,6 +221,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	files := repofiles.New(a.Projects, storages, bus, log, repofiles.Options{Now: db.Now, ArchivesPerMinute: cfg.ArchiveRateLimit,
 		ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes, MaxFileBytes: cfg.MaxFileBytes})
+	files.SetSettings(set)
 	gitAccess := gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus, a.Wikis)
 	gitAccess.SetSettings(set)
 	srv, err := api.New(api.Deps{

@@ -25,6 +25,10 @@ type Actor struct {
 	// Runner is set when a runner's authentication token authenticated
 	// the request (the runner protocol); User is nil then.
 	Runner *model.Runner
+	// OutsideAdminMode is set when the instance requires admin mode and
+	// the request's token lacks the admin_mode scope: an administrator
+	// then acts as a regular user.
+	OutsideAdminMode bool
 }
 
 // JobActor is the running job whose token authenticated a request.
@@ -71,7 +75,7 @@ var Anonymous = Actor{}
 func (a Actor) SignedIn() bool { return a.User != nil }
 
 // Admin reports whether the actor is an administrator.
-func (a Actor) Admin() bool { return a.User != nil && a.User.Admin }
+func (a Actor) Admin() bool { return a.User != nil && a.User.Admin && !a.OutsideAdminMode }
 
 // UserID is the actor's user id, 0 when anonymous.
 func (a Actor) UserID() int64 {

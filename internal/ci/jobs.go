@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"time"
 
 	"quarry/internal/auth"
 	"quarry/internal/ciconfig"
@@ -319,9 +320,13 @@ func (s *Service) RetryJob(ctx context.Context, a auth.Actor, projectRef string,
 	if err != nil {
 		return JobView{}, err
 	}
+	archived, err := s.archived(ctx, j)
+	if err != nil {
+		return JobView{}, err
+	}
 	var nj model.Job
 	err = s.withJob(ctx, j.ID, func(tx *store.Tx, p *model.Pipeline, old *model.Job, fx *effects) error {
-		if !retryable(old) {
+		if archived || !retryable(old) {
 			return model.ForbiddenRaw("403 Forbidden - Job is not retryable")
 		}
 		var err error
@@ -332,6 +337,24 @@ func (s *Service) RetryJob(ctx context.Context, a auth.Actor, projectRef string,
 		return JobView{}, err
 	}
 	return s.reloadView(ctx, p, nj.ID)
+}
+
+// archived reports a job older than the instance's
+// archive_builds_in_human_readable: it can no longer be retried or played.
+func (s *Service) archived(ctx context.Context, j model.Job) (bool, error) {
+	st, err := s.Settings(ctx)
+	if err != nil {
+		return false, err
+	}
+	p := st.ArchiveBuildsInHumanReadable
+	if p == nil {
+		return false, nil
+	}
+	sec, ok := model.ParseHumanDuration(*p)
+	if !ok || sec <= 0 {
+		return false, nil
+	}
+	return j.CreatedAt.Before(s.now().Add(-time.Duration(sec) * time.Second)), nil
 }
 
 // reloadView reads a job again and loads its view.
@@ -355,9 +378,14 @@ func (s *Service) PlayJob(ctx context.Context, a auth.Actor, projectRef string, 
 			return JobView{}, model.Invalid("base", "Job variables key can contain only letters, digits and '_'.")
 		}
 	}
+	archived, err := s.archived(ctx, j)
+	if err != nil {
+		return JobView{}, err
+	}
 	result := j.ID
 	err = s.withJob(ctx, j.ID, func(tx *store.Tx, p *model.Pipeline, jj *model.Job, fx *effects) error {
 		switch {
+		case archived:
 		case jj.Status == model.StatusManual || jj.Status == model.StatusScheduled:
 			if len(vars) > 0 {
 				if err := tx.SetJobManualVariables(ctx, jj.ID, vars); err != nil {

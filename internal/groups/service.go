@@ -132,6 +132,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input) (model.Gro
 	g := model.Group{Settings: model.DefaultGroupSettings()}
 	g.Visibility = st.DefaultGroupVisibility
 	g.Settings.ProjectCreationLevel = projectCreationLevel(st.DefaultProjectCreation)
+	g.Settings.DefaultBranchProtection = int(st.DefaultBranchProtection)
 	g.CreatedAt, g.UpdatedAt = now, now
 	g.RunnersToken = auth.NewSecret("GR1348941", 20)
 	var parent *model.Group

@@ -332,7 +332,11 @@ func (s *Service) Changes(ctx context.Context, a auth.Actor, projectRef string, 
 	if err != nil {
 		return out, err
 	}
-	out.Diffs, out.Overflow, err = repo.Diff(ctx, git.ObjectID(v.BaseSHA), git.ObjectID(v.HeadSHA), gitrepo.DefaultDiffLimits)
+	lim, err := s.diffLimits(ctx)
+	if err != nil {
+		return out, err
+	}
+	out.Diffs, out.Overflow, err = repo.Diff(ctx, git.ObjectID(v.BaseSHA), git.ObjectID(v.HeadSHA), lim)
 	return out, err
 }
 

@@ -70,6 +70,28 @@ type Service struct {
 	log       *slog.Logger
 	approvals Approvals
 	pipelines Pipelines
+	settings  Settings
+}
+
+// Settings give the instance's application settings in effect.
+type Settings interface {
+	Current(ctx context.Context) (model.ApplicationSettings, error)
+}
+
+// SetSettings makes diffs follow the instance's diff_max_* settings
+// (before use).
+func (s *Service) SetSettings(st Settings) { s.settings = st }
+
+// diffLimits are the instance's diff limits.
+func (s *Service) diffLimits(ctx context.Context) (gitrepo.DiffLimits, error) {
+	if s.settings == nil {
+		return gitrepo.DefaultDiffLimits, nil
+	}
+	st, err := s.settings.Current(ctx)
+	if err != nil {
+		return gitrepo.DiffLimits{}, err
+	}
+	return gitrepo.InstanceDiffLimits(st.DiffMaxFiles, st.DiffMaxLines, st.DiffMaxPatchBytes), nil
 }
 
 // SetPipelines installs the CI engine merge requests run pipelines on.

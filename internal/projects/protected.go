@@ -10,8 +10,9 @@ import (
 	"quarry/internal/store"
 )
 
-// DefaultBranchProtection is the instance's default_branch_protection for
-// projects outside groups: 2, fully protected.
+// DefaultBranchProtection is GitLab's default default_branch_protection:
+// 2, fully protected. Projects outside groups follow the instance's
+// setting; new groups start with it.
 const DefaultBranchProtection = 2
 
 // defaultProtection builds the rule that protects a new project's default
@@ -35,7 +36,11 @@ func defaultProtection(projectID int64, branch string, level int) *model.Protect
 // protectDefaultBranch applies the protection of the project's group (or
 // the instance default) to a new project.
 func (s *Service) protectDefaultBranch(ctx context.Context, tx *store.Tx, p *model.Project) error {
-	level := DefaultBranchProtection
+	st, err := s.instance(ctx)
+	if err != nil {
+		return err
+	}
+	level := int(st.DefaultBranchProtection)
 	if p.Namespace.Kind == model.NamespaceGroup {
 		g, err := tx.GroupByID(ctx, p.NamespaceID)
 		if err != nil {

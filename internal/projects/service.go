@@ -188,6 +188,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input, owner *mod
 		IssuesAccessLevel: "enabled", MergeRequestsAccessLevel: "enabled", Settings: model.DefaultProjectSettings(),
 		LastActivityAt: now, CreatedAt: now, UpdatedAt: now, Namespace: ns}
 	p.Settings.RunnersToken = auth.NewSecret("GR1348941", 20)
+	p.Settings.SharedRunnersEnabled = st.SharedRunnersEnabled
 	if ns.Kind == model.NamespaceGroup && model.VisibilityRank(ns.Visibility) < model.VisibilityRank(p.Visibility) {
 		p.Visibility = ns.Visibility
 	}

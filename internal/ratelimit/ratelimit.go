@@ -32,7 +32,16 @@ func New(max int, per time.Duration) *Limiter {
 
 // Allow counts one event for key and reports whether it is within the limit.
 func (l *Limiter) Allow(key string) bool {
-	if l == nil || l.Max <= 0 {
+	if l == nil {
+		return true
+	}
+	return l.AllowMax(key, l.Max)
+}
+
+// AllowMax is Allow with a limit of max events per window (a limit an
+// administrator may change at any time); max ≤ 0 allows all.
+func (l *Limiter) AllowMax(key string, max int) bool {
+	if l == nil || max <= 0 {
 		return true
 	}
 	now := time.Now()
@@ -57,7 +66,7 @@ func (l *Limiter) Allow(key string) bool {
 	if !ok || now.Sub(w.start) >= l.Window {
 		w = window{start: now}
 	}
-	if w.count >= l.Max {
+	if w.count >= max {
 		return false
 	}
 	w.count++

@@ -146,7 +146,11 @@ func (s *Service) CommitDiff(ctx context.Context, a auth.Actor, projectRef, sha 
 	if len(c.ParentIDs) > 0 {
 		parent = git.ObjectID(c.ParentIDs[0])
 	}
-	files, _, err := repo.Diff(ctx, parent, c.ID, gitrepo.DefaultDiffLimits)
+	lim, err := s.diffLimits(ctx)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	files, _, err := repo.Diff(ctx, parent, c.ID, lim)
 	if err != nil {
 		return nil, model.PageInfo{}, err
 	}
@@ -280,7 +284,11 @@ func (s *Service) Compare(ctx context.Context, a auth.Actor, projectRef, from, t
 	if base == head {
 		return out, nil
 	}
-	out.Diffs, out.Timeout, err = repo.Diff(ctx, base, head, gitrepo.DefaultDiffLimits)
+	lim, err := s.diffLimits(ctx)
+	if err != nil {
+		return out, err
+	}
+	out.Diffs, out.Timeout, err = repo.Diff(ctx, base, head, lim)
 	return out, err
 }
 

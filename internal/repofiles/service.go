@@ -44,6 +44,47 @@ type Service struct {
 	archiveCache *archiveCache
 	now          func() time.Time
 	maxFile      int64
+	settings     Settings
+	// rawReads counts raw file and blob reads per project and path for
+	// the instance's raw_blob_request_limit.
+	rawReads *ratelimit.Limiter
+}
+
+// Settings give the instance's application settings in effect.
+type Settings interface {
+	Current(ctx context.Context) (model.ApplicationSettings, error)
+}
+
+// SetSettings makes diffs follow the instance's diff_max_* settings
+// (before use).
+func (s *Service) SetSettings(st Settings) { s.settings = st }
+
+// allowRaw counts a raw read of what in a repository against the
+// instance's raw_blob_request_limit (per minute; 0 is unlimited).
+func (s *Service) allowRaw(ctx context.Context, repo *gitrepo.Repo, what string) error {
+	if s.settings == nil {
+		return nil
+	}
+	st, err := s.settings.Current(ctx)
+	if err != nil {
+		return err
+	}
+	if !s.rawReads.AllowMax(repo.Path()+"\x00"+what, int(min(st.RawBlobRequestLimit, 1<<31-1))) {
+		return model.TooManyRequests("endpoint")
+	}
+	return nil
+}
+
+// diffLimits are the instance's diff limits.
+func (s *Service) diffLimits(ctx context.Context) (gitrepo.DiffLimits, error) {
+	if s.settings == nil {
+		return gitrepo.DefaultDiffLimits, nil
+	}
+	st, err := s.settings.Current(ctx)
+	if err != nil {
+		return gitrepo.DiffLimits{}, err
+	}
+	return gitrepo.InstanceDiffLimits(st.DiffMaxFiles, st.DiffMaxLines, st.DiffMaxPatchBytes), nil
 }
 
 // ProjectService is what the files service needs of projects.
@@ -77,7 +118,7 @@ func New(projects ProjectService, storages *gitrepo.Storages, events RefsEvents,
 		o.Now = time.Now
 	}
 	return &Service{projects: projects, refresher: projects, protection: projects, storages: storages, events: events, log: log, now: o.Now,
-		archives: ratelimit.New(o.ArchivesPerMinute, time.Minute), archiveCache: newArchiveCache(o.ArchiveCacheDir, o.ArchiveCacheBytes),
+		archives: ratelimit.New(o.ArchivesPerMinute, time.Minute), rawReads: ratelimit.New(0, time.Minute), archiveCache: newArchiveCache(o.ArchiveCacheDir, o.ArchiveCacheBytes),
 		maxFile: o.MaxFileBytes}
 }
 
@@ -207,6 +248,9 @@ func (s *Service) OpenRaw(ctx context.Context, a auth.Actor, projectRef, filePat
 	if err != nil {
 		return f, nil, err
 	}
+	if err := s.allowRaw(ctx, repo, filePath); err != nil {
+		return f, nil, err
+	}
 	rd, err := repo.OpenBlob(ctx, git.ObjectID(f.BlobID), f.Size)
 	return f, rd, err
 }
@@ -332,6 +376,9 @@ func (s *Service) OpenBlob(ctx context.Context, a auth.Actor, projectRef, sha st
 	}
 	if len(sha) < 4 || strings.Trim(sha, "0123456789abcdefABCDEF") != "" {
 		return Blob{}, nil, model.NotFound("Blob")
+	}
+	if err := s.allowRaw(ctx, repo, strings.ToLower(sha)); err != nil {
+		return Blob{}, nil, err
 	}
 	info, rd, err := repo.OpenObject(ctx, sha)
 	if errors.Is(err, gitrepo.ErrPathNotFound) {

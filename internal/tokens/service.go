@@ -5,6 +5,7 @@ package tokens
 import (
 	"context"
 	"errors"
+	"slices"
 	"fmt"
 	"strings"
 	"time"
@@ -105,7 +106,15 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (auth.Actor, 
 	if err := s.recordUse(ctx, &t, &u, now); err != nil {
 		return auth.Anonymous, err
 	}
-	return auth.Actor{User: &u, Token: &t}, nil
+	a := auth.Actor{User: &u, Token: &t}
+	if u.Admin && !slices.Contains(t.Scopes, model.ScopeAdminMode) && s.settings != nil {
+		st, err := s.settings.Current(ctx)
+		if err != nil {
+			return auth.Anonymous, err
+		}
+		a.OutsideAdminMode = st.AdminMode
+	}
+	return a, nil
 }
 
 // accessDenied explains why a user may not use the API, or returns "".

@@ -32,6 +32,23 @@ type DiffLimits struct {
 	MaxFileBytes int
 }
 
+// InstanceDiffLimits are the limits of the instance's settings
+// (diff_max_files, diff_max_lines, diff_max_patch_bytes), GitLab's
+// defaults where a value is not positive.
+func InstanceDiffLimits(files, lines, patchBytes int64) DiffLimits {
+	l := DefaultDiffLimits
+	if files > 0 {
+		l.MaxFiles = int(files)
+	}
+	if lines > 0 {
+		l.MaxLines = int(lines)
+	}
+	if patchBytes > 0 {
+		l.MaxFileBytes = int(patchBytes)
+	}
+	return l
+}
+
 // DefaultDiffLimits are GitLab's safe limits.
 var DefaultDiffLimits = DiffLimits{MaxFiles: 1000, MaxLines: 50000, MaxFileBytes: 200 << 10}
 
