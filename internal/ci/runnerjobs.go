@@ -670,8 +670,10 @@ func (s *Service) cloneURL(p model.Project, token string) string {
 
 // jobVariables are the variables of a job's payload in GitLab's order,
 // lowest precedence first (§4.2): the job's predefined variables, the
-// pipeline's, the YAML variables, group and project CI/CD variables,
-// the variables the job was played with, and the pipeline's own.
+// pipeline's, the YAML variables, instance, group and project CI/CD
+// variables (secretCIVariables: each masked one is sent masked, so the
+// runner hides its value in the log), the variables the job was played
+// with, and the pipeline's own.
 func (s *Service) jobVariables(ctx context.Context, p model.Project, pl model.Pipeline, j model.Job, opts jobOptions, token, repoURL string,
 	r model.Runner) ([]RequestVariable, error) {
 	var out []RequestVariable

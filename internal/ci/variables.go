@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -149,8 +150,8 @@ func (s *Service) predefined(ctx context.Context, v *vars, p model.Project, ref 
 }
 
 // expressionVariables are what a pipeline's rules see before it exists,
-// lowest precedence first: predefined, group (outermost first) and
-// project CI/CD variables (protected ones only on protected refs, scope
+// lowest precedence first: predefined, instance, group (outermost first)
+// and project CI/CD variables (protected ones only on protected refs, scope
 // "*"), and the pipeline's own variables.
 func (s *Service) expressionVariables(ctx context.Context, req request, ref resolvedRef, c gitrepo.Commit, protected bool) (map[string]string, error) {
 	var v vars
@@ -249,7 +250,7 @@ func (s *Service) mergeRequestVariables(ctx context.Context, v *vars, m model.Me
 
 // pipelineVariables are the variables of a pipeline that exists, lowest
 // precedence first: predefined (with its id, iid, URL and creation time),
-// group and project CI/CD variables, and its own.
+// instance, group and project CI/CD variables, and its own.
 func (s *Service) pipelineVariables(ctx context.Context, p model.Project, pl model.Pipeline) (vars, error) {
 	v, err := s.pipelinePredefined(ctx, p, pl)
 	if err != nil {
@@ -266,8 +267,9 @@ func (s *Service) pipelineVariables(ctx context.Context, p model.Project, pl mod
 	return append(append(v, secret...), own...), nil
 }
 
-// secretVariables are the group and project CI/CD variables a pipeline of
-// the project gets, as pipeline variables (see secretCIVariables).
+// secretVariables are the instance, group and project CI/CD variables a
+// pipeline of the project gets, as pipeline variables (see
+// secretCIVariables).
 func (s *Service) secretVariables(ctx context.Context, tx *store.Tx, p model.Project, protected bool) ([]model.Variable, error) {
 	list, err := s.secretCIVariables(ctx, tx, p, protected)
 	out := make([]model.Variable, len(list))
@@ -277,11 +279,16 @@ func (s *Service) secretVariables(ctx context.Context, tx *store.Tx, p model.Pro
 	return out, err
 }
 
-// secretCIVariables are the group and project CI/CD variables a pipeline
-// of the project gets: groups outermost first, then the project;
-// protected ones only for protected refs; environment scope "*" (scoped
-// ones belong to jobs of that environment).
+// secretCIVariables are the CI/CD variables a pipeline of the project
+// gets, lowest precedence first (GitLab's Ci::Variables::Builder): the
+// instance's, the groups' outermost first, then the project's; protected
+// ones only for protected refs; environment scope "*" (scoped ones
+// belong to jobs of that environment; the instance's are all "*").
 func (s *Service) secretCIVariables(ctx context.Context, tx *store.Tx, p model.Project, protected bool) ([]model.CIVariable, error) {
+	instanceVars, err := tx.InstanceCIVariables(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var groupIDs []int64
 	if p.Namespace.Kind == model.NamespaceGroup {
 		for _, part := range strings.Split(strings.TrimSuffix(p.Namespace.Traversal, "/"), "/") {
@@ -303,6 +310,11 @@ func (s *Service) secretCIVariables(ctx context.Context, tx *store.Tx, p model.P
 		return nil, err
 	}
 	var out []model.CIVariable
+	for _, cv := range instanceVars {
+		if protected || !cv.Protected {
+			out = append(out, cv)
+		}
+	}
 	for d := range groupIDs {
 		for _, cv := range groupVars {
 			if depth[cv.OwnerID] == d && cv.EnvironmentScope == "*" && (protected || !cv.Protected) {
@@ -335,10 +347,21 @@ type VariableInput struct {
 	Filter string
 }
 
+// MaxInstanceVariables is how many CI/CD variables the instance may have
+// (GitLab's plan limit ci_instance_level_variables, at its default).
+const MaxInstanceVariables = 25
+
 // owner resolves a variables owner the actor administers: a project
-// (maintainers) or a group (maintainers and owners).
+// (maintainers), a group (maintainers and owners) or the instance
+// (administrators; ref is unused, the id 0).
 func (s *Service) owner(ctx context.Context, a auth.Actor, ownerType, ref string) (int64, error) {
-	if ownerType == model.OwnerGroup {
+	switch ownerType {
+	case model.OwnerInstance:
+		if !auth.Can(a, auth.AdminInstance, auth.Resource{}) {
+			return 0, model.Forbidden("")
+		}
+		return 0, nil
+	case model.OwnerGroup:
 		g, acc, err := s.groups.Resolve(ctx, a, ref)
 		if err != nil {
 			return 0, err
@@ -352,7 +375,8 @@ func (s *Service) owner(ctx context.Context, a auth.Actor, ownerType, ref string
 	return p.ID, err
 }
 
-// Variables lists a project's or group's CI/CD variables.
+// Variables lists the CI/CD variables of a project, a group or the
+// instance.
 func (s *Service) Variables(ctx context.Context, a auth.Actor, ownerType, ref string, page model.Page) ([]model.CIVariable, model.PageInfo, error) {
 	id, err := s.owner(ctx, a, ownerType, ref)
 	if err != nil {
@@ -362,9 +386,18 @@ func (s *Service) Variables(ctx context.Context, a auth.Actor, ownerType, ref st
 }
 
 // variableByKey finds the one variable of an owner with key (and scope,
-// when filtered): 404 Variable Not Found, or 409 when several scopes
-// share the key and no filter picks one.
+// when filtered): 404 Variable Not Found (InstanceVariable for the
+// instance's, as GitLab's admin API says; they have no scopes to
+// filter), or 409 when several scopes share the key and no filter picks
+// one. A key no variable can have is not looked for.
 func variableByKey(ctx context.Context, tx *store.Tx, ownerType string, ownerID int64, key, filter string) (model.CIVariable, error) {
+	notFound := model.NotFound("Variable")
+	if ownerType == model.OwnerInstance {
+		notFound, filter = model.NotFound("InstanceVariable"), ""
+	}
+	if !model.ValidVariableKey(key) {
+		return model.CIVariable{}, notFound
+	}
 	list, err := tx.CIVariablesByKey(ctx, ownerType, ownerID, key)
 	if err != nil {
 		return model.CIVariable{}, err
@@ -377,7 +410,7 @@ func variableByKey(ctx context.Context, tx *store.Tx, ownerType string, ownerID 
 	}
 	switch len(found) {
 	case 0:
-		return model.CIVariable{}, model.NotFound("Variable")
+		return model.CIVariable{}, notFound
 	case 1:
 		return found[0], nil
 	}
@@ -393,9 +426,13 @@ func (s *Service) Variable(ctx context.Context, a auth.Actor, ownerType, ref, ke
 	return variableByKey(ctx, s.db.Tx, ownerType, id, key, filter)
 }
 
-// applyVariable validates in onto v with GitLab's messages.
-func applyVariable(v *model.CIVariable, in VariableInput, creating bool) error {
+// applyVariable validates in onto v with GitLab's messages. The
+// instance's variables keep scope "*" and are never hidden.
+func applyVariable(v *model.CIVariable, in VariableInput, creating bool) model.FieldErrors {
 	var f model.FieldErrors
+	if v.OwnerType == model.OwnerInstance {
+		in.EnvironmentScope, in.Hidden = nil, false
+	}
 	if in.Key != nil {
 		v.Key = *in.Key
 	}
@@ -435,7 +472,11 @@ func applyVariable(v *model.CIVariable, in VariableInput, creating bool) error {
 		f.Add("value", "is invalid")
 	}
 	if len(v.Value) > 10000 {
-		f.Add("value", "is too long (maximum is 10000 characters)")
+		if v.OwnerType == model.OwnerInstance {
+			f.Add("value", "The value of the provided variable exceeds the 10000 character limit")
+		} else {
+			f.Add("value", "is too long (maximum is 10000 characters)")
+		}
 	}
 	if v.EnvironmentScope == "" {
 		f.Add("environment_scope", "can't be blank")
@@ -445,20 +486,38 @@ func applyVariable(v *model.CIVariable, in VariableInput, creating bool) error {
 	if len(v.Description) > 255 {
 		f.Add("description", "is too long (maximum is 255 characters)")
 	}
-	return f.Err()
+	return f
 }
 
-// CreateVariable adds a CI/CD variable.
+// CreateVariable adds a CI/CD variable; the instance holds at most
+// MaxInstanceVariables (counted under a lock, so racing creators cannot
+// pass it together).
 func (s *Service) CreateVariable(ctx context.Context, a auth.Actor, ownerType, ref string, in VariableInput) (model.CIVariable, error) {
 	id, err := s.owner(ctx, a, ownerType, ref)
 	if err != nil {
 		return model.CIVariable{}, err
 	}
 	v := model.CIVariable{OwnerType: ownerType, OwnerID: id, VariableType: model.VarEnv, EnvironmentScope: "*"}
-	if err := applyVariable(&v, in, true); err != nil {
-		return v, err
-	}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.CreateCIVariable(ctx, &v) })
+	invalid := applyVariable(&v, in, true)
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		f := maps.Clone(invalid)
+		if ownerType == model.OwnerInstance {
+			if err := tx.LockCIVariables(ctx, ownerType, id); err != nil {
+				return err
+			}
+			n, err := tx.CountCIVariables(ctx, ownerType, id)
+			if err != nil {
+				return err
+			}
+			if n >= MaxInstanceVariables {
+				f.Add("base", fmt.Sprintf("Maximum number of ci instance level variables (%d) exceeded", MaxInstanceVariables))
+			}
+		}
+		if err := f.Err(); err != nil {
+			return err
+		}
+		return tx.CreateCIVariable(ctx, &v)
+	})
 	if store.IsUnique(err, store.UniqueCIVariable) {
 		return v, model.Invalid("key", "("+v.Key+") has already been taken")
 	}
@@ -476,7 +535,7 @@ func (s *Service) UpdateVariable(ctx context.Context, a auth.Actor, ownerType, r
 		if v, err = variableByKey(ctx, tx, ownerType, id, key, in.Filter); err != nil {
 			return err
 		}
-		if err := applyVariable(&v, in, false); err != nil {
+		if err := applyVariable(&v, in, false).Err(); err != nil {
 			return err
 		}
 		return tx.UpdateCIVariable(ctx, &v)

@@ -139,11 +139,13 @@ const (
 	VarFile = "file"
 )
 
-// CIVariable is a project's or group's CI/CD variable.
+// CIVariable is a CI/CD variable of a project, a group or the instance.
+// The instance's have no environment scope of their own ("*") and are
+// never hidden.
 type CIVariable struct {
 	ID               int64
-	OwnerType        string // "project" or "group"
-	OwnerID          int64
+	OwnerType        string // "project", "group" or "instance"
+	OwnerID          int64  // 0 for the instance
 	Key              string
 	Value            string
 	VariableType     string
@@ -159,8 +161,9 @@ type CIVariable struct {
 
 // Variable owners.
 const (
-	OwnerProject = "project"
-	OwnerGroup   = "group"
+	OwnerProject  = "project"
+	OwnerGroup    = "group"
+	OwnerInstance = "instance"
 )
 
 var (

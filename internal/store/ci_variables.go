@@ -3,14 +3,16 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"quarry/internal/model"
 )
 
-// CI/CD variables of projects and groups, and pipeline trigger tokens.
+// CI/CD variables of projects, groups and the instance, and pipeline
+// trigger tokens.
 
 // UniqueCIVariable allows one variable per owner, key and environment
-// scope.
+// scope (the instance's have neither owner column set, and scope "*").
 const UniqueCIVariable = "ci_variables_key"
 
 const ciVariableColumns = `id, project_id, group_id, key, value, variable_type, protected, masked, hidden, raw, environment_scope,
@@ -26,26 +28,41 @@ func (tx *Tx) scanCIVariable(r *sql.Rows) (model.CIVariable, error) {
 	var v model.CIVariable
 	var p, g int64
 	err := r.Scan(tx.ciVariableDest(&v, &p, &g)...)
-	v.OwnerType, v.OwnerID = model.OwnerProject, p
-	if g != 0 {
+	switch {
+	case g != 0:
 		v.OwnerType, v.OwnerID = model.OwnerGroup, g
+	case p != 0:
+		v.OwnerType, v.OwnerID = model.OwnerProject, p
+	default:
+		v.OwnerType = model.OwnerInstance
 	}
 	return v, err
 }
 
-// ownerColumns is the owner's column pair as arguments.
+// ownerColumns is the owner's column pair as arguments: NULL where the
+// owner is not of that kind, both for the instance.
 func ownerColumns(ownerType string, ownerID int64) (project, group any) {
-	if ownerType == model.OwnerGroup {
+	switch ownerType {
+	case model.OwnerGroup:
 		return nil, ownerID
+	case model.OwnerInstance:
+		return nil, nil
 	}
 	return ownerID, nil
 }
 
-func ownerCond(ownerType string) string {
-	if ownerType == model.OwnerGroup {
-		return "group_id = ?"
+// ownerCond selects one owner's variables (ownerArgs), in the terms of
+// the unique index ci_variables_key, which serves it on both engines.
+const ownerCond = "COALESCE(project_id, 0) = ? AND COALESCE(group_id, 0) = ?"
+
+func ownerArgs(ownerType string, ownerID int64) []any {
+	switch ownerType {
+	case model.OwnerGroup:
+		return []any{0, ownerID}
+	case model.OwnerInstance:
+		return []any{0, 0}
 	}
-	return "project_id = ?"
+	return []any{ownerID, 0}
 }
 
 // CreateCIVariable stores v, its value sealed (a clash of owner, key and scope is
@@ -87,20 +104,46 @@ func (tx *Tx) DeleteCIVariable(ctx context.Context, id int64) error {
 // CIVariablesByKey returns an owner's variables of one key (one per
 // environment scope).
 func (tx *Tx) CIVariablesByKey(ctx context.Context, ownerType string, ownerID int64, key string) ([]model.CIVariable, error) {
+	return tx.ciVariables(ctx, " WHERE "+ownerCond+" AND key = ?", append(ownerArgs(ownerType, ownerID), key)...)
+}
+
+// ciVariables returns the variables the condition picks, by id.
+func (tx *Tx) ciVariables(ctx context.Context, cond string, args ...any) ([]model.CIVariable, error) {
 	var out []model.CIVariable
-	err := tx.each(ctx, "SELECT "+ciVariableColumns+" FROM ci_variables WHERE "+ownerCond(ownerType)+" AND key = ? ORDER BY id",
-		[]any{ownerID, key}, func(r *sql.Rows) error {
-			v, err := tx.scanCIVariable(r)
-			out = append(out, v)
-			return err
-		})
+	err := tx.each(ctx, "SELECT "+ciVariableColumns+" FROM ci_variables"+cond+" ORDER BY id", args, func(r *sql.Rows) error {
+		v, err := tx.scanCIVariable(r)
+		out = append(out, v)
+		return err
+	})
 	return out, err
+}
+
+// CountCIVariables counts an owner's variables.
+func (tx *Tx) CountCIVariables(ctx context.Context, ownerType string, ownerID int64) (int, error) {
+	var n int
+	err := tx.row(ctx, []any{&n}, "SELECT COUNT(*) FROM ci_variables WHERE "+ownerCond, ownerArgs(ownerType, ownerID)...)
+	return n, err
+}
+
+// LockCIVariables keeps every other transaction from adding to or
+// removing from an owner's variables until this one ends, so a count it
+// reads still holds when it writes (a limit of the number of
+// variables). On PostgreSQL it takes a transaction-scoped advisory lock
+// named by the schema and the owner; on SQLite the transaction holds the
+// only writer already.
+func (tx *Tx) LockCIVariables(ctx context.Context, ownerType string, ownerID int64) error {
+	if tx.dialect != Postgres {
+		return nil
+	}
+	_, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ?, 0))",
+		fmt.Sprintf("/ci_variables/%s/%d", ownerType, ownerID))
+	return err
 }
 
 // CIVariables lists an owner's variables by id.
 func (tx *Tx) CIVariables(ctx context.Context, ownerType string, ownerID int64, page model.Page) ([]model.CIVariable, model.PageInfo, error) {
 	var w where
-	w.add(ownerCond(ownerType), ownerID)
+	w.add(ownerCond, ownerArgs(ownerType, ownerID)...)
 	return list(ctx, tx, listSpec[model.CIVariable]{
 		columns: ciVariableColumns, from: "ci_variables", idCol: "id", where: w, scan: tx.scanCIVariable,
 		keyOf: func(v model.CIVariable) (any, int64) { return v.ID, v.ID },
@@ -113,26 +156,17 @@ func (tx *Tx) GroupsCIVariables(ctx context.Context, groupIDs []int64) ([]model.
 	if len(groupIDs) == 0 {
 		return nil, nil
 	}
-	var out []model.CIVariable
-	err := tx.each(ctx, "SELECT "+ciVariableColumns+" FROM ci_variables WHERE group_id IN ("+placeholders(len(groupIDs))+") ORDER BY id",
-		anys(groupIDs), func(r *sql.Rows) error {
-			v, err := tx.scanCIVariable(r)
-			out = append(out, v)
-			return err
-		})
-	return out, err
+	return tx.ciVariables(ctx, " WHERE group_id IN ("+placeholders(len(groupIDs))+")", anys(groupIDs)...)
 }
 
 // ProjectCIVariables returns every variable of a project, by id.
 func (tx *Tx) ProjectCIVariables(ctx context.Context, projectID int64) ([]model.CIVariable, error) {
-	var out []model.CIVariable
-	err := tx.each(ctx, "SELECT "+ciVariableColumns+" FROM ci_variables WHERE project_id = ? ORDER BY id", []any{projectID},
-		func(r *sql.Rows) error {
-			v, err := tx.scanCIVariable(r)
-			out = append(out, v)
-			return err
-		})
-	return out, err
+	return tx.ciVariables(ctx, " WHERE "+ownerCond, ownerArgs(model.OwnerProject, projectID)...)
+}
+
+// InstanceCIVariables returns every variable of the instance, by id.
+func (tx *Tx) InstanceCIVariables(ctx context.Context) ([]model.CIVariable, error) {
+	return tx.ciVariables(ctx, " WHERE "+ownerCond, ownerArgs(model.OwnerInstance, 0)...)
 }
 
 const triggerColumns = "id, project_id, owner_id, description, token_digest, token_hint, last_used, expires_at, created_at, updated_at"

@@ -72,6 +72,7 @@ func TestSealSecrets(t *testing.T) {
 			for _, v := range []model.CIVariable{
 				{OwnerType: model.OwnerProject, OwnerID: p.ID, Key: "P", Value: "project value", VariableType: model.VarEnv, EnvironmentScope: "*"},
 				{OwnerType: model.OwnerGroup, OwnerID: g.ID, Key: "G", Value: "group value", VariableType: model.VarEnv, EnvironmentScope: "*"},
+				{OwnerType: model.OwnerInstance, Key: "I", Value: "instance value", VariableType: model.VarEnv, EnvironmentScope: "*"},
 			} {
 				if err := tx.CreateCIVariable(ctx, &v); err != nil {
 					return err
@@ -103,6 +104,10 @@ func TestSealSecrets(t *testing.T) {
 			if err != nil || len(gvars) != 1 || gvars[0].Value != "group value" {
 				t.Errorf("group variables %+v, %v", gvars, err)
 			}
+			ivars, err := db.InstanceCIVariables(ctx)
+			if err != nil || len(ivars) != 1 || ivars[0].Value != "instance value" {
+				t.Errorf("instance variables %+v, %v", ivars, err)
+			}
 			pv, err := db.PipelineVariables(ctx, pl.ID)
 			if err != nil || len(pv) != 1 || pv[0].Value != "pipeline value" {
 				t.Errorf("pipeline variables %+v, %v", pv, err)
@@ -133,9 +138,9 @@ func TestSealSecrets(t *testing.T) {
 				t.Errorf("instance token found: %v, %v", ok, err)
 			}
 		}
-		// 7 values: two variables, a pipeline variable, a played job's
+		// 8 values: three variables, a pipeline variable, a played job's
 		// variables, three registration tokens.
-		const n = 7
+		const n = 8
 
 		db.SetSealer(fakeSealer{keys: []string{"a"}})
 		rep, err := db.SealSecrets(ctx)

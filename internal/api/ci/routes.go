@@ -1,12 +1,15 @@
 // Package ci serves the CI area: pipelines, jobs and bridges, their logs
-// and test reports, trigger tokens, CI/CD variables of projects and
-// groups, resource groups and commit statuses.
+// and test reports, trigger tokens, CI/CD variables of projects, groups
+// and the instance, resource groups and commit statuses.
 package ci
 
 import (
+	"slices"
+
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/entity"
 	"quarry/internal/ci"
+	"quarry/internal/model"
 )
 
 // Handlers answer the CI area.
@@ -28,14 +31,19 @@ func (h *Handlers) Routes() []endpoint.Route {
 		pipeline = project + "/pipelines/{pipeline_id}"
 		resource = project + "/resource_groups/{key}"
 	)
+	// CI/CD variables of projects, groups and (administrators only) the
+	// instance.
 	variables := func(owner string) []endpoint.Route {
-		base := "/" + owner + "s/{id}/variables"
+		base, guard := "/"+owner+"s/{id}/variables", func(h endpoint.Handler) endpoint.Handler { return h }
+		if owner == model.OwnerInstance {
+			base, guard = "/admin/ci/variables", administrators
+		}
 		return []endpoint.Route{
-			row("GET", base, token, api, parsed, func(c *endpoint.Call) error { return h.listVariables(c, owner) }),
-			row("POST", base, token, api, parsed, func(c *endpoint.Call) error { return h.createVariable(c, owner) }),
-			row("GET", base+"/{key}", token, api, parsed, func(c *endpoint.Call) error { return h.getVariable(c, owner) }),
-			row("PUT", base+"/{key}", token, api, parsed, func(c *endpoint.Call) error { return h.updateVariable(c, owner) }),
-			row("DELETE", base+"/{key}", token, api, parsed, func(c *endpoint.Call) error { return h.deleteVariable(c, owner) }),
+			row("GET", base, token, api, parsed, guard(func(c *endpoint.Call) error { return h.listVariables(c, owner) })),
+			row("POST", base, token, api, parsed, guard(func(c *endpoint.Call) error { return h.createVariable(c, owner) })),
+			row("GET", base+"/{key}", token, api, parsed, guard(func(c *endpoint.Call) error { return h.getVariable(c, owner) })),
+			row("PUT", base+"/{key}", token, api, parsed, guard(func(c *endpoint.Call) error { return h.updateVariable(c, owner) })),
+			row("DELETE", base+"/{key}", token, api, parsed, guard(func(c *endpoint.Call) error { return h.deleteVariable(c, owner) })),
 		}
 	}
 	rows := []endpoint.Route{
@@ -92,5 +100,5 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("POST", project+"/statuses/{sha}", token, api, parsed, h.setStatus),
 		row("GET", project+"/repository/commits/{sha}/statuses", public, api, parsed, h.listStatuses),
 	}
-	return append(append(rows, variables("project")...), variables("group")...)
+	return slices.Concat(rows, variables(model.OwnerProject), variables(model.OwnerGroup), variables(model.OwnerInstance))
 }

@@ -284,6 +284,24 @@ func (r *Renderer) Variable(v model.CIVariable) Variable {
 	return out
 }
 
+type InstanceVariable struct {
+	VariableType string  `json:"variable_type"`
+	Key          string  `json:"key"`
+	Value        string  `json:"value"`
+	Protected    bool    `json:"protected"`
+	Masked       bool    `json:"masked"`
+	Raw          bool    `json:"raw"`
+	Description  *string `json:"description"`
+}
+
+// InstanceVariable renders one of the instance's CI/CD variables: no
+// environment scope and no hidden flag, which it never has (GitLab's
+// Entities::Ci::Variable shows only what the record has).
+func (r *Renderer) InstanceVariable(v model.CIVariable) InstanceVariable {
+	return InstanceVariable{VariableType: v.VariableType, Key: v.Key, Value: v.Value, Protected: v.Protected, Masked: v.Masked,
+		Raw: v.Raw, Description: StrPtr(v.Description)}
+}
+
 type PipelineVariable struct {
 	Key          string `json:"key"`
 	VariableType string `json:"variable_type"`
