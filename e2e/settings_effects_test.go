@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"quarry/internal/apitest"
+	cfgpkg "quarry/internal/config"
+	"quarry/internal/storetest"
 )
 
 // putSettings changes the instance's settings as root.
@@ -208,5 +211,132 @@ func TestSettingsEffect_gitAccessProtocol(t *testing.T) {
 		if v := s.Get(t, "/application/settings", s.RootToken).Object(t)["enabled_git_access_protocol"]; v != nil {
 			t.Errorf("enabled_git_access_protocol %v; want null for both", v)
 		}
+	})
+}
+
+func TestSettingsEffect_adminMode(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		var plain struct{ Token string }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/users/" + itoa(s.RootID(t)) + "/personal_access_tokens", Token: s.RootToken,
+			JSON: map[string]any{"name": "no-admin-mode", "scopes": []string{"api"}}}).Want(t, http.StatusCreated).JSON(t, &plain)
+		s.Get(t, "/application/settings", plain.Token).Want(t, http.StatusOK)
+		putSettings(t, s, map[string]any{"admin_mode": true})
+		// Without the admin_mode scope an administrator's token is a
+		// regular user's: no settings, no other user's private data.
+		s.Get(t, "/application/settings", plain.Token).Want(t, http.StatusForbidden)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/users", Token: plain.Token, JSON: map[string]any{"username": "x", "name": "X",
+			"email": "x@example.com", "password": "a-long-password-1"}}).Want(t, http.StatusForbidden)
+		s.Get(t, "/user", plain.Token).Want(t, http.StatusOK)
+		// The token with the scope keeps its powers, and can turn it off.
+		s.Get(t, "/application/settings", s.RootToken).Want(t, http.StatusOK)
+		putSettings(t, s, map[string]any{"admin_mode": false})
+		s.Get(t, "/application/settings", plain.Token).Want(t, http.StatusOK)
+	})
+}
+
+func TestSettingsEffect_branchProtectionAndSharedRunners(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		newProject := func(name string) string {
+			p := s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": name,
+				"initialize_with_readme": true}}).Want(t, http.StatusCreated).Object(t)
+			return itoa(int64(p["id"].(float64)))
+		}
+		putSettings(t, s, map[string]any{"default_branch_protection": 0, "shared_runners_enabled": false})
+		open := newProject("open")
+		if got := s.Get(t, "/projects/"+open+"/protected_branches", alice.Token).Want(t, http.StatusOK).Array(t); len(got) != 0 {
+			t.Errorf("protection 0: %v", got)
+		}
+		if v := s.Get(t, "/projects/"+open, alice.Token).Object(t)["shared_runners_enabled"]; v != false {
+			t.Errorf("shared_runners_enabled %v; want false", v)
+		}
+		putSettings(t, s, map[string]any{"default_branch_protection": 1})
+		partial := newProject("partial")
+		got := s.Get(t, "/projects/"+partial+"/protected_branches", alice.Token).Want(t, http.StatusOK).Array(t)
+		if len(got) != 1 {
+			t.Fatalf("protection 1: %v", got)
+		}
+		push := got[0]["push_access_levels"].([]any)[0].(map[string]any)["access_level"]
+		merge := got[0]["merge_access_levels"].([]any)[0].(map[string]any)["access_level"]
+		if push != 30.0 || merge != 40.0 {
+			t.Errorf("protection 1: push %v merge %v; want 30 and 40", push, merge)
+		}
+		g := s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "g", "path": "g"}}).
+			Want(t, http.StatusCreated).Object(t)
+		if g["default_branch_protection"] != 1.0 {
+			t.Errorf("new group default_branch_protection %v; want 1", g["default_branch_protection"])
+		}
+	})
+}
+
+func TestSettingsEffect_diffLimits(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "owner")
+		p := newCIProject(t, s, owner, "big", nil)
+		before := p.commit(t, "main", map[string]string{"small.txt": "x\n"})
+		after := p.commit(t, "main", map[string]string{"big.txt": strings.Repeat("a line of text that is long enough\n", 8000)})
+		compare := func() map[string]any {
+			got := s.Get(t, "/projects/"+itoa(p.ID)+"/repository/compare?from="+before+"&to="+after, owner.Token).Want(t, http.StatusOK).Object(t)
+			diffs := got["diffs"].([]any)
+			if len(diffs) != 1 {
+				t.Fatalf("diffs %v", diffs)
+			}
+			return diffs[0].(map[string]any)
+		}
+		if d := compare(); d["too_large"] != true || d["diff"] != "" {
+			t.Errorf("a 280 KB patch under the 200 KiB default: too_large %v, %d bytes", d["too_large"], len(d["diff"].(string)))
+		}
+		putSettings(t, s, map[string]any{"diff_max_patch_bytes": 500 << 10})
+		if d := compare(); d["too_large"] != false || d["diff"] == "" {
+			t.Errorf("under a 500 KiB limit: too_large %v", d["too_large"])
+		}
+		got := s.Get(t, "/projects/"+itoa(p.ID)+"/repository/commits/"+after+"/diff", owner.Token).Want(t, http.StatusOK).Array(t)
+		if len(got) != 1 || got[0]["too_large"] != false {
+			t.Errorf("commit diff under a 500 KiB limit: %v", got)
+		}
+	})
+}
+
+func TestSettingsEffect_rawBlobLimit(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "owner")
+		p := newCIProject(t, s, owner, "rawfiles", map[string]string{"a.txt": "A\n", "b.txt": "B\n"})
+		raw := func(path string) *apitest.Response {
+			return s.Get(t, "/projects/"+itoa(p.ID)+"/repository/files/"+path+"/raw?ref=main", owner.Token)
+		}
+		putSettings(t, s, map[string]any{"raw_blob_request_limit": 2})
+		raw("a.txt").Want(t, http.StatusOK)
+		raw("a.txt").Want(t, http.StatusOK)
+		raw("a.txt").Want(t, http.StatusTooManyRequests).
+			WantBody(t, `{"message":{"error":"This endpoint has been requested too many times. Try again later."}}`)
+		raw("b.txt").Want(t, http.StatusOK) // per path
+		putSettings(t, s, map[string]any{"raw_blob_request_limit": 0})
+		for range 5 {
+			raw("a.txt").Want(t, http.StatusOK)
+		}
+	})
+}
+
+func TestSettingsEffect_archivedJobs(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		t.Parallel()
+		clock := &testClock{now: time.Now().UTC()}
+		s := apitest.Start(t, target, func(c *cfgpkg.Config) { c.Clock = clock.Now })
+		owner := s.NewUser(t, "owner")
+		p := newCIProject(t, s, owner, "old", map[string]string{".gitlab-ci.yml": "build:\n  script: [\"true\"]\ndeploy:\n  script: [\"true\"]\n  when: manual\n"})
+		pl := p.createPipeline(t, "main")
+		jobs := latest(p.jobs(t, pl.ID))
+		run(t, s, jobs["build"].ID, failWith(1))
+		putSettings(t, s, map[string]any{"archive_builds_in_human_readable": "1 day"})
+		clock.Set(clock.Now().Add(36 * time.Hour))
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/jobs/%d/retry", p.ID, jobs["build"].ID), Token: owner.Token}).
+			Want(t, http.StatusForbidden).WantBody(t, `{"message":"403 Forbidden - Job is not retryable"}`)
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/jobs/%d/play", p.ID, jobs["deploy"].ID), Token: owner.Token}).
+			Want(t, http.StatusBadRequest).WantBody(t, `{"message":"400 Bad request - Unplayable Job"}`)
+		// Without the setting they are live again.
+		putSettings(t, s, map[string]any{"archive_builds_in_human_readable": ""})
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/jobs/%d/retry", p.ID, jobs["build"].ID), Token: owner.Token}).
+			Want(t, http.StatusCreated)
 	})
 }
