@@ -340,3 +340,40 @@ func TestSettingsEffect_archivedJobs(t *testing.T) {
 			Want(t, http.StatusCreated)
 	})
 }
+
+func TestSettingsEffect_dormantUsers(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		t.Parallel()
+		clock := &testClock{now: time.Now().UTC()}
+		// No task workers: the daily task is run by hand below, so that
+		// it cannot run between the clock's move and root's next request.
+		s := apitest.Start(t, target, func(c *cfgpkg.Config) { c.Clock = clock.Now; c.TaskWorkers = 0 })
+		idle := s.NewUser(t, "idle")
+		busy := s.NewUser(t, "busy")
+		putSettings(t, s, map[string]any{"deactivate_dormant_users": true, "deactivate_dormant_users_period": 90})
+		clock.Set(clock.Now().Add(100 * 24 * time.Hour))
+		s.Get(t, "/user", s.RootToken).Want(t, http.StatusOK)
+		s.Get(t, "/user", busy.Token).Want(t, http.StatusOK)
+		n, err := s.App.Users.DeactivateDormant(ctx(t))
+		if err != nil || n != 1 {
+			t.Fatalf("deactivated %d, %v; want 1", n, err)
+		}
+		for _, c := range []struct {
+			id    int64
+			state string
+		}{{idle.ID, "deactivated"}, {busy.ID, "active"}, {s.RootID(t), "active"}} {
+			if v := s.Get(t, "/users/"+itoa(c.id), s.RootToken).Object(t)["state"]; v != c.state {
+				t.Errorf("user %d state %v; want %s", c.id, v, c.state)
+			}
+		}
+		s.Get(t, "/user", idle.Token).Want(t, http.StatusForbidden)
+		// Off, nothing happens.
+		putSettings(t, s, map[string]any{"deactivate_dormant_users": false})
+		clock.Set(clock.Now().Add(100 * 24 * time.Hour))
+		s.Get(t, "/user", s.RootToken).Want(t, http.StatusOK)
+		if n, err := s.App.Users.DeactivateDormant(ctx(t)); err != nil || n != 0 {
+			t.Errorf("with the setting off: %d, %v", n, err)
+		}
+	})
+}

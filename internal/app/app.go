@@ -203,6 +203,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.Close()
 		return nil, err
 	}
+	if err := a.Users.HandleDormant(ctx, queue); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if err := a.MRs.RecoverMerges(ctx); err != nil {
 		a.Close()
 		return nil, err

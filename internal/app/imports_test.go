@@ -48,7 +48,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/wikis":                     {"store", "auth", "model", "git", "tasks"},
 	"quarry/internal/events":                    {"tasks", "store", "model"},
 	"quarry/internal/uploads":                   {"model"},
-	"quarry/internal/users":                     {"store", "auth", "model", "uploads"},
+	"quarry/internal/users":                     {"store", "auth", "model", "uploads", "tasks"},
 	"quarry/internal/tokens":                    {"store", "auth", "model"},
 	"quarry/internal/settings":                  {"store", "auth", "model", "git"},
 	// The API: api joins the areas' rows; endpoint and entity serve every

@@ -37,7 +37,7 @@ type ApplicationSettings struct {
 	AllowLocalRequestsFromSystemHooks         bool     `json:"allow_local_requests_from_system_hooks"`
 	AllowLocalRequestsFromWebHooksAndServices bool     `json:"allow_local_requests_from_web_hooks_and_services"`
 	AllowProjectCreationForGuestAndBelow      bool     `json:"allow_project_creation_for_guest_and_below"`
-	AllowRunnerRegistrationToken              bool     `json:"allow_runner_registration_token" effect:"runner registration with a registration token is refused when false"`
+	AllowRunnerRegistrationToken              bool     `json:"allow_runner_registration_token"`
 	ArchiveBuildsInHumanReadable              *string  `json:"archive_builds_in_human_readable" effect:"jobs older than this cannot be retried or played"`
 	AssetProxyAllowlist                       []string `json:"asset_proxy_allowlist"`
 	AssetProxyEnabled                         bool     `json:"asset_proxy_enabled"`
@@ -161,7 +161,7 @@ type ApplicationSettings struct {
 	OutboundLocalRequestsWhitelist      []string         `json:"outbound_local_requests_whitelist"`
 	PasswordAuthenticationEnabledForWeb bool             `json:"password_authentication_enabled_for_web"`
 	PerformanceBarAllowedGroupID        *int64           `json:"performance_bar_allowed_group_id"`
-	PersonalAccessTokenPrefix           *string          `json:"personal_access_token_prefix" effect:"prefix of new personal, project and group access tokens"`
+	PersonalAccessTokenPrefix           *string          `json:"personal_access_token_prefix" effect:"prefix of new personal access tokens"`
 	PlantumlEnabled                     bool             `json:"plantuml_enabled"`
 	PlantumlURL                         *string          `json:"plantuml_url"`
 	PollingIntervalMultiplier           Decimal          `json:"polling_interval_multiplier"`

@@ -346,7 +346,10 @@ func ParseHumanDuration(v string) (int64, bool) {
 		return 0, false
 	}
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return n, n >= 0
+		if n < 0 {
+			return 0, false
+		}
+		return n, true
 	}
 	v = strings.NewReplacer(",", " ", " and ", " ").Replace(v)
 	var total int64

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"quarry/internal/model"
 )
@@ -409,4 +410,16 @@ func (tx *Tx) UsersByIDs(ctx context.Context, ids []int64) (map[int64]model.User
 		return err
 	})
 	return out, err
+}
+
+// DeactivateDormantUsers deactivates the active human users last active
+// before cutoffDay (YYYY-MM-DD), or never active and created before
+// cutoff; it reports how many. A user whose state changed meanwhile is
+// left as it is (the state is the guard).
+func (tx *Tx) DeactivateDormantUsers(ctx context.Context, cutoffDay string, cutoff time.Time) (int64, error) {
+	return tx.execN(ctx, `UPDATE users SET state = 'deactivated', updated_at = ?
+		WHERE state = 'active' AND user_type = 'human'
+		AND ((last_activity_on IS NOT NULL AND last_activity_on <> '' AND last_activity_on < ?)
+		  OR ((last_activity_on IS NULL OR last_activity_on = '') AND created_at < ?))`,
+		micros(tx.Now()), cutoffDay, micros(cutoff))
 }

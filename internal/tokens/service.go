@@ -5,8 +5,8 @@ package tokens
 import (
 	"context"
 	"errors"
-	"slices"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
