@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -233,11 +234,19 @@ func (tx *Tx) rebind(q string) string {
 	return s
 }
 
+// statements counts the statements this process has sent to any
+// database (benchmarks read it to count the queries of a request).
+var statements atomic.Int64
+
+// Statements is how many statements this process has sent so far.
+func Statements() int64 { return statements.Load() }
+
 // prepared returns the cached statement for q, or nil when statements
 // are not cached. Inside a transaction on SQLite it is the writer's
 // statement bound to the transaction; one not prepared yet is noted and
 // the query runs unprepared this time.
 func (tx *Tx) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	statements.Add(1)
 	if tx.sqlTx != nil {
 		st, ok := tx.wstmts.lookup(q)
 		if !ok {
