@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -342,6 +343,39 @@ func TestSettings_seenByOtherInstance(t *testing.T) {
 				t.Fatalf("the other instance still shows the old value after %v", time.Since(start))
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// Administrators changing different attributes at once all keep their
+// change: an update lost to another is applied again over its result.
+func TestSettings_concurrentUpdates(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		changes := map[string]any{"issues_create_limit": 11.0, "notes_create_limit": 12.0, "raw_blob_request_limit": 13.0,
+			"terminal_max_session_time": 14.0, "session_expire_delay": 15.0, "local_markdown_version": 16.0,
+			"two_factor_grace_period": 17.0, "geo_status_timeout": 18.0}
+		var wg sync.WaitGroup
+		codes := make(chan int, len(changes))
+		for name, v := range changes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes <- s.Do(t, apitest.Request{Method: "PUT", Path: "/application/settings", Token: s.RootToken,
+					JSON: map[string]any{name: v}}).Status
+			}()
+		}
+		wg.Wait()
+		close(codes)
+		for c := range codes {
+			if c != http.StatusOK {
+				t.Errorf("concurrent update answered %d", c)
+			}
+		}
+		got := s.Get(t, "/application/settings", s.RootToken).Object(t)
+		for name, v := range changes {
+			if got[name] != v {
+				t.Errorf("%s = %v; want %v (a concurrent update was lost)", name, got[name], v)
+			}
 		}
 	})
 }

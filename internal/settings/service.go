@@ -171,6 +171,9 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, in map[string]model.
 	for attempt := 1; ; attempt++ {
 		var saved store.SettingsRow
 		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.LockApplicationSettings(ctx); err != nil {
+				return err
+			}
 			row, err := tx.ApplicationSettings(ctx, s.fresh)
 			if err != nil {
 				return err
@@ -325,6 +328,9 @@ func (s *Service) ResetRegistrationToken(ctx context.Context, a auth.Actor) (str
 	for attempt := 1; ; attempt++ {
 		var saved store.SettingsRow
 		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.LockApplicationSettings(ctx); err != nil {
+				return err
+			}
 			row, err := tx.ApplicationSettings(ctx, s.fresh)
 			if err != nil {
 				return err

@@ -113,3 +113,12 @@ func (tx *Tx) SaveApplicationSettings(ctx context.Context, s model.ApplicationSe
 	}
 	return nil
 }
+
+// LockApplicationSettings makes this transaction the row's only writer
+// until it ends (a no-op write that takes the row lock on PostgreSQL;
+// SQLite has one writer anyway), so a read-modify-write of the settings
+// sees the latest version instead of losing a race to a concurrent one.
+func (tx *Tx) LockApplicationSettings(ctx context.Context) error {
+	_, err := tx.exec(ctx, "UPDATE application_settings SET version = version WHERE id = 1")
+	return err
+}
