@@ -8,6 +8,7 @@ import (
 	"quarry/internal/api/attributes"
 	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
+	"quarry/internal/api/geo"
 	"quarry/internal/api/groups"
 	"quarry/internal/api/members"
 	"quarry/internal/api/mergerequests"
@@ -45,6 +46,7 @@ func (s *Server) Table() []endpoint.Route {
 		mergerequests.New(d.MRs, r).Routes(),
 		approvals.New(d.Approvals, r).Routes(),
 		wikis.New(d.Wikis, r).Routes(),
+		geo.New(d.Geo, r).Routes(),
 	)
 }
 
