@@ -30,6 +30,7 @@ import (
 	"quarry/internal/ci"
 	"quarry/internal/config"
 	"quarry/internal/events"
+	"quarry/internal/geo"
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/git/smarthttp"
@@ -78,6 +79,11 @@ type App struct {
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service
 	JobTokenScope *jobtokenscope.Service
+	// Geo is geo nodes; stopGeo ends a secondary's status pushes, geoDone
+	// is closed once they stopped.
+	Geo     *geo.Service
+	stopGeo context.CancelFunc
+	geoDone chan struct{}
 }
 
 // New opens the data folder and database, migrates, reads the secrets key
@@ -106,11 +112,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		db.Close()
 		return nil, err
 	}
-	if err := sealSecrets(ctx, db, log); err != nil {
-		db.Close()
-		return nil, err
-	}
-	up := uploads.New(cfg.UploadsDir())
 	roots, err := cfg.RepositoryStorages()
 	if err != nil {
 		db.Close()
@@ -125,6 +126,29 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if err != nil {
 		db.Close()
 		return nil, err
+	}
+	// The process's geo role comes first: a secondary writes nothing to
+	// the database, not even at start.
+	files := jobfiles.New(cfg.JobFilesDir())
+	geoSvc := geo.New(db, storages, files, log, geo.Config{ExternalURL: cfg.ExternalURL, NodeName: cfg.GeoNodeName,
+		StorageRoots: roots, Version: buildinfo.APIVersion, Revision: buildinfo.Revision()})
+	if err := geoSvc.Resolve(ctx); err != nil {
+		storages.Close()
+		db.Close()
+		return nil, err
+	}
+	secondary := geoSvc.ReadOnly()
+	if !secondary {
+		if err := sealSecrets(ctx, db, log); err != nil {
+			storages.Close()
+			db.Close()
+			return nil, err
+		}
+	}
+	up := uploads.New(cfg.UploadsDir())
+	if secondary {
+		// Background work writes: a secondary leaves it to the primary.
+		cfg.TaskWorkers, cfg.WithRunner, cfg.StuckJobsInterval = 0, 0, 0
 	}
 	queue := tasks.New(db, log, tasks.Options{Workers: cfg.TaskWorkers, Lease: cfg.TaskLease, Now: db.Now})
 	bus := events.New(db, queue, log)
@@ -142,7 +166,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		storages: storages,
 		log:      log,
 	}
-	a.CI = ci.New(db, a.Projects, a.Groups, storages, jobfiles.New(cfg.JobFilesDir()), queue, log, ci.Config{
+	a.Geo = geoSvc
+	if secondary {
+		a.Tokens.RecordNoUse()
+	}
+	a.CI = ci.New(db, a.Projects, a.Groups, storages, files, queue, log, ci.Config{
 		ExternalURL: strings.TrimRight(cfg.ExternalURL, "/"), ServerVersion: buildinfo.APIVersion, ServerRevision: buildinfo.Revision(),
 		SweepInterval: cfg.StuckJobsInterval, RunnerSilence: cfg.RunnerSilence, MaxLogBytes: cfg.MaxJobLogBytes})
 	a.Runners = runners.New(db, a.CI, a.Projects, a.Groups, log, runners.Config{LongPoll: cfg.RunnerLongPoll})
@@ -163,10 +191,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	bus.OnRefsChanged("repository", a.Projects.OnRefsChanged)
 	bus.OnRefsChanged("pipelines", a.CI.OnRefsChanged)
 	bus.OnRefsChanged("merge_requests", a.MRs.OnRefsChanged)
-	if err := a.bootstrap(ctx); err != nil {
-		storages.Close()
-		db.Close()
-		return nil, err
+	if !secondary {
+		if err := a.bootstrap(ctx); err != nil {
+			storages.Close()
+			db.Close()
+			return nil, err
+		}
 	}
 	// Background work runs until Close; tasks left over from a previous run
 	// (or a crash) are picked up here.
@@ -182,9 +212,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.Close()
 		return nil, err
 	}
-	if err := a.MRs.RecoverMerges(ctx); err != nil {
-		a.Close()
-		return nil, err
+	if !secondary {
+		if err := a.MRs.RecoverMerges(ctx); err != nil {
+			a.Close()
+			return nil, err
+		}
 	}
 	if cfg.TaskWorkers > 0 {
 		qctx, stop := context.WithCancel(context.Background())
@@ -198,19 +230,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.Close()
 		return nil, err
 	}
-	files := repofiles.New(a.Projects, storages, bus, log, repofiles.Options{Now: db.Now, ArchivesPerMinute: cfg.ArchiveRateLimit,
+	repoFiles := repofiles.New(a.Projects, storages, bus, log, repofiles.Options{Now: db.Now, ArchivesPerMinute: cfg.ArchiveRateLimit,
 		ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes, MaxFileBytes: cfg.MaxFileBytes})
 	srv, err := api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
 		Members:   members.New(db, a.Projects, a.Groups, cfg.UserCap),
-		Files:     files,
-		Changelog: changelog.New(db, a.Projects, a.Groups, files, storages, cfg.ExternalURL),
+		Files:     repoFiles,
+		Changelog: changelog.New(db, a.Projects, a.Groups, repoFiles, storages, cfg.ExternalURL),
 		CI:        a.CI,
 		Runners:   a.Runners,
 		MRs:       a.MRs,
 		Approvals: a.Approval,
 		Wikis:     a.Wikis,
-		Agents:    a.Agents, JobTokenScope: a.JobTokenScope,
+		Agents:    a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus, a.Wikis)},
 		Uploads: up, DB: db, Log: log,
@@ -223,6 +255,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a.Handler = srv
+	a.geoDone = make(chan struct{})
+	if a.Geo.PushesStatus() {
+		gctx, stop := context.WithCancel(context.Background())
+		a.stopGeo = stop
+		go func() {
+			defer close(a.geoDone)
+			send := newStatusSender()
+			defer send.close()
+			a.Geo.RunPusher(gctx, send, cfg.GeoStatusInterval)
+		}()
+	} else {
+		close(a.geoDone)
+	}
 	return a, nil
 }
 
@@ -237,6 +282,10 @@ func (a *App) StopRunnerQueue() { a.stopRunners() }
 
 // Close stops the background workers and releases the database.
 func (a *App) Close() error {
+	if a.stopGeo != nil {
+		a.stopGeo()
+		<-a.geoDone
+	}
 	a.stopRunners()
 	<-a.runnersDone
 	if a.stop != nil {

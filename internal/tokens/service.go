@@ -19,6 +19,8 @@ type Service struct {
 	db     *store.DB
 	prefix string
 	now    func() time.Time
+	// readOnly leaves uses unrecorded (RecordNoUse).
+	readOnly bool
 }
 
 // New returns a token service issuing tokens that start with prefix.
@@ -97,9 +99,16 @@ func accessDenied(u model.User) string {
 	return ""
 }
 
+// RecordNoUse stops recording uses of tokens, for a process that must not
+// write (a read-only secondary geo node): tokens then work as they are.
+func (s *Service) RecordNoUse() { s.readOnly = true }
+
 // recordUse writes last_used_at and the user's last activity day, at most
 // every few minutes and once a day, so reads stay reads.
 func (s *Service) recordUse(ctx context.Context, t *model.PersonalAccessToken, u *model.User, now time.Time) error {
+	if s.readOnly {
+		return nil
+	}
 	today := now.UTC().Format(model.DateLayout)
 	stale := t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) > touchInterval
 	if !stale && u.LastActivityOn == today {
