@@ -14,9 +14,9 @@ import (
 
 // Secrets at rest. The values Quarry must show back later (CI/CD
 // variable values, pipeline variables, the variables a job was played
-// with, registration tokens) are sealed by the store on the way in and
-// opened on the way out, so no service can forget and a database dump
-// holds none of them. The store only calls a Sealer; the keys and the
+// with, registration tokens, geo node secrets) are sealed by the store on
+// the way in and opened on the way out, so no service can forget and a
+// database dump holds none of them. The store only calls a Sealer; the keys and the
 // cipher live in internal/secrets, and the key is never in the database.
 
 // Sealer seals and opens the secrets the store keeps. internal/secrets
