@@ -63,12 +63,16 @@ func copyRepository(t *testing.T, s *apitest.Server, rel, dir string) {
 func TestGeoSecondary_readOnly(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
 		owner := s.NewUser(t, "geoowner")
-		var a, b struct {
-			ID                int64  `json:"id"`
-			PathWithNamespace string `json:"path_with_namespace"`
+		// alpha has a job artifact, in the data folder both share.
+		ci := newCIProject(t, s, owner, "alpha", map[string]string{".gitlab-ci.yml": capiNoPush + "a: {script: [x]}\n"})
+		artifact := capiStoreArchive(t, s, ci.ownJobs(t, ci.createPipeline(t, "main").ID)[0].ID, "zip")
+		a := struct {
+			ID                int64
+			PathWithNamespace string
+		}{ci.ID, ci.Path}
+		var b struct {
+			ID int64 `json:"id"`
 		}
-		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: owner.Token, JSON: map[string]any{"name": "alpha",
-			"initialize_with_readme": true}}).Want(t, http.StatusCreated).JSON(t, &a)
 		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: owner.Token, JSON: map[string]any{"name": "beta",
 			"initialize_with_readme": true}}).Want(t, http.StatusCreated).JSON(t, &b)
 		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/wikis", a.ID), Token: owner.Token,
@@ -160,11 +164,18 @@ func TestGeoSecondary_readOnly(t *testing.T) {
 		want := map[string]any{"geo_node_id": id, "healthy": true, "projects_count": 2, "repositories_count": 2,
 			"repositories_synced_count": 1, "repositories_failed_count": 1, "repositories_registry_count": 2,
 			"repositories_synced_in_percentage": "50.00%", "wikis_count": 1, "wikis_synced_count": 0, "wikis_failed_count": 1,
-			"wikis_synced_in_percentage": "0.00%", "job_artifacts_count": 0, "job_artifacts_synced_count": 0,
-			"group_wiki_repositories_count": 0, "replication_slots_count": nil, "uploads_count": nil}
+			"wikis_synced_in_percentage": "0.00%", "job_artifacts_count": 1, "job_artifacts_synced_count": 1,
+			"job_artifacts_failed_count": 0, "group_wiki_repositories_count": 0, "replication_slots_count": nil, "uploads_count": nil}
 		st := sec.Get(t, fmt.Sprintf("/geo_nodes/%d/status", id), sec.RootToken).Want(t, http.StatusOK).Object(t)
 		wantShape(t, "secondary's own status", st, geoStatusKeys())
 		wantFields(t, "secondary's own status", st, want)
+		// An artifact whose file is not on this node's disk is not synced.
+		if err := os.Remove(filepath.Join(s.DataDir, "jobs", artifact.Path)); err != nil {
+			t.Fatal(err)
+		}
+		want["job_artifacts_synced_count"], want["job_artifacts_failed_count"] = 0, 1
+		st = sec.Get(t, fmt.Sprintf("/geo_nodes/%d/status", id), sec.RootToken).Want(t, http.StatusOK).Object(t)
+		wantFields(t, "without the artifact's file", st, want)
 
 		if s.Target.DatabaseURL == "" {
 			return // the primary is stopped: one SQLite file, one process
@@ -173,13 +184,13 @@ func TestGeoSecondary_readOnly(t *testing.T) {
 		// pushed, following what the secondary's storage gets.
 		s.Get(t, "/geo_nodes/current/failures", s.RootToken).Want(t, http.StatusForbidden)
 		var pushed map[string]any
-		eventually(t, "the secondary's status reaches the primary", func() bool {
+		eventually(t, "the secondary's status, as it is now, reaches the primary", func() bool {
 			r := s.Get(t, fmt.Sprintf("/geo_nodes/%d/status", id), s.RootToken)
 			if r.Status != http.StatusOK {
 				return false
 			}
 			pushed = r.Object(t)
-			return true
+			return pushed["job_artifacts_failed_count"] == float64(1)
 		})
 		wantShape(t, "pushed status", pushed, geoStatusKeys())
 		wantFields(t, "pushed status", pushed, want)
