@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"quarry/internal/apitest"
+	"quarry/internal/app"
 	"quarry/internal/geo"
 	"quarry/internal/git/gitrepo"
 )
@@ -220,5 +224,22 @@ func TestGeoSecondary_unregistered(t *testing.T) {
 		ghost.Get(t, "/geo_nodes/current/failures", ghost.RootToken).Want(t, http.StatusNotFound).
 			WantBody(t, `{"message":"404 Geo node not found Not Found"}`)
 		ghost.Get(t, "/geo_nodes", ghost.RootToken).Want(t, http.StatusOK)
+
+		// A database behind this version: a secondary does not migrate it,
+		// it refuses to start.
+		cfg := ghost.App.Config
+		ghost.Stop()
+		db, q := rawDB(t, s)
+		if _, err := db.Exec(q("DELETE FROM goose_db_version WHERE version_id = (SELECT MAX(version_id) FROM goose_db_version)")); err != nil {
+			t.Fatal(err)
+		}
+		a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err == nil {
+			a.Close()
+			t.Fatal("a secondary started on a database behind its version")
+		}
+		if !strings.Contains(err.Error(), "a secondary does not migrate") {
+			t.Errorf("start on a database behind: %v", err)
+		}
 	})
 }

@@ -102,11 +102,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		// through the database, which stamps its writes with it.
 		db.SetClock(cfg.Clock)
 	}
-	if n, err := db.Migrate(ctx); err != nil {
+	if err := migrate(ctx, cfg, db, log); err != nil {
 		db.Close()
 		return nil, err
-	} else if n > 0 {
-		log.Info("database migrated", "dialect", db.Dialect, "applied", n)
 	}
 	if _, err := openSecrets(cfg, db, log); err != nil {
 		db.Close()
@@ -269,6 +267,35 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		close(a.geoDone)
 	}
 	return a, nil
+}
+
+// migrate applies the pending migrations. A process named for a geo node
+// may be a secondary, which writes nothing: it migrates only when the name
+// is the primary's, and otherwise refuses a database its build is ahead
+// of (the primary's upgrade migrates it).
+func migrate(ctx context.Context, cfg config.Config, db *store.DB, log *slog.Logger) error {
+	if cfg.GeoNodeName != "" {
+		pending, err := db.PendingMigrations(ctx)
+		if err != nil {
+			return err
+		}
+		if pending == 0 {
+			return nil
+		}
+		n, err := db.GeoNodeByName(ctx, cfg.GeoNodeName)
+		if err != nil || !n.Primary {
+			return fmt.Errorf("the database lacks %d migrations of this version, and geo node %q is not known to be the primary: "+
+				"a secondary does not migrate (upgrade the primary first)", pending, cfg.GeoNodeName)
+		}
+	}
+	n, err := db.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		log.Info("database migrated", "dialect", db.Dialect, "applied", n)
+	}
+	return nil
 }
 
 // Open connects to the configured database without migrating.
