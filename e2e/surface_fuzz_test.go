@@ -114,13 +114,16 @@ func newSurfaceFixtures(t *testing.T, s *apitest.Server) *surfaceFixtures {
 	s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/wikis", p.ID), Token: owner.Token,
 		JSON: map[string]any{"title": "fzpage", "content": "x"}}).Want(t, http.StatusCreated)
 	runner := projectRunner(t, p, nil)
+	var node struct{ ID int64 }
+	s.Do(t, apitest.Request{Method: "POST", Path: "/geo_nodes", Token: s.RootToken,
+		JSON: map[string]any{"name": "fznode", "url": "https://fznode.example.com"}}).Want(t, http.StatusCreated).JSON(t, &node)
 	var tok struct{ ID int64 }
 	s.Do(t, apitest.Request{Method: "POST", Path: "/users/" + itoa(owner.ID) + "/personal_access_tokens", Token: s.RootToken,
 		JSON: map[string]any{"name": "fz", "scopes": []string{"api"}}}).Want(t, http.StatusCreated).JSON(t, &tok)
 	return &surfaceFixtures{admin: admin, values: map[string]string{
 		"projects/{id}": itoa(p.ID), "groups/{id}": itoa(g.ID), "users/{id}": itoa(owner.ID), "topics/{id}": itoa(topic.ID),
 		"runners/{id}": itoa(runner.ID), "namespaces/{id}": itoa(g.ID), "personal_access_tokens/{id}": itoa(tok.ID),
-		"{id}": itoa(p.ID), "{user_id}": itoa(owner.ID), "{group_id}": itoa(g.ID), "{target_group_id}": itoa(g.ID),
+		"geo_nodes/{id}": itoa(node.ID), "{id}": itoa(p.ID), "{user_id}": itoa(owner.ID), "{group_id}": itoa(g.ID), "{target_group_id}": itoa(g.ID),
 		"{project_id}": itoa(p.ID), "{target_project_id}": itoa(p.ID), "{forked_from_id}": itoa(p.ID),
 		"{job_id}": itoa(jobs[0].ID), "{pipeline_id}": itoa(pipes[0].ID), "{merge_request_iid}": itoa(mr.IID),
 		"{approval_rule_id}": itoa(rule.ID), "{key}": "FZVAR", "{sha}": commit.ID, "{branch}": "main", "{ref}": "main",

@@ -8,6 +8,7 @@ import (
 	"quarry/internal/api/attributes"
 	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
+	"quarry/internal/api/geo"
 	"quarry/internal/api/groups"
 	"quarry/internal/api/members"
 	"quarry/internal/api/mergerequests"
@@ -47,6 +48,7 @@ func (s *Server) Table() []endpoint.Route {
 		approvals.New(d.Approvals, r).Routes(),
 		wikis.New(d.Wikis, r).Routes(),
 		settings.New(d.Settings).Routes(),
+		geo.New(d.Geo, r).Routes(),
 	)
 }
 

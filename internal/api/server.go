@@ -25,6 +25,7 @@ import (
 	"quarry/internal/auth"
 	"quarry/internal/changelog"
 	"quarry/internal/ci"
+	"quarry/internal/geo"
 	"quarry/internal/groups"
 	"quarry/internal/jobtokenscope"
 	"quarry/internal/members"
@@ -66,6 +67,9 @@ type Deps struct {
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service
 	JobTokenScope *jobtokenscope.Service
+	// Geo is geo nodes; a process that is a secondary node refuses every
+	// write (ReadOnly).
+	Geo *geo.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git         http.Handler
 	Uploads     *uploads.Store
@@ -217,12 +221,34 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			endpoint.WriteError(rec, r, s.log, model.URITooLong())
 			return
 		}
+		if s.Geo != nil && s.Geo.ReadOnly() && isWrite(r) {
+			endpoint.WriteJSON(rec, http.StatusForbidden, endpoint.MessageBody{Message: geo.ReadOnlyMessage})
+			return
+		}
 		if s.Git != nil && strings.Contains(r.URL.Path, ".git/") && !strings.HasPrefix(r.URL.Path, "/api/") {
 			s.Git.ServeHTTP(rec, r)
 			return
 		}
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// isWrite reports whether r would change something: a POST, PUT, PATCH
+// or DELETE of the API, or a git push (either request of one). A clone's
+// POST to git-upload-pack reads.
+func isWrite(r *http.Request) bool {
+	p := r.URL.Path
+	if strings.Contains(p, ".git/") && !strings.HasPrefix(p, "/api/") {
+		return strings.HasSuffix(p, "/git-receive-pack") || r.URL.Query().Get("service") == "git-receive-pack"
+	}
+	if !strings.HasPrefix(p, "/api/") {
+		return false
+	}
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return true
+	}
+	return false
 }
 
 // recorder notes the status and size of a response.

@@ -30,6 +30,7 @@ import (
 	"quarry/internal/ci"
 	"quarry/internal/config"
 	"quarry/internal/events"
+	"quarry/internal/geo"
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/git/smarthttp"
@@ -83,6 +84,11 @@ type App struct {
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service
 	JobTokenScope *jobtokenscope.Service
+	// Geo is geo nodes; stopGeo ends a secondary's status pushes, geoDone
+	// is closed once they stopped.
+	Geo     *geo.Service
+	stopGeo context.CancelFunc
+	geoDone chan struct{}
 }
 
 // New opens the data folder and database, migrates, reads the secrets key
@@ -101,21 +107,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		// through the database, which stamps its writes with it.
 		db.SetClock(cfg.Clock)
 	}
-	if n, err := db.Migrate(ctx); err != nil {
+	if err := migrate(ctx, cfg, db, log); err != nil {
 		db.Close()
 		return nil, err
-	} else if n > 0 {
-		log.Info("database migrated", "dialect", db.Dialect, "applied", n)
 	}
 	if _, err := openSecrets(cfg, db, log); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if err := sealSecrets(ctx, db, log); err != nil {
-		db.Close()
-		return nil, err
-	}
-	up := uploads.New(cfg.UploadsDir())
 	roots, err := cfg.RepositoryStorages()
 	if err != nil {
 		db.Close()
@@ -131,9 +130,33 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		db.Close()
 		return nil, err
 	}
+	// The process's geo role comes first: a secondary writes nothing to
+	// the database, not even at start.
+	files := jobfiles.New(cfg.JobFilesDir())
+	geoSvc := geo.New(db, storages, files, log, geo.Config{ExternalURL: cfg.ExternalURL, NodeName: cfg.GeoNodeName,
+		StorageRoots: roots, Version: buildinfo.APIVersion, Revision: buildinfo.Revision()})
+	if err := geoSvc.Resolve(ctx); err != nil {
+		storages.Close()
+		db.Close()
+		return nil, err
+	}
+	secondary := geoSvc.ReadOnly()
+	if !secondary {
+		if err := sealSecrets(ctx, db, log); err != nil {
+			storages.Close()
+			db.Close()
+			return nil, err
+		}
+	}
+	up := uploads.New(cfg.UploadsDir())
+	if secondary {
+		// Background work writes: a secondary leaves it to the primary.
+		cfg.TaskWorkers, cfg.WithRunner, cfg.StuckJobsInterval = 0, 0, 0
+	}
 	queue := tasks.New(db, log, tasks.Options{Workers: cfg.TaskWorkers, Lease: cfg.TaskLease, Now: db.Now})
 	bus := events.New(db, queue, log)
-	set := settings.New(db, log, settings.Config{Initial: func(st *model.ApplicationSettings) { initialSettings(cfg, roots, st) }})
+	set := settings.New(db, log, settings.Config{Initial: func(st *model.ApplicationSettings) { initialSettings(cfg, roots, st) },
+		ReadOnly: secondary})
 	a := &App{
 		Config:   cfg,
 		Settings: set,
@@ -149,7 +172,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		storages: storages,
 		log:      log,
 	}
-	a.CI = ci.New(db, a.Projects, a.Groups, storages, jobfiles.New(cfg.JobFilesDir()), queue, log, ci.Config{
+	a.Geo = geoSvc
+	if secondary {
+		a.Tokens.RecordNoUse()
+	}
+	a.CI = ci.New(db, a.Projects, a.Groups, storages, files, queue, log, ci.Config{
 		ExternalURL: strings.TrimRight(cfg.ExternalURL, "/"), ServerVersion: buildinfo.APIVersion, ServerRevision: buildinfo.Revision(),
 		SweepInterval: cfg.StuckJobsInterval, RunnerSilence: cfg.RunnerSilence, MaxLogBytes: cfg.MaxJobLogBytes})
 	a.CI.SetSettings(set)
@@ -177,10 +204,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	bus.OnRefsChanged("repository", a.Projects.OnRefsChanged)
 	bus.OnRefsChanged("pipelines", a.CI.OnRefsChanged)
 	bus.OnRefsChanged("merge_requests", a.MRs.OnRefsChanged)
-	if err := a.bootstrap(ctx); err != nil {
-		storages.Close()
-		db.Close()
-		return nil, err
+	if !secondary {
+		if err := a.bootstrap(ctx); err != nil {
+			storages.Close()
+			db.Close()
+			return nil, err
+		}
 	}
 	// Background work runs until Close; tasks left over from a previous run
 	// (or a crash) are picked up here.
@@ -203,13 +232,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.Close()
 		return nil, err
 	}
-	if err := a.Users.HandleDormant(ctx, queue); err != nil {
-		a.Close()
-		return nil, err
-	}
-	if err := a.MRs.RecoverMerges(ctx); err != nil {
-		a.Close()
-		return nil, err
+	if !secondary {
+		if err := a.Users.HandleDormant(ctx, queue); err != nil {
+			a.Close()
+			return nil, err
+		}
+		if err := a.MRs.RecoverMerges(ctx); err != nil {
+			a.Close()
+			return nil, err
+		}
 	}
 	if cfg.TaskWorkers > 0 {
 		qctx, stop := context.WithCancel(context.Background())
@@ -223,23 +254,23 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.Close()
 		return nil, err
 	}
-	files := repofiles.New(a.Projects, storages, bus, log, repofiles.Options{Now: db.Now, ArchivesPerMinute: cfg.ArchiveRateLimit,
+	repoFiles := repofiles.New(a.Projects, storages, bus, log, repofiles.Options{Now: db.Now, ArchivesPerMinute: cfg.ArchiveRateLimit,
 		ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes, MaxFileBytes: cfg.MaxFileBytes})
-	files.SetSettings(set)
+	repoFiles.SetSettings(set)
 	gitAccess := gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus, a.Wikis)
 	gitAccess.SetSettings(set)
 	srv, err := api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
 		Members:   members.New(db, a.Projects, a.Groups, cfg.UserCap),
-		Files:     files,
-		Changelog: changelog.New(db, a.Projects, a.Groups, files, storages, cfg.ExternalURL),
+		Files:     repoFiles,
+		Changelog: changelog.New(db, a.Projects, a.Groups, repoFiles, storages, cfg.ExternalURL),
 		CI:        a.CI,
 		Runners:   a.Runners,
 		MRs:       a.MRs,
 		Approvals: a.Approval,
 		Wikis:     a.Wikis,
 		Settings:  set,
-		Agents:    a.Agents, JobTokenScope: a.JobTokenScope,
+		Agents:    a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
 		Uploads: up, DB: db, Log: log,
@@ -252,7 +283,49 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a.Handler = srv
+	a.geoDone = make(chan struct{})
+	if a.Geo.PushesStatus() {
+		gctx, stop := context.WithCancel(context.Background())
+		a.stopGeo = stop
+		go func() {
+			defer close(a.geoDone)
+			send := newStatusSender()
+			defer send.close()
+			a.Geo.RunPusher(gctx, send, cfg.GeoStatusInterval)
+		}()
+	} else {
+		close(a.geoDone)
+	}
 	return a, nil
+}
+
+// migrate applies the pending migrations. A process named for a geo node
+// may be a secondary, which writes nothing: it migrates only when the name
+// is the primary's, and otherwise refuses a database its build is ahead
+// of (the primary's upgrade migrates it).
+func migrate(ctx context.Context, cfg config.Config, db *store.DB, log *slog.Logger) error {
+	if cfg.GeoNodeName != "" {
+		pending, err := db.PendingMigrations(ctx)
+		if err != nil {
+			return err
+		}
+		if pending == 0 {
+			return nil
+		}
+		n, err := db.GeoNodeByName(ctx, cfg.GeoNodeName)
+		if err != nil || !n.Primary {
+			return fmt.Errorf("the database lacks %d migrations of this version, and geo node %q is not known to be the primary: "+
+				"a secondary does not migrate (upgrade the primary first)", pending, cfg.GeoNodeName)
+		}
+	}
+	n, err := db.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		log.Info("database migrated", "dialect", db.Dialect, "applied", n)
+	}
+	return nil
 }
 
 // Open connects to the configured database without migrating.
@@ -266,6 +339,10 @@ func (a *App) StopRunnerQueue() { a.stopRunners() }
 
 // Close stops the background workers and releases the database.
 func (a *App) Close() error {
+	if a.stopGeo != nil {
+		a.stopGeo()
+		<-a.geoDone
+	}
 	a.stopRunners()
 	<-a.runnersDone
 	if a.settingsDone != nil {

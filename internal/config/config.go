@@ -115,6 +115,14 @@ type Config struct {
 	BodyMinRate      int64         `toml:"body_min_rate"`
 	BodyGrace        time.Duration `toml:"body_grace"`
 
+	// GeoNodeName names the geo node this process is (GitLab's
+	// geo_node_name). Naming a node that is not the primary makes the
+	// process a read-only secondary that pushes its status to the primary
+	// every GeoStatusInterval; empty, the process is the primary, and the
+	// node at its external URL is the current one.
+	GeoNodeName       string        `toml:"geo_node_name"`
+	GeoStatusInterval time.Duration `toml:"geo_status_interval"`
+
 	// Clock, when set, is the time of the whole process: services, store
 	// writes, background work and rendered entities (tests set it; nil is
 	// the wall clock). It has no flag.
@@ -151,6 +159,8 @@ func Default() Config {
 		StuckJobsInterval: time.Minute,
 		RunnerSilence:     time.Hour,
 		MaxJobLogBytes:    100 << 20,
+
+		GeoStatusInterval: 10 * time.Second,
 	}
 }
 
@@ -224,6 +234,8 @@ func (c *Config) options() []option {
 		{Server, "body-stall-timeout", "QUARRY_BODY_STALL_TIMEOUT", "how long a request body may send nothing before it is cut off", &c.BodyStallTimeout},
 		{Server, "body-min-rate", "QUARRY_BODY_MIN_RATE", "slowest a request body may arrive after the grace, in bytes a second", &c.BodyMinRate},
 		{Server, "body-grace", "QUARRY_BODY_GRACE", "how long a request body may arrive slower than the minimum rate", &c.BodyGrace},
+		{Server, "geo-node-name", "QUARRY_GEO_NODE_NAME", "the geo node this process is; a secondary's name makes it read-only (empty: the primary)", &c.GeoNodeName},
+		{Server, "geo-status-interval", "QUARRY_GEO_STATUS_INTERVAL", "how often a secondary geo node pushes its status to the primary", &c.GeoStatusInterval},
 	}
 }
 
@@ -419,6 +431,13 @@ func (c *Config) finish() error {
 	if c.BodyStallTimeout <= 0 || c.BodyGrace < 0 || c.BodyMinRate < 0 {
 		return fmt.Errorf("body stall timeout %s, grace %s, min rate %d: want a positive timeout, no negative grace or rate",
 			c.BodyStallTimeout, c.BodyGrace, c.BodyMinRate)
+	}
+	if c.GeoStatusInterval <= 0 {
+		return fmt.Errorf("geo status interval %s: want more than 0", c.GeoStatusInterval)
+	}
+	c.GeoNodeName = strings.TrimSpace(c.GeoNodeName)
+	if len(c.GeoNodeName) > 255 {
+		return fmt.Errorf("geo node name: want at most 255 characters")
 	}
 	switch c.LogFormat {
 	case "text", "json":

@@ -123,6 +123,8 @@ func TestLoad_bad(t *testing.T) {
 		"git-idle":   {"QUARRY_GIT_IDLE_TIMEOUT": "0s"},
 		"git-idle-":  {"QUARRY_GIT_IDLE_TIMEOUT": "-1s"},
 		"deletion":   {"QUARRY_DELETION_DELAY": "-1h"},
+		"geo-push":   {"QUARRY_GEO_STATUS_INTERVAL": "0s"},
+		"geo-name":   {"QUARRY_GEO_NODE_NAME": strings.Repeat("n", 256)},
 	} {
 		if _, err := load(t, nil, env); err == nil {
 			t.Errorf("%s: no error", name)
@@ -248,5 +250,36 @@ func TestSecretsKeyPath(t *testing.T) {
 	}
 	if c.SecretsKeyFile != "" {
 		t.Errorf("a command without the secrets group read %q", c.SecretsKeyFile)
+	}
+}
+
+// The geo node name comes from the flag, the environment or the file,
+// trimmed; without one the process is the primary, pushing nothing.
+func TestLoad_geo(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "quarry.toml")
+	if err := os.WriteFile(file, []byte("geo_node_name = \"from-file\"\ngeo_status_interval = \"30s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		want     string
+		interval time.Duration
+	}{
+		{"default", nil, nil, "", 10 * time.Second},
+		{"file", []string{"--config", file}, nil, "from-file", 30 * time.Second},
+		{"env", []string{"--config", file}, map[string]string{"QUARRY_GEO_NODE_NAME": " eu-copy "}, "eu-copy", 30 * time.Second},
+		{"flag", []string{"--config", file, "--geo-node-name", "us", "--geo-status-interval", "1s"},
+			map[string]string{"QUARRY_GEO_NODE_NAME": "eu"}, "us", time.Second},
+	} {
+		c, err := load(t, tc.args, tc.env)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if c.GeoNodeName != tc.want || c.GeoStatusInterval != tc.interval {
+			t.Errorf("%s: %q, %s; want %q, %s", tc.name, c.GeoNodeName, c.GeoStatusInterval, tc.want, tc.interval)
+		}
 	}
 }

@@ -143,6 +143,13 @@ func (s *Store) OpenArtifact(rel string) (*os.File, error) {
 	return os.Open(filepath.Join(s.root, filepath.Clean("/"+rel)))
 }
 
+// HasArtifact reports whether the artifact file at rel (as PutArtifact
+// gave it) is on this machine's disk.
+func (s *Store) HasArtifact(rel string) bool {
+	fi, err := os.Stat(filepath.Join(s.root, filepath.Clean("/"+rel)))
+	return err == nil && fi.Mode().IsRegular()
+}
+
 // RemoveArtifact deletes an artifact file (none is fine).
 func (s *Store) RemoveArtifact(rel string) error {
 	err := os.Remove(filepath.Join(s.root, filepath.Clean("/"+rel)))

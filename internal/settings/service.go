@@ -31,14 +31,19 @@ type Config struct {
 	// Refresh is how often the cache is re-read even without a
 	// notification (notifications are best effort); 0 means 30 s.
 	Refresh time.Duration
+	// ReadOnly is a process that writes nothing (a geo secondary): it
+	// reads the row, or GitLab's defaults while there is none, and
+	// refuses updates.
+	ReadOnly bool
 }
 
 // Service reads and changes the application settings.
 type Service struct {
-	db      *store.DB
-	log     *slog.Logger
-	initial func(*model.ApplicationSettings)
-	refresh time.Duration
+	db       *store.DB
+	log      *slog.Logger
+	initial  func(*model.ApplicationSettings)
+	refresh  time.Duration
+	readOnly bool
 
 	cur    atomic.Pointer[store.SettingsRow]
 	loadMu sync.Mutex
@@ -49,7 +54,7 @@ func New(db *store.DB, log *slog.Logger, cfg Config) *Service {
 	if cfg.Refresh <= 0 {
 		cfg.Refresh = 30 * time.Second
 	}
-	return &Service{db: db, log: log, initial: cfg.Initial, refresh: cfg.Refresh}
+	return &Service{db: db, log: log, initial: cfg.Initial, refresh: cfg.Refresh, readOnly: cfg.ReadOnly}
 }
 
 // registrationPrefix starts instance, group and project registration
@@ -103,9 +108,13 @@ func (s *Service) load(ctx context.Context) (store.SettingsRow, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	var row store.SettingsRow
+	fresh := s.fresh
+	if s.readOnly {
+		fresh = nil // read, never create
+	}
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		row, err = tx.ApplicationSettings(ctx, s.fresh)
+		row, err = tx.ApplicationSettings(ctx, fresh)
 		return err
 	})
 	if err != nil {
@@ -151,6 +160,9 @@ func (s *Service) Get(ctx context.Context, a auth.Actor) (store.SettingsRow, err
 	return s.row(ctx)
 }
 
+// errReadOnly refuses a change in a process that writes nothing.
+var errReadOnly = model.ForbiddenRaw("You cannot perform write operations on a read-only instance")
+
 // maxAttempts bounds the retries of an update that lost a race.
 const maxAttempts = 5
 
@@ -163,6 +175,9 @@ const maxAttempts = 5
 func (s *Service) Update(ctx context.Context, a auth.Actor, in map[string]model.SettingInput) (store.SettingsRow, error) {
 	if !a.Admin() {
 		return store.SettingsRow{}, model.Forbidden("")
+	}
+	if s.readOnly {
+		return store.SettingsRow{}, errReadOnly
 	}
 	names, err := checkInput(in)
 	if err != nil {
@@ -323,6 +338,9 @@ func sentText(in map[string]model.SettingInput, name string) bool {
 func (s *Service) ResetRegistrationToken(ctx context.Context, a auth.Actor) (string, error) {
 	if !a.Admin() {
 		return "", model.Forbidden("")
+	}
+	if s.readOnly {
+		return "", errReadOnly
 	}
 	token := auth.NewSecret(registrationPrefix, 20)
 	for attempt := 1; ; attempt++ {

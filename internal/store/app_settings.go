@@ -30,7 +30,9 @@ type SettingsRow struct {
 }
 
 // ApplicationSettings returns the instance's settings, creating the row
-// with fresh's defaults (and its fresh registration token) on first read.
+// with fresh's defaults (and its fresh registration token) on first read;
+// with fresh nil, a missing row reads as GitLab's defaults (version 0)
+// and nothing is written.
 // The registration token and the secret attributes are kept sealed beside
 // the document.
 func (tx *Tx) ApplicationSettings(ctx context.Context, fresh func() model.ApplicationSettings) (SettingsRow, error) {
@@ -40,6 +42,10 @@ func (tx *Tx) ApplicationSettings(ctx context.Context, fresh func() model.Applic
 	dest := []any{&doc, sealedText{tx, &token, sealInstanceToken}, sealedText{tx, &secrets, sealSettingSecrets},
 		tsScan{&row.CreatedAt}, tsScan{&row.UpdatedAt}, &row.Version}
 	err := tx.row(ctx, dest, q)
+	if errors.Is(err, model.ErrNotFound) && fresh == nil {
+		row.Settings = model.DefaultApplicationSettings()
+		return row, nil
+	}
 	if errors.Is(err, model.ErrNotFound) {
 		s := fresh()
 		now := tx.Now()

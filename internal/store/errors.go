@@ -46,6 +46,8 @@ var sqliteColumnUniques = map[string]string{
 	"projects.runners_token_digest":                                UniqueProjectRunnersToken,
 	"namespaces.runners_token_digest":                              UniqueGroupRunnersToken,
 	"application_settings.runners_token_digest":                    "application_settings_runners_token_key",
+	"geo_nodes.access_key":                                         UniqueGeoAccessKey,
+	"geo_nodes.is_primary":                                         UniqueGeoNodePrimary,
 }
 
 // mapErr turns driver errors into model kinds: no rows → ErrNotFound, unique

@@ -14,9 +14,9 @@ import (
 
 // Secrets at rest. The values Quarry must show back later (CI/CD
 // variable values, pipeline variables, the variables a job was played
-// with, registration tokens) are sealed by the store on the way in and
-// opened on the way out, so no service can forget and a database dump
-// holds none of them. The store only calls a Sealer; the keys and the
+// with, registration tokens, geo node secrets) are sealed by the store on
+// the way in and opened on the way out, so no service can forget and a
+// database dump holds none of them. The store only calls a Sealer; the keys and the
 // cipher live in internal/secrets, and the key is never in the database.
 
 // Sealer seals and opens the secrets the store keeps. internal/secrets
@@ -195,6 +195,7 @@ func (db *DB) SealSecrets(ctx context.Context) (SealReport, error) {
 		{table: "ci_variables", column: "value", context: sealVariableValue, pk: []pkColumn{{name: "id"}}},
 		{table: "ci_pipeline_variables", column: "value", context: sealPipelineVar, pk: []pkColumn{{name: "pipeline_id"}, {name: "key", text: true}}},
 		{table: "ci_jobs", column: "manual_variables", context: sealManualVars, pk: []pkColumn{{name: "id"}}},
+		{table: "geo_nodes", column: "secret_access_key", context: sealGeoSecret, pk: []pkColumn{{name: "id"}}},
 	} {
 		if err := p.column(ctx, c); err != nil {
 			return p.rep, err

@@ -137,3 +137,33 @@ func TestAuthorizations_followGroupTreeAndMemberships(t *testing.T) {
 		}
 	})
 }
+
+// PendingMigrations counts every migration on a database never migrated
+// and none once migrated, without writing.
+func TestPendingMigrations(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, target.DatabaseURL, filepath.Join(t.TempDir(), "quarry.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		before, err := db.PendingMigrations(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, _ := filepath.Glob(filepath.Join("migrations", string(db.Dialect), "*.sql"))
+		if before == 0 || before != len(files) {
+			t.Errorf("pending before migrating: %d; want %d", before, len(files))
+		}
+		if again, err := db.PendingMigrations(ctx); err != nil || again != before {
+			t.Errorf("asking again: %d, %v", again, err)
+		}
+		if _, err := db.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if after, err := db.PendingMigrations(ctx); err != nil || after != 0 {
+			t.Errorf("pending after migrating: %d, %v", after, err)
+		}
+	})
+}

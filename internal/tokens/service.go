@@ -21,6 +21,8 @@ type Service struct {
 	prefix   string
 	settings Settings
 	now      func() time.Time
+	// readOnly leaves uses unrecorded (RecordNoUse).
+	readOnly bool
 }
 
 // Settings give the instance's application settings in effect.
@@ -130,9 +132,16 @@ func accessDenied(u model.User) string {
 	return ""
 }
 
+// RecordNoUse stops recording uses of tokens, for a process that must not
+// write (a read-only secondary geo node): tokens then work as they are.
+func (s *Service) RecordNoUse() { s.readOnly = true }
+
 // recordUse writes last_used_at and the user's last activity day, at most
 // every few minutes and once a day, so reads stay reads.
 func (s *Service) recordUse(ctx context.Context, t *model.PersonalAccessToken, u *model.User, now time.Time) error {
+	if s.readOnly {
+		return nil
+	}
 	today := now.UTC().Format(model.DateLayout)
 	stale := t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) > touchInterval
 	if !stale && u.LastActivityOn == today {

@@ -35,8 +35,11 @@ type Params struct {
 	// nested marks array keys with an array or object among their
 	// elements: no list of strings.
 	nested map[string]bool
-	files  map[string]*multipart.FileHeader
-	errs   []string
+	// lists marks keys sent as a list: a JSON array, or "key[]" form
+	// keys (a repeated plain key is no list: Rack keeps one of its values).
+	lists map[string]bool
+	files map[string]*multipart.FileHeader
+	errs  []string
 }
 
 // maxMultipartMemory is how much of a multipart body stays in memory; the
@@ -46,7 +49,8 @@ const maxMultipartMemory = 8 << 20
 // parseQuery reads r's query string only (a streamed body is left to the
 // handler).
 func parseQuery(r *http.Request) (*Params, error) {
-	p := &Params{vals: map[string][]string{}, nulls: map[string]bool{}, typed: map[string]bool{}, nested: map[string]bool{}}
+	p := &Params{vals: map[string][]string{}, nulls: map[string]bool{}, typed: map[string]bool{}, nested: map[string]bool{},
+		lists: map[string]bool{}}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, model.Param("query string is invalid")
@@ -154,14 +158,18 @@ func (p *Params) addValues(v url.Values) {
 				break
 			}
 		}
+		list := strings.HasSuffix(k, "[]")
 		k = normKey(k)
 		// A later source replaces an earlier one, as a body overrides the
 		// query string in GitLab.
 		p.vals[k] = append([]string(nil), vs...)
+		p.lists[k] = list
 	}
 }
 
 func (p *Params) addJSON(key string, v any) {
+	_, isList := v.([]any)
+	p.lists[key] = isList
 	switch x := v.(type) {
 	case nil:
 		p.nulls[key] = true
@@ -220,6 +228,22 @@ func (p *Params) Raw(key string) (string, bool) {
 		return "", ok
 	}
 	return vs[0], true
+}
+
+// IsList reports whether key was sent as a list (a JSON array, "key[]"
+// form keys) or a hash ("key[sub]" keys): what Grape refuses for a
+// parameter of a single type.
+func (p *Params) IsList(key string) bool {
+	if p.lists[key] {
+		return true
+	}
+	prefix := key + "["
+	for k := range p.vals {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // Fail records a problem with a parameter, reported with the others by Err.

@@ -40,8 +40,31 @@ func TestParseParams_sources(t *testing.T) {
 	if h := p.Hash("h"); h["k"] != "v" {
 		t.Errorf("hash = %v", h)
 	}
+	// Lists and hashes, for parameters of a single value.
+	for key, want := range map[string]bool{"list": true, "arr": true, "h": true, "a": false, "b": false, "n": false, "z": false, "absent": false} {
+		if got := p.IsList(key); got != want {
+			t.Errorf("IsList(%q) = %v; want %v", key, got, want)
+		}
+	}
 	if err := p.Err(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestParams_isListFollowsTheLastSource: a body's single value replaces a
+// query string's list, and a repeated plain key is no list.
+func TestParams_isListFollowsTheLastSource(t *testing.T) {
+	r := httptest.NewRequest("POST", "/x?a[]=1&a[]=2&b=1&b=2", strings.NewReader("a=3"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	p, err := parseQuery(r)
+	if err == nil {
+		err = p.readBody(r, 1<<20)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.IsList("a") || p.IsList("b") {
+		t.Errorf("IsList(a) = %v, IsList(b) = %v; want false, false", p.IsList("a"), p.IsList("b"))
 	}
 }
 
