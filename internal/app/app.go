@@ -204,6 +204,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	bus.OnRefsChanged("repository", a.Projects.OnRefsChanged)
 	bus.OnRefsChanged("pipelines", a.CI.OnRefsChanged)
 	bus.OnRefsChanged("merge_requests", a.MRs.OnRefsChanged)
+	if err := set.Preload(ctx); err != nil {
+		storages.Close()
+		db.Close()
+		return nil, err
+	}
 	if !secondary {
 		if err := a.bootstrap(ctx); err != nil {
 			storages.Close()

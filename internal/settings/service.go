@@ -79,6 +79,11 @@ func (s *Service) Start(ctx context.Context) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Loaded before the first request, so no caller waits for the row.
+	if _, err := s.load(ctx); err != nil {
+		sub.Close()
+		return nil, err
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -103,22 +108,34 @@ func (s *Service) Start(ctx context.Context) (<-chan struct{}, error) {
 	return done, nil
 }
 
-// load reads the row into the cache (creating it on first use).
+// Preload reads the row into the cache (creating it on a new instance),
+// before anything asks for it.
+func (s *Service) Preload(ctx context.Context) error {
+	_, err := s.load(ctx)
+	return err
+}
+
+// load reads the row into the cache (creating it on first use). It reads
+// outside any transaction first: a service may ask for the settings
+// while it holds a write transaction, and on SQLite a second one would
+// wait for it forever.
 func (s *Service) load(ctx context.Context) (store.SettingsRow, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	var row store.SettingsRow
-	fresh := s.fresh
-	if s.readOnly {
-		fresh = nil // read, never create
-	}
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		row, err = tx.ApplicationSettings(ctx, fresh)
-		return err
-	})
+	row, err := s.db.ApplicationSettings(ctx, nil)
 	if err != nil {
 		return row, err
+	}
+	if row.Version == 0 && row.CreatedAt.IsZero() && !s.readOnly {
+		// No row yet: create it with this instance's first values.
+		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			row, err = tx.ApplicationSettings(ctx, s.fresh)
+			return err
+		})
+		if err != nil {
+			return row, err
+		}
 	}
 	s.keep(row)
 	return row, nil
