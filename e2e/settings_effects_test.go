@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"quarry/internal/apitest"
+	"quarry/internal/ci"
 	cfgpkg "quarry/internal/config"
 	"quarry/internal/storetest"
 )
@@ -374,6 +376,56 @@ func TestSettingsEffect_dormantUsers(t *testing.T) {
 		s.Get(t, "/user", s.RootToken).Want(t, http.StatusOK)
 		if n, err := s.App.Users.DeactivateDormant(ctx(t)); err != nil || n != 0 {
 			t.Errorf("with the setting off: %d, %v", n, err)
+		}
+	})
+}
+
+func TestSettingsEffect_projectCreationOfNewGroups(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		putSettings(t, s, map[string]any{"default_project_creation": 0})
+		g := s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "locked", "path": "locked"}}).
+			Want(t, http.StatusCreated).Object(t)
+		if g["project_creation_level"] != "noone" {
+			t.Errorf("project_creation_level %v; want noone", g["project_creation_level"])
+		}
+		// The group's owner may not create projects in it; an
+		// administrator may.
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{"name": "p", "namespace_id": g["id"]}}).
+			Want(t, http.StatusBadRequest).WantBody(t, `{"message":{"namespace":["is not valid"]}}`)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: s.RootToken, JSON: map[string]any{"name": "p", "namespace_id": g["id"]}}).
+			Want(t, http.StatusCreated)
+		putSettings(t, s, map[string]any{"default_project_creation": 1})
+		g = s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: alice.Token, JSON: map[string]any{"name": "m", "path": "m"}}).
+			Want(t, http.StatusCreated).Object(t)
+		if g["project_creation_level"] != "maintainer" {
+			t.Errorf("project_creation_level %v; want maintainer", g["project_creation_level"])
+		}
+	})
+}
+
+func TestSettingsEffect_artifactsExpireIn(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "owner")
+		p := newCIProject(t, s, owner, "art", map[string]string{".gitlab-ci.yml": "build:\n  script: [\"true\"]\n"})
+		pl := p.createPipeline(t, "main")
+		job := latest(p.jobs(t, pl.ID))["build"]
+		putSettings(t, s, map[string]any{"default_artifacts_expire_in": "2 days"})
+		j, err := engine(s).Start(ctx(t), job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := time.Now()
+		if _, err := engine(s).UploadArtifact(ctx(t), j, ci.ArtifactUpload{Type: "archive"}, bytes.NewReader(buildZip(t, map[string]string{"out.txt": "x"}))); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			ArtifactsExpireAt *time.Time `json:"artifacts_expire_at"`
+		}
+		s.Get(t, fmt.Sprintf("/projects/%d/jobs/%d", p.ID, job.ID), owner.Token).Want(t, http.StatusOK).JSON(t, &got)
+		want := before.Add(48 * time.Hour)
+		if got.ArtifactsExpireAt == nil || got.ArtifactsExpireAt.Before(want.Add(-time.Minute)) || got.ArtifactsExpireAt.After(want.Add(time.Minute)) {
+			t.Errorf("artifacts_expire_at %v; want about %v", got.ArtifactsExpireAt, want)
 		}
 	})
 }
