@@ -200,6 +200,32 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, in map[string]model.
 	if err != nil {
 		return store.SettingsRow{}, err
 	}
+	return s.save(ctx, func(next *model.ApplicationSettings) error {
+		var bad []string
+		for _, name := range names {
+			if err := next.Set(name, in[name]); err != nil {
+				if model.KindOf(err) == model.KindInvalid {
+					return err
+				}
+				var me *model.Error
+				if !errors.As(err, &me) {
+					return err
+				}
+				bad = append(bad, me.Message)
+			}
+		}
+		if len(bad) > 0 {
+			return model.Param(strings.Join(bad, ", "))
+		}
+		next.Normalize()
+		return next.Validate(outsideChecks(*next))
+	})
+}
+
+// save applies change to a copy of the settings, read under the row's
+// lock, and writes the copy over the version it read; a lost race (which
+// the lock should prevent) is applied again over the winner's result.
+func (s *Service) save(ctx context.Context, change func(next *model.ApplicationSettings) error) (store.SettingsRow, error) {
 	for attempt := 1; ; attempt++ {
 		var saved store.SettingsRow
 		err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -211,32 +237,14 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, in map[string]model.
 				return err
 			}
 			next := row.Settings.Clone()
-			var bad []string
-			for _, name := range names {
-				if err := next.Set(name, in[name]); err != nil {
-					if model.KindOf(err) == model.KindInvalid {
-						return err
-					}
-					var me *model.Error
-					if !errors.As(err, &me) {
-						return err
-					}
-					bad = append(bad, me.Message)
-				}
-			}
-			if len(bad) > 0 {
-				return model.Param(strings.Join(bad, ", "))
-			}
-			next.Normalize()
-			if err := next.Validate(outsideChecks(next)); err != nil {
+			if err := change(&next); err != nil {
 				return err
 			}
 			if err := tx.SaveApplicationSettings(ctx, next, row.Version); err != nil {
 				return err
 			}
 			saved = row
-			saved.Settings, saved.Version = next, row.Version+1
-			saved.UpdatedAt = tx.Now()
+			saved.Settings, saved.Version, saved.UpdatedAt = next, row.Version+1, tx.Now()
 			return nil
 		})
 		if model.KindOf(err) == model.KindConflict && attempt < maxAttempts {
@@ -360,32 +368,12 @@ func (s *Service) ResetRegistrationToken(ctx context.Context, a auth.Actor) (str
 		return "", errReadOnly
 	}
 	token := auth.NewSecret(registrationPrefix, 20)
-	for attempt := 1; ; attempt++ {
-		var saved store.SettingsRow
-		err := s.db.InTx(ctx, func(tx *store.Tx) error {
-			if err := tx.LockApplicationSettings(ctx); err != nil {
-				return err
-			}
-			row, err := tx.ApplicationSettings(ctx, s.fresh)
-			if err != nil {
-				return err
-			}
-			row.Settings.RunnersRegistrationToken = token
-			if err := tx.SaveApplicationSettings(ctx, row.Settings, row.Version); err != nil {
-				return err
-			}
-			saved = row
-			saved.Version++
-			saved.UpdatedAt = tx.Now()
-			return nil
-		})
-		if model.KindOf(err) == model.KindConflict && attempt < maxAttempts {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		s.keep(saved)
-		return token, nil
+	_, err := s.save(ctx, func(next *model.ApplicationSettings) error {
+		next.RunnersRegistrationToken = token
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
+	return token, nil
 }
