@@ -21,25 +21,6 @@ var geoNodeKeys = map[string]string{
 	"clone_protocol": "string", "web_edit_url": "string", "web_geo_projects_url": "null|string", "_links": "object",
 }
 
-// jsonType names the JSON type of a decoded value.
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case float64:
-		return "number"
-	case bool:
-		return "bool"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
 // wantShape fails unless obj has exactly the keys of want, each of its
 // type.
 func wantShape(t *testing.T, what string, obj map[string]any, want map[string]string) {
@@ -50,7 +31,7 @@ func wantShape(t *testing.T, what string, obj map[string]any, want map[string]st
 			t.Errorf("%s: no %q", what, k)
 			continue
 		}
-		if got := jsonType(v); !strings.Contains("|"+typ+"|", "|"+got+"|") {
+		if got := usrJSONType(v); !strings.Contains("|"+typ+"|", "|"+got+"|") {
 			t.Errorf("%s: %s is %s (%v); want %s", what, k, got, v, typ)
 		}
 	}
