@@ -1,12 +1,15 @@
 package endpoint
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -161,6 +164,36 @@ func (c *Call) ClientIP() string {
 		return c.R.RemoteAddr
 	}
 	return host
+}
+
+// Stream sends a stored object (a file of a repository, a blob) named
+// name ("" for none) of size bytes: sniffed content type (never HTML, so
+// a repository cannot serve script), inline disposition, no caching; a
+// HEAD request gets the headers only.
+func (c *Call) Stream(name string, size int64, rd io.Reader) error {
+	br := bufio.NewReaderSize(rd, 4096)
+	head, _ := br.Peek(512)
+	ct := http.DetectContentType(head)
+	if strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "text/xml") {
+		ct = "text/plain; charset=utf-8"
+	}
+	if byExt := mime.TypeByExtension(strings.ToLower(path.Ext(name))); strings.HasPrefix(byExt, "image/") && !strings.Contains(byExt, "svg") {
+		ct = byExt
+	}
+	h := c.W.Header()
+	h.Set("Content-Type", ct)
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	h.Set("Cache-Control", "no-cache")
+	if name != "" {
+		h.Set("Content-Disposition", `inline; filename="`+strings.ReplaceAll(name, `"`, "")+`"; filename*=UTF-8''`+url.PathEscape(name))
+	}
+	c.W.WriteHeader(http.StatusOK)
+	if c.R.Method == http.MethodHead {
+		return nil
+	}
+	// A copy that ends early is a client gone away.
+	_, _ = io.Copy(c.W, br)
+	return nil
 }
 
 // Download streams a file as an attachment named name (size < 0:

@@ -1,13 +1,10 @@
 package repository
 
 import (
-	"bufio"
 	"encoding/base64"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 
@@ -66,32 +63,6 @@ func (h *Handlers) getFile(c *endpoint.Call) error {
 		CommitID: f.CommitID, LastCommitID: f.LastCommitID, ExecuteFilemode: f.Executable})
 }
 
-// streamBytes sends a stored object: sniffed content type (never HTML, so
-// a repository cannot serve script), inline disposition, no caching.
-func streamBytes(w http.ResponseWriter, r *http.Request, name string, size int64, rd io.Reader) {
-	br := bufio.NewReaderSize(rd, 4096)
-	head, _ := br.Peek(512)
-	ct := http.DetectContentType(head)
-	if strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "text/xml") {
-		ct = "text/plain; charset=utf-8"
-	}
-	if byExt := mime.TypeByExtension(strings.ToLower(path.Ext(name))); strings.HasPrefix(byExt, "image/") && !strings.Contains(byExt, "svg") {
-		ct = byExt
-	}
-	h := w.Header()
-	h.Set("Content-Type", ct)
-	h.Set("Content-Length", strconv.FormatInt(size, 10))
-	h.Set("Cache-Control", "no-cache")
-	if name != "" {
-		h.Set("Content-Disposition", `inline; filename="`+strings.ReplaceAll(name, `"`, "")+`"; filename*=UTF-8''`+url.PathEscape(name))
-	}
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return
-	}
-	_, _ = io.Copy(w, br)
-}
-
 func (h *Handlers) getRawFile(c *endpoint.Call) error {
 	ref, _ := c.P.String("ref")
 	if c.R.Method == http.MethodHead {
@@ -100,8 +71,7 @@ func (h *Handlers) getRawFile(c *endpoint.Call) error {
 			return err
 		}
 		fileHeaders(c.W.Header(), f)
-		streamBytes(c.W, c.R, f.Name, f.Size, strings.NewReader(""))
-		return nil
+		return c.Stream(f.Name, f.Size, strings.NewReader(""))
 	}
 	f, rd, err := h.files.OpenRaw(c.Ctx(), c.Actor, c.Path("id"), c.Path("file_path"), ref)
 	if err != nil {
@@ -109,8 +79,7 @@ func (h *Handlers) getRawFile(c *endpoint.Call) error {
 	}
 	defer rd.Close()
 	fileHeaders(c.W.Header(), f)
-	streamBytes(c.W, c.R, f.Name, f.Size, rd)
-	return nil
+	return c.Stream(f.Name, f.Size, rd)
 }
 
 func (h *Handlers) getTree(c *endpoint.Call) error {
@@ -152,8 +121,7 @@ func (h *Handlers) getBlob(c *endpoint.Call, raw bool) error {
 	}
 	defer rd.Close()
 	if raw {
-		streamBytes(c.W, c.R, "", b.Size, rd)
-		return nil
+		return c.Stream("", b.Size, rd)
 	}
 	data, err := io.ReadAll(rd)
 	if err != nil {
