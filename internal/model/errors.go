@@ -32,6 +32,7 @@ const (
 	KindURITooLong                         // 414
 	KindUnavailable                        // 503
 	KindPreconditionFailed                 // 412
+	KindReadOnly                           // 403, a repository refusing writes for now (moving between storages)
 )
 
 // Error is a classified error. Message is the text GitLab would put in the
@@ -45,6 +46,9 @@ type Error struct {
 	// List sends the message as a one-element list ({"message":["…"]}),
 	// as GitLab answers some validations (merge request branches).
 	List bool
+	// Wrapped sends the message as {"message":{"error":"…"}}, as GitLab's
+	// render_api_error! with a hash answers a service's refusal (snippets).
+	Wrapped bool
 }
 
 func (e *Error) Error() string {
@@ -72,7 +76,25 @@ var (
 	ErrConflict     = &Error{Kind: KindConflict}
 	ErrInvalid      = &Error{Kind: KindInvalid}
 	ErrNotModified  = &Error{Kind: KindNotModified}
+	ErrReadOnly     = &Error{Kind: KindReadOnly}
 )
+
+// RepositoryReadOnlyMessage is how a write to a repository that is
+// read-only for now (while it moves between storages) is refused, over
+// the API and git alike.
+const RepositoryReadOnlyMessage = "The repository is temporarily read-only. Please try again later."
+
+// RepositoryReadOnly refuses a write to a repository that is read-only for
+// now: 403 with RepositoryReadOnlyMessage (errors.Is(err, ErrReadOnly)).
+func RepositoryReadOnly() *Error {
+	return &Error{Kind: KindReadOnly, Message: RepositoryReadOnlyMessage, Raw: true}
+}
+
+// WrappedError is a refusal GitLab words as {"message":{"error":msg}}
+// with the status of kind.
+func WrappedError(kind Kind, msg string) *Error {
+	return &Error{Kind: kind, Message: msg, Wrapped: true}
+}
 
 // NotFound reports a missing (or invisible) resource: "404 User Not Found".
 // An empty resource gives "404 Not Found".

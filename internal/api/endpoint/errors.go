@@ -71,7 +71,7 @@ var kindStatus = map[model.Kind]int{
 	model.KindInvalid: 400, model.KindBadRequest: 400, model.KindParam: 400, model.KindNotModified: 304,
 	model.KindTooManyRequests: 429, model.KindMethodNotAllowed: 405, model.KindUnprocessable: 422,
 	model.KindTooLarge: 413, model.KindNotAcceptable: 406, model.KindTimeout: 408, model.KindURITooLong: 414,
-	model.KindUnavailable: 503, model.KindPreconditionFailed: 412,
+	model.KindUnavailable: 503, model.KindPreconditionFailed: 412, model.KindReadOnly: 403,
 }
 
 // WriteError is the one place that turns an error into a status and a
@@ -132,6 +132,8 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	if e.Kind == model.KindTooManyRequests {
 		w.Header().Set("Retry-After", "60")
+	}
+	if e.Kind == model.KindTooManyRequests || e.Wrapped {
 		WriteJSON(w, status, MessageBody{Message: ErrorBody{Error: e.Message}})
 		return
 	}
