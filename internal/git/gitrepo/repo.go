@@ -127,6 +127,13 @@ func GroupWikiPath(groupID int64) string {
 	return "@groups/" + strings.TrimPrefix(HashedPath("wiki", groupID), "@hashed/")
 }
 
+// SnippetPath is where a snippet's repository lives on its storage,
+// "@snippets/ab/cd/<sha256(id)>.git" as GitLab puts them: derived from the
+// snippet's id alone.
+func SnippetPath(snippetID int64) string {
+	return "@snippets/" + strings.TrimPrefix(HashedPath("", snippetID), "@hashed/")
+}
+
 // Repo is one bare repository.
 type Repo struct {
 	Storage string

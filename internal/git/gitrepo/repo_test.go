@@ -40,6 +40,9 @@ func TestHashedPath(t *testing.T) {
 	if w := GroupWikiPath(1); w != "@groups/6b/86/6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b.wiki.git" {
 		t.Errorf("group wiki path %q", w)
 	}
+	if w := SnippetPath(1); w != "@snippets/6b/86/6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b.git" {
+		t.Errorf("snippet path %q", w)
+	}
 }
 
 func TestRepo_createCommitCopy(t *testing.T) {
