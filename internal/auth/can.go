@@ -108,6 +108,31 @@ const (
 	AdminWiki Action = "admin_wiki"
 )
 
+// Actions on snippets: a personal one (Resource.Snippet alone) or a
+// project's (Resource.Snippet with Resource.Project and the actor's access
+// to it), as GitLab's personal_snippet_policy.rb, project_snippet_policy.rb
+// and the snippet rules of project_policy.rb give them.
+const (
+	// CreateSnippet: a personal snippet (no Resource.Project) — any
+	// signed-in user but external ones; a project's — reporters up (or an
+	// administrator) where the snippets feature is open to them and the
+	// project is not archived.
+	CreateSnippet Action = "create_snippet"
+	// ReadProjectSnippets: the project's snippets feature is open to the
+	// actor (a private one to members from Guest up): its snippet routes
+	// answer at all.
+	ReadProjectSnippets Action = "read_project_snippets"
+	// ReadSnippet: see a snippet and its files, clone it.
+	ReadSnippet Action = "read_snippet"
+	// UpdateSnippet: edit a snippet, push to it — its author or an
+	// administrator; of a project's, also maintainers up, but not of an
+	// internal snippet (GitLab's policy keeps those to their author).
+	UpdateSnippet Action = "update_snippet"
+	// AdminSnippet: delete a snippet — as UpdateSnippet, but an author
+	// of a project's snippet needs to be a reporter up still.
+	AdminSnippet Action = "admin_snippet"
+)
+
 // Branch is the branch a push or file write targets, with the project's
 // protected branch rules.
 type Branch struct {
@@ -127,6 +152,7 @@ type Resource struct {
 	Group   *model.Group
 	Access  model.AccessLevel
 	Branch  *Branch
+	Snippet *model.Snippet
 }
 
 // visible applies a visibility level to an actor without membership.
@@ -298,6 +324,64 @@ var rules = map[Action]rule{
 	DeleteMergeRequest: func(a Actor, r Resource) bool {
 		return a.SignedIn() && readMergeRequest(a, r) && (a.Admin() || r.Access >= model.Owner)
 	},
+	CreateSnippet:       createSnippet,
+	ReadProjectSnippets: snippetsOpen,
+	ReadSnippet:         readSnippet,
+	UpdateSnippet:       func(a Actor, r Resource) bool { return writeSnippet(a, r, false) },
+	AdminSnippet:        func(a Actor, r Resource) bool { return writeSnippet(a, r, true) },
+}
+
+// snippetsOpen: the project's snippets feature is open to the actor (a
+// private one to members from Guest up).
+func snippetsOpen(a Actor, r Resource) bool {
+	return r.Project != nil && featureOpen(a, r, r.Project.Settings.SnippetsAccessLevel, model.Guest)
+}
+
+func createSnippet(a Actor, r Resource) bool {
+	if !a.SignedIn() || a.Job != nil {
+		return false
+	}
+	if r.Project == nil {
+		return a.Admin() || !a.User.External
+	}
+	return snippetsOpen(a, r) && !r.Project.Archived && (a.Admin() || r.Access >= model.Reporter)
+}
+
+// readSnippet: a personal snippet is read by its author, an
+// administrator, anyone when public and signed-in users but external ones
+// when internal. A project's needs the project's snippets feature open to
+// the actor, then: its author, an administrator or a member reads it;
+// others by its visibility as for a personal one.
+func readSnippet(a Actor, r Resource) bool {
+	s := r.Snippet
+	if s == nil || (r.Project != nil && !snippetsOpen(a, r)) {
+		return false
+	}
+	if a.Admin() || a.Is(s.AuthorID) || (r.Project != nil && r.Access >= model.Guest) {
+		return true
+	}
+	return visible(a, s.Visibility)
+}
+
+// writeSnippet decides updating (and, with admin, deleting) a snippet.
+func writeSnippet(a Actor, r Resource, admin bool) bool {
+	s := r.Snippet
+	if !a.SignedIn() || a.Job != nil || !readSnippet(a, r) {
+		return false
+	}
+	if r.Project == nil {
+		return a.Admin() || a.Is(s.AuthorID)
+	}
+	if r.Project.Archived {
+		return false
+	}
+	switch {
+	case a.Admin():
+		return true
+	case a.Is(s.AuthorID) && (!admin || r.Access >= model.Reporter):
+		return true
+	}
+	return r.Access >= model.Maintainer && s.Visibility != model.Internal
 }
 
 // readMergeRequest: merge requests are open to the actor, who reads the
