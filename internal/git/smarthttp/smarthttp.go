@@ -56,6 +56,13 @@ type PushRules struct {
 	Deny     []string // refs that may not be updated at all
 	NoForce  []string // refs that take fast-forward updates only
 	NoDelete []string // refs that may not be deleted
+	// OnlyRef, when set, is the one ref a push may create or update (a
+	// snippet's default branch): every other ref, and its deletion, is
+	// refused. MaxFiles and MaxBytes, when set, bound the files of its
+	// new commit: at least one, at most MaxFiles, MaxBytes in all.
+	OnlyRef  string
+	MaxFiles int
+	MaxBytes int64
 }
 
 // Options describe one request.
@@ -93,6 +100,21 @@ while read old new ref; do
         if ! git merge-base --is-ancestor "$old" "$new"; then echo "You are not allowed to force push code to a protected branch on this project."; exit 1; fi;;
       esac
     done
+  fi
+  if [ -n "$QUARRY_ONLY_REF" ]; then
+    if [ "$ref" != "$QUARRY_ONLY_REF" ] || [ "$new" = "$zero" ]; then echo "You can not create or delete branches."; exit 1; fi
+    if [ -n "$QUARRY_MAX_FILES" ]; then
+      files=0; bytes=0
+      for size in $(git ls-tree -r --format='%(objectsize)' "$new"); do
+        files=$((files+1))
+        case "$size" in *[!0-9]*) ;; *) bytes=$((bytes+size));; esac
+      done
+      if [ "$files" -gt "$QUARRY_MAX_FILES" ]; then echo "The repository can contain at most $QUARRY_MAX_FILES file(s)."; exit 1; fi
+      if [ "$files" -eq 0 ]; then echo "The repository must contain at least 1 file."; exit 1; fi
+      if [ -n "$QUARRY_MAX_BYTES" ] && [ "$bytes" -gt "$QUARRY_MAX_BYTES" ]; then
+        echo "Your push to this repository cannot be completed because this repository has exceeded the allocated storage for your project. Contact your GitLab administrator for more information."; exit 1
+      fi
+    fi
   fi
 done
 exit 0
@@ -191,6 +213,9 @@ func Serve(ctx context.Context, runner *git.Runner, w http.ResponseWriter, r *ht
 		"QUARRY_NOFORCE_REFS=" + strings.Join(o.Rules.NoForce, " "),
 		"QUARRY_NODELETE_REFS=" + strings.Join(o.Rules.NoDelete, " "),
 		"QUARRY_PUSH_LOG=" + o.PushLog,
+		"QUARRY_ONLY_REF=" + o.Rules.OnlyRef,
+		"QUARRY_MAX_FILES=" + positive(int64(o.Rules.MaxFiles)),
+		"QUARRY_MAX_BYTES=" + positive(o.Rules.MaxBytes),
 		// Pushes are allowed here only when the caller was authorized to.
 		"GIT_CONFIG_COUNT=2",
 		"GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=" + strconv.FormatBool(o.AllowPush),
@@ -253,6 +278,14 @@ func Serve(ctx context.Context, runner *git.Runner, w http.ResponseWriter, r *ht
 	return werr
 }
 
+// positive is n in decimal, "" unless positive.
+func positive(n int64) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
+}
+
 // Grant is what an authorized request may do.
 type Grant struct {
 	ProjectID int64
@@ -264,6 +297,9 @@ type Grant struct {
 	// Wiki is the full path of the project or group whose wiki this is
 	// ("" for a project's repository).
 	Wiki string
+	// Snippet is the id of the snippet whose repository this is (0 for a
+	// project's repository).
+	Snippet int64
 }
 
 // DeniedError refuses a request: Status 401 asks git for credentials
