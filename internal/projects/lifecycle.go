@@ -165,6 +165,11 @@ func (s *Service) runDelete(ctx context.Context, pl projectPayload) error {
 
 // RemoveProject deletes a project's repository, uploads and rows.
 func (s *Service) RemoveProject(ctx context.Context, p model.Project) error {
+	for _, fn := range s.removing {
+		if err := fn(ctx, p.ID); err != nil {
+			return err
+		}
+	}
 	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
 	if err != nil {
 		return err
@@ -190,6 +195,14 @@ func (s *Service) RemoveProject(ctx context.Context, p model.Project) error {
 		errs = append(errs, fn(p.ID))
 	}
 	return errors.Join(errs...)
+}
+
+// OnRemoving registers what goes first when a project is removed: what
+// other services keep for it and find through rows that go with the
+// project's (its snippets and their repositories). An error stops the
+// removal, which is tried again. Call it while composing, before use.
+func (s *Service) OnRemoving(fn func(ctx context.Context, projectID int64) error) {
+	s.removing = append(s.removing, fn)
 }
 
 // OnRemoved registers what else goes when a project is removed (files

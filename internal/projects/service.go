@@ -39,6 +39,7 @@ type Service struct {
 	now      func() time.Time
 	groups   GroupResolver
 	removed  []func(projectID int64) error
+	removing []func(ctx context.Context, projectID int64) error
 	// jobScope says whether a CI job of project source may reach project
 	// target with its token (nil: every project the job's user may read).
 	jobScope func(ctx context.Context, source, target int64) (bool, error)

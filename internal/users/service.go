@@ -27,6 +27,7 @@ type Service struct {
 	now          func() time.Time
 	projects     ProjectRemover
 	groups       GroupRemover
+	snippets     SnippetRemover
 	settings     Settings
 }
 

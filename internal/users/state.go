@@ -39,6 +39,16 @@ type GroupRemover interface {
 // behind; the composition root sets them.
 func (s *Service) SetRemovers(p ProjectRemover, g GroupRemover) { s.projects, s.groups = p, g }
 
+// SnippetRemover removes the snippets a user wrote with their
+// repositories (the snippets service).
+type SnippetRemover interface {
+	RemoveUserSnippets(ctx context.Context, userID int64) error
+}
+
+// SetSnippetRemover tells the service how to remove a deleted user's
+// snippets; the composition root sets it.
+func (s *Service) SetSnippetRemover(r SnippetRemover) { s.snippets = r }
+
 // Delete removes a user, their personal projects (repositories included)
 // and memberships. A user who is the only owner of a group cannot be
 // removed (409) unless hardDelete, which removes those groups too.
@@ -59,7 +69,7 @@ func (s *Service) Delete(ctx context.Context, actor auth.Actor, id int64, hardDe
 	}
 	// Nothing of the user's is left half there: groups first (a group
 	// inside another goes with it), then the projects of the user's own
-	// namespace, then the user.
+	// namespace, the snippets the user wrote elsewhere, then the user.
 	for _, id := range sole {
 		g, err := s.db.GroupByID(ctx, id)
 		if errors.Is(err, model.ErrNotFound) {
@@ -85,6 +95,11 @@ func (s *Service) Delete(ctx context.Context, actor auth.Actor, id int64, hardDe
 			if err := s.projects.RemoveProject(ctx, p); err != nil {
 				return fmt.Errorf("remove project %d of deleted user %d: %w", p.ID, u.ID, err)
 			}
+		}
+	}
+	if s.snippets != nil {
+		if err := s.snippets.RemoveUserSnippets(ctx, u.ID); err != nil {
+			return fmt.Errorf("remove snippets of deleted user %d: %w", u.ID, err)
 		}
 	}
 	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteUser(ctx, u.ID) }); err != nil {
