@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"path"
 	"strings"
 
 	"quarry/internal/auth"
@@ -47,6 +48,17 @@ type Wikis interface {
 	Pushed(ctx context.Context, ownerPath string, branches []string) error
 }
 
+// Snippets authorizes snippet clones and pushes and follows snippet
+// pushes (the snippets service). GitAccess answers the grant of the
+// snippet at path ("snippets/<id>" or "<project path>/snippets/<id>"),
+// its push rules included, or model errors: not found when the caller
+// sees no such snippet, forbidden (or read-only) with the message git
+// prints.
+type Snippets interface {
+	GitAccess(ctx context.Context, a auth.Actor, path string, push bool) (smarthttp.Grant, error)
+	Pushed(ctx context.Context, snippetID int64) error
+}
+
 // Service implements smarthttp.Access.
 type Service struct {
 	tokens    Tokens
@@ -56,7 +68,13 @@ type Service struct {
 	events    RefsEvents
 	wikis     Wikis
 	settings  Settings
+	snippets  Snippets
 }
+
+// SetSnippets makes git over HTTP serve snippet repositories at
+// "snippets/<id>.git" and "<project path>/snippets/<id>.git" (before
+// use).
+func (s *Service) SetSnippets(sn Snippets) { s.snippets = sn }
 
 // Settings give the instance's application settings in effect.
 type Settings interface {
@@ -102,6 +120,8 @@ func refusal(a auth.Actor, err error, notFound string) error {
 			msg = "You are not allowed to download code from this project."
 		}
 		return deny(http.StatusForbidden, msg)
+	case me.Kind == model.KindReadOnly:
+		return deny(http.StatusForbidden, me.Message)
 	}
 	return err
 }
@@ -182,6 +202,13 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 		// No project or group owns such a wiki: a project whose path
 		// ends in ".wiki", or nothing.
 	}
+	if s.snippets != nil && snippetPath(fullPath) {
+		g, err := s.authorizeSnippet(ctx, a, fullPath, push)
+		if !errors.Is(err, model.ErrNotFound) {
+			return g, err
+		}
+		// No snippet the caller sees, and a project at that path.
+	}
 	// A project's full path always has its namespace: a bare "12.git"
 	// would name project 12 by id, not by path.
 	p, acc, err := model.Project{}, model.AccessLevel(-1), error(model.ErrNotFound)
@@ -255,11 +282,41 @@ func (s *Service) authorizeWiki(ctx context.Context, a auth.Actor, owner string,
 	return g, nil
 }
 
+// snippetPath reports whether a clone path has a snippet's shape: it ends
+// in "snippets/<digits>" (the snippets service reads it exactly).
+func snippetPath(p string) bool {
+	dir, id := path.Split(p)
+	return id != "" && strings.Trim(id, "0123456789") == "" && (dir == "snippets/" || strings.HasSuffix(dir, "/snippets/"))
+}
+
+// authorizeSnippet grants a clone or push of the snippet at fullPath. A
+// snippet the caller does not see is refused with the snippet's message,
+// unless a project the caller sees has that path (its answer is
+// model.ErrNotFound: the caller serves the project).
+func (s *Service) authorizeSnippet(ctx context.Context, a auth.Actor, fullPath string, push bool) (smarthttp.Grant, error) {
+	g, err := s.snippets.GitAccess(ctx, a, fullPath, push)
+	if errors.Is(err, model.ErrNotFound) {
+		if _, _, perr := s.projects.Resolve(ctx, a, fullPath); perr == nil {
+			return g, err
+		}
+	}
+	if err != nil {
+		return g, refusal(a, err, "The snippet you were looking for could not be found.")
+	}
+	if a.User != nil {
+		g.User, g.UserID = a.User.Username, a.User.ID
+	}
+	return g, nil
+}
+
 // Pushed emits the refs-changed event of a finished push; what follows a
 // push (the project's repository facts, housekeeping, …) hangs on it. The
 // first push into an empty repository is recorded before that (its branch
 // becomes the protected default).
 func (s *Service) Pushed(ctx context.Context, g smarthttp.Grant, push smarthttp.Push) error {
+	if g.Snippet != 0 {
+		return s.snippets.Pushed(ctx, g.Snippet)
+	}
 	if g.Wiki != "" {
 		var branches []string
 		for _, u := range push.Updates {
