@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/http"
 	"slices"
 
 	"quarry/internal/api/agents"
@@ -16,6 +17,7 @@ import (
 	"quarry/internal/api/repository"
 	"quarry/internal/api/runners"
 	"quarry/internal/api/settings"
+	"quarry/internal/api/snippets"
 	"quarry/internal/api/tokens"
 	"quarry/internal/api/topics"
 	"quarry/internal/api/users"
@@ -47,9 +49,15 @@ func (s *Server) Table() []endpoint.Route {
 		mergerequests.New(d.MRs, r).Routes(),
 		approvals.New(d.Approvals, r).Routes(),
 		wikis.New(d.Wikis, r).Routes(),
+		snippets.New(d.Snippets, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
 	)
+}
+
+// snippetRaw serves the raw web paths snippets' raw URLs point at.
+func (s *Server) snippetRawHandler(site *endpoint.Site) http.Handler {
+	return snippets.New(s.Snippets, s.render).WebRaw(site)
 }
 
 // shapes are the row shapes ServeMux cannot hold side by side; their rows

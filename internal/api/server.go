@@ -35,6 +35,7 @@ import (
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
 	"quarry/internal/settings"
+	"quarry/internal/snippets"
 	"quarry/internal/tokens"
 	"quarry/internal/topics"
 	"quarry/internal/uploads"
@@ -63,6 +64,7 @@ type Deps struct {
 	MRs        *mergerequests.Service
 	Approvals  *approvals.Service
 	Wikis      *wikis.Service
+	Snippets   *snippets.Service
 	Settings   *settings.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service
@@ -96,6 +98,9 @@ type Server struct {
 	render  *entity.Renderer
 	metrics *metrics
 	handler http.Handler
+	// snippetRaw serves /-/snippets/:id/raw… and its twins under
+	// projects' paths.
+	snippetRaw http.Handler
 }
 
 // New builds the server and its route table; a table ServeMux cannot hold
@@ -121,6 +126,7 @@ func New(d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.snippetRaw = s.snippetRawHandler(site)
 	// Service endpoints outside the API.
 	mux.Handle("GET /-/health", http.HandlerFunc(s.health))
 	mux.Handle("GET /-/liveness", http.HandlerFunc(s.liveness))
@@ -157,6 +163,8 @@ func (s *Server) contentLimit(ctx context.Context, kind endpoint.Content) (int64
 		return st.WikiPageMaxContentBytes, nil
 	case endpoint.ContentAttachment:
 		return int64(st.MaxAttachmentSize) << 20, nil
+	case endpoint.ContentSnippet:
+		return st.SnippetSizeLimit, nil
 	}
 	return 0, fmt.Errorf("no content limit for %q", kind)
 }
@@ -227,6 +235,11 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		if s.Git != nil && strings.Contains(r.URL.Path, ".git/") && !strings.HasPrefix(r.URL.Path, "/api/") {
 			s.Git.ServeHTTP(rec, r)
+			return
+		}
+		if s.snippetRaw != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+			strings.Contains(r.URL.Path, "/-/snippets/") && !strings.HasPrefix(r.URL.Path, "/api/") {
+			s.snippetRaw.ServeHTTP(rec, r)
 			return
 		}
 		next.ServeHTTP(rec, r)

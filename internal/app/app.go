@@ -45,6 +45,7 @@ import (
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
 	"quarry/internal/settings"
+	"quarry/internal/snippets"
 	"quarry/internal/store"
 	"quarry/internal/tasks"
 	"quarry/internal/tokens"
@@ -68,6 +69,7 @@ type App struct {
 	MRs      *mergerequests.Service
 	Approval *approvals.Service
 	Wikis    *wikis.Service
+	Snippets *snippets.Service
 	Settings *settings.Service
 	Queue    *tasks.Queue
 	Events   *events.Bus
@@ -192,6 +194,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Approval = approvals.New(db, a.Projects, storages, log)
 	a.Wikis = wikis.New(db, a.Projects, a.Groups, a.CI, storages, queue, log, wikis.Config{DefaultBranch: cfg.DefaultBranch})
 	a.Groups.OnRemoved(a.Wikis.RemoveGroupWiki)
+	a.Snippets = snippets.New(db, a.Projects, storages, queue, log, snippets.Config{DefaultBranch: cfg.DefaultBranch})
+	a.Snippets.SetSettings(set)
+	a.Projects.OnRemoving(a.Snippets.RemoveProjectSnippets)
+	a.Users.SetSnippetRemover(a.Snippets)
 	a.MRs.SetApprovals(a.Approval)
 	a.MRs.SetSettings(set)
 	a.MRs.SetPipelines(a.CI)
@@ -264,6 +270,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	repoFiles.SetSettings(set)
 	gitAccess := gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus, a.Wikis)
 	gitAccess.SetSettings(set)
+	gitAccess.SetSnippets(a.Snippets)
 	srv, err := api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
 		Members:   members.New(db, a.Projects, a.Groups, cfg.UserCap),
@@ -274,6 +281,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		MRs:       a.MRs,
 		Approvals: a.Approval,
 		Wikis:     a.Wikis,
+		Snippets:  a.Snippets,
 		Settings:  set,
 		Agents:    a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,

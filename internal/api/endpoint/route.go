@@ -74,6 +74,8 @@ const (
 	ContentWikiPage Content = "wiki_page"
 	// ContentAttachment is an uploaded file (wiki attachments).
 	ContentAttachment Content = "attachment"
+	// ContentSnippet is a snippet's files (snippet_size_limit in all).
+	ContentSnippet Content = "snippet"
 )
 
 // Parsed bodies are read before the handler: the query string, then a
@@ -100,7 +102,7 @@ func (b Body) Valid() bool {
 		return false
 	}
 	switch b.content {
-	case "", ContentFile, ContentWikiPage, ContentAttachment:
+	case "", ContentFile, ContentWikiPage, ContentAttachment, ContentSnippet:
 		return true
 	}
 	return false
@@ -183,7 +185,7 @@ var identifierWildcards = map[string]bool{
 	"name": true, "path...": true, "job_id": true, "pipeline_id": true, "trigger_id": true, "ref": true,
 	"artifact_path...": true, "merge_request_iid": true, "approval_rule_id": true,
 	"agent_id": true, "target_project_id": true, "target_group_id": true,
-	"runner_id": true, "slug": true,
+	"runner_id": true, "slug": true, "snippet_id": true,
 }
 
 // Check reports what is wrong with a row: an unknown method, a path that
