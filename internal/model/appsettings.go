@@ -67,7 +67,7 @@ type ApplicationSettings struct {
 	DefaultProjectCreation        int64      `json:"default_project_creation" values:"0,1,2,3,4" effect:"project_creation_level of new groups"`
 	DefaultProjectVisibility      Visibility `json:"default_project_visibility" effect:"visibility of projects created without one"`
 	DefaultProjectsLimit          int64      `json:"default_projects_limit" effect:"projects_limit of new users"`
-	DefaultSnippetVisibility      Visibility `json:"default_snippet_visibility"`
+	DefaultSnippetVisibility      Visibility `json:"default_snippet_visibility" effect:"visibility of snippets created without one"`
 	DelayedGroupDeletion          bool       `json:"delayed_group_deletion" effect:"deleted groups stay restorable for deletion_adjourned_period days"`
 	DelayedProjectDeletion        bool       `json:"delayed_project_deletion" effect:"deleted projects stay restorable for deletion_adjourned_period days"`
 	DeletionAdjournedPeriod       int64      `json:"deletion_adjourned_period" effect:"days a deleted project or group stays restorable"`
@@ -175,7 +175,7 @@ type ApplicationSettings struct {
 	RepositoryStoragesWeighted          map[string]int64 `json:"repository_storages_weighted"`
 	RequireAdminApprovalAfterUserSignup bool             `json:"require_admin_approval_after_user_signup"`
 	RequireTwoFactorAuthentication      bool             `json:"require_two_factor_authentication"`
-	RestrictedVisibilityLevels          []Visibility     `json:"restricted_visibility_levels" effect:"levels non-administrators cannot give projects and groups"`
+	RestrictedVisibilityLevels          []Visibility     `json:"restricted_visibility_levels" effect:"levels non-administrators cannot give projects, groups and snippets"`
 	RSAKeyRestriction                   int64            `json:"rsa_key_restriction"`
 	SendUserConfirmationEmail           bool             `json:"send_user_confirmation_email"`
 	SessionExpireDelay                  int64            `json:"session_expire_delay"`
@@ -183,7 +183,7 @@ type ApplicationSettings struct {
 	SharedRunnersText                   *string          `json:"shared_runners_text"`
 	SignInText                          *string          `json:"sign_in_text"`
 	SignupEnabled                       bool             `json:"signup_enabled"`
-	SnippetSizeLimit                    int64            `json:"snippet_size_limit"`
+	SnippetSizeLimit                    int64            `json:"snippet_size_limit" effect:"size of a snippet's files in all, through the API and git"`
 	TerminalMaxSessionTime              int64            `json:"terminal_max_session_time"`
 	Terms                               *string          `json:"terms"`
 
