@@ -68,7 +68,9 @@ func TestSnippets_permissionsPersonal(t *testing.T) {
 			admin     200 200 200`
 		check("read", read, func(tok string, id int64) int { return s.Get(t, "/snippets/"+itoa(id), tok).Status })
 		check("raw", read, func(tok string, id int64) int { return s.Get(t, "/snippets/"+itoa(id)+"/raw", tok).Status })
-		check("file raw", read, func(tok string, id int64) int { return s.Get(t, "/snippets/"+itoa(id)+"/files/main/f.txt/raw", tok).Status })
+		check("file raw", read, func(tok string, id int64) int {
+			return s.Get(t, "/snippets/"+itoa(id)+"/files/main/f.txt/raw", tok).Status
+		})
 		check("web raw", read, func(tok string, id int64) int {
 			return s.Do(t, apitest.Request{Path: fmt.Sprintf("%s/-/snippets/%d/raw", s.URL, id), Token: tok}).Status
 		})

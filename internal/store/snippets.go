@@ -13,11 +13,10 @@ const snippetColumns = `s.id, s.title, s.description, s.visibility, s.author_id,
 
 // snippetRow scans a snippet and its nullable columns.
 type snippetRow struct {
-	s                      model.Snippet
-	desc, agent, ip        sql.NullString
-	project                sql.NullInt64
-	akismet                bool
-	created, updated, vers int64
+	s               model.Snippet
+	desc, agent, ip sql.NullString
+	project         sql.NullInt64
+	akismet         bool
 }
 
 func (r *snippetRow) dest() []any {
