@@ -147,14 +147,19 @@ func (s *Service) project(ctx context.Context, a auth.Actor, ref string) (*model
 // find resolves the snippet id asked through w for the caller: 404 unless
 // the caller may read it (and, on a project route, it is that project's).
 func (s *Service) find(ctx context.Context, a auth.Actor, w Where, id int64) (*found, error) {
-	var proj *model.Project
-	var acc model.AccessLevel
-	if w.Project != "" {
-		var err error
-		if proj, acc, err = s.project(ctx, a, w.Project); err != nil {
-			return nil, err
-		}
+	if w.Project == "" {
+		return s.findIn(ctx, a, nil, 0, id)
 	}
+	proj, acc, err := s.project(ctx, a, w.Project)
+	if err != nil {
+		return nil, err
+	}
+	return s.findIn(ctx, a, proj, acc, id)
+}
+
+// findIn is find with the project of a project route resolved (nil on
+// /snippets/:id).
+func (s *Service) findIn(ctx context.Context, a auth.Actor, proj *model.Project, acc model.AccessLevel, id int64) (*found, error) {
 	sn, err := s.db.SnippetByID(ctx, id)
 	if errors.Is(err, model.ErrNotFound) {
 		return nil, errSnippetNotFound
@@ -192,19 +197,22 @@ func (s *Service) find(ctx context.Context, a auth.Actor, w Where, id int64) (*f
 // project route any of the project's the caller reads; then the action
 // (403) and the repository's read-only flag.
 func (s *Service) findToChange(ctx context.Context, a auth.Actor, w Where, id int64, action auth.Action) (*found, error) {
+	var proj *model.Project
+	var acc model.AccessLevel
 	if w.Project != "" {
-		if _, _, err := s.project(ctx, a, w.Project); err != nil {
+		var err error
+		if proj, acc, err = s.project(ctx, a, w.Project); err != nil {
 			return nil, err
 		}
 	}
 	if !a.SignedIn() {
 		return nil, model.Unauthorized("")
 	}
-	f, err := s.find(ctx, a, w, id)
+	f, err := s.findIn(ctx, a, proj, acc, id)
 	if err != nil {
 		return nil, err
 	}
-	if w.Project == "" && !a.Is(f.AuthorID) {
+	if proj == nil && !a.Is(f.AuthorID) {
 		return nil, errSnippetNotFound
 	}
 	if !auth.Can(a, action, f.resource()) {
