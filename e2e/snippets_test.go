@@ -331,7 +331,14 @@ func TestSnippets_rawWebPaths(t *testing.T) {
 		get(fmt.Sprintf("%s/-/snippets/%d/raw/main/nope.txt", s.URL, priv), owner.Token).Want(t, http.StatusNotFound).
 			WantBody(t, `{"message":"404 File Not Found"}`)
 		get(fmt.Sprintf("%s/-/snippets/%d/raw/main/..%%2Fsecret.txt", s.URL, priv), owner.Token).Want(t, http.StatusBadRequest)
-		get(fmt.Sprintf("%s/-/snippets/x/raw", s.URL), owner.Token).Want(t, http.StatusNotFound)
+		for _, bad := range []string{"/-/snippets/x/raw", "/-/snippets/99999999999999999999/raw", "/-/snippets/-1/raw", "/-/snippets/1/rawx",
+			"/-/snippets/1/raw/main/", "/-/snippets/1/raw//x", "/owner/-/snippets/1/raw", "/owner/../owner/proj/-/snippets/1/raw",
+			fmt.Sprintf("/-/snippets/%d/raw/main/%%00", priv), fmt.Sprintf("/-/snippets/%d/raw/%s/x", priv, strings.Repeat("r", 4000))} {
+			if st := get(s.URL+bad, owner.Token).Status; st != http.StatusNotFound && st != http.StatusBadRequest {
+				t.Errorf("%s: %d", bad, st)
+			}
+		}
+		s.Do(t, apitest.Request{Method: "HEAD", Path: raw, Token: owner.Token}).Want(t, http.StatusOK)
 		get(fmt.Sprintf("%s/owner/proj/-/snippets/%d/raw", s.URL, pub), "").Want(t, http.StatusNotFound)
 		get(fmt.Sprintf("%s/%d/-/snippets/%d/raw", s.URL, p.ID, ps), "").Want(t, http.StatusNotFound)
 		s.Do(t, apitest.Request{Method: "POST", Path: raw, Token: owner.Token}).Want(t, http.StatusNotFound)
