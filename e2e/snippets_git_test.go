@@ -208,3 +208,51 @@ func TestSnippets_gitProjectSnippets(t *testing.T) {
 		}
 	})
 }
+
+// TestSnippets_concurrentWrites: API writes racing each other and a push
+// all land, each as its own commit (the branch moves by compare-and-swap).
+func TestSnippets_concurrentWrites(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "owner")
+		id := newSnippet(t, s, owner.Token, "/snippets", "Busy", "private", "base.txt", "base\n")
+		work := t.TempDir()
+		w := filepath.Join(work, "w")
+		gitOut(t, work, "clone", "-q", cloneURL(s, fmt.Sprintf("snippets/%d", id), "owner", owner.Token), "w")
+		writeFile(t, filepath.Join(w, "pushed.txt"), "pushed\n")
+		gitOut(t, w, "add", "-A")
+		gitOut(t, w, "commit", "-q", "-m", "pushed")
+		const writers = 4
+		done := make(chan int, writers+1)
+		for i := 0; i < writers; i++ {
+			go func(i int) {
+				r := s.Do(t, apitest.Request{Method: "PUT", Path: "/snippets/" + itoa(id), Token: owner.Token,
+					JSON: map[string]any{"files": []map[string]any{{"action": "create", "file_path": fmt.Sprintf("api%d.txt", i), "content": "x"}}}})
+				done <- r.Status
+			}(i)
+		}
+		go func() {
+			// The push may lose to an API write that moved the branch
+			// first: then it is fetched, rebased and pushed again.
+			for try := 0; try < 10; try++ {
+				if _, err := gitRun(w, "push", "-q", "origin", "main"); err == nil {
+					done <- http.StatusOK
+					return
+				}
+				gitRun(w, "pull", "-q", "--rebase", "origin", "main")
+			}
+			done <- 0
+		}()
+		for i := 0; i < writers+1; i++ {
+			if st := <-done; st != http.StatusOK {
+				t.Errorf("a writer got %d", st)
+			}
+		}
+		m := s.Get(t, "/snippets/"+itoa(id), owner.Token).Want(t, http.StatusOK).Object(t)
+		if n := len(m["files"].([]any)); n != writers+2 {
+			t.Errorf("%d files after %d writers and a push: %v", n, writers, m["files"])
+		}
+		if n := strings.Count(gitOut(t, snippetRepoDir(s, id), "log", "--format=%s", "main"), "\n"); n != writers+2 {
+			t.Errorf("%d commits; want %d", n, writers+2)
+		}
+	})
+}
