@@ -353,6 +353,13 @@ func TestSnippets_userAgentDetail(t *testing.T) {
 		var sn struct{ ID int64 }
 		s.Do(t, apitest.Request{Method: "POST", Path: "/snippets", Token: owner.Token, Header: map[string]string{"User-Agent": "snippet-test/1.0"},
 			JSON: map[string]any{"title": "UA", "files": snippetFiles("a", "b")}}).Want(t, 201).JSON(t, &sn)
+		// A user agent that is no text, or too long, is kept as text.
+		var odd struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/snippets", Token: owner.Token, Header: map[string]string{"User-Agent": "odd\xff" + strings.Repeat("u", 5000)},
+			JSON: map[string]any{"title": "UA", "files": snippetFiles("a", "b")}}).Want(t, 201).JSON(t, &odd)
+		if ua := s.Get(t, "/snippets/"+itoa(odd.ID)+"/user_agent_detail", s.RootToken).Want(t, http.StatusOK).Object(t)["user_agent"].(string); !strings.HasPrefix(ua, "oddu") || len(ua) != 1023 {
+			t.Errorf("odd user agent kept as %q…, %d bytes", ua[:min(len(ua), 10)], len(ua))
+		}
 		path := "/snippets/" + itoa(sn.ID) + "/user_agent_detail"
 		s.Get(t, path, s.RootToken).Want(t, http.StatusOK).WantBody(t, `{"user_agent":"snippet-test/1.0","ip_address":"127.0.0.1","akismet_submitted":false}`)
 		s.Get(t, path, owner.Token).Want(t, http.StatusForbidden).WantBody(t, `{"message":"403 Forbidden"}`)

@@ -55,7 +55,8 @@ func (s *Server) Table() []endpoint.Route {
 	)
 }
 
-// snippetRaw serves the raw web paths snippets' raw URLs point at.
+// snippetRawHandler serves the raw web paths snippets' raw URLs point
+// at.
 func (s *Server) snippetRawHandler(site *endpoint.Site) http.Handler {
 	return snippets.New(s.Snippets, s.render).WebRaw(site)
 }

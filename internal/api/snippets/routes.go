@@ -196,8 +196,8 @@ func (h *Handlers) create(c *endpoint.Call, at where) error {
 			return err
 		}
 	}
-	if ua := c.R.UserAgent(); ua != "" {
-		in.Agent = &model.SnippetUserAgent{UserAgent: truncate(ua, maxUserAgent), IPAddress: c.ClientIP()}
+	if ua := userAgent(c.R.UserAgent()); ua != "" {
+		in.Agent = &model.SnippetUserAgent{UserAgent: ua, IPAddress: c.ClientIP()}
 	}
 	v, err := h.snippets.Create(c.Ctx(), c.Actor, at.w(c), in)
 	if err != nil {
@@ -209,23 +209,14 @@ func (h *Handlers) create(c *endpoint.Call, at where) error {
 // maxUserAgent bounds the user agent a snippet keeps.
 const maxUserAgent = 1024
 
-// truncate cuts s to at most n bytes on a character boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// userAgent is what a request says of itself, fit to be stored: valid
+// UTF-8 without NUL, at most maxUserAgent bytes.
+func userAgent(ua string) string {
+	if len(ua) > maxUserAgent {
+		ua = ua[:maxUserAgent]
 	}
-	s = s[:n]
-	for len(s) > 0 && !utf8Start(s[len(s)-1]) {
-		s = s[:len(s)-1]
-	}
-	if len(s) > 0 && s[len(s)-1] >= 0x80 {
-		s = s[:len(s)-1]
-	}
-	return s
+	return strings.ToValidUTF8(strings.ReplaceAll(ua, "\x00", ""), "")
 }
-
-// utf8Start reports whether b may start a UTF-8 character.
-func utf8Start(b byte) bool { return b < 0x80 || b >= 0xC0 }
 
 func (h *Handlers) update(c *endpoint.Call, at where) error {
 	p := c.P
