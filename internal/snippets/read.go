@@ -24,19 +24,26 @@ var (
 	errRefNotFound  = model.NotFound("Reference")
 )
 
+// readable resolves a snippet the caller reads and opens its repository;
+// missing is the error when the repository is not there.
+func (s *Service) readable(ctx context.Context, a auth.Actor, w Where, id int64, missing error) (*gitrepo.Repo, error) {
+	f, err := s.find(ctx, a, w, id)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := s.repo(f.Snippet)
+	if err == nil && !repo.Exists() {
+		err = missing
+	}
+	return repo, err
+}
+
 // Raw opens the snippet's first file at its default branch; the reader
 // must be closed.
 func (s *Service) Raw(ctx context.Context, a auth.Actor, w Where, id int64) (File, io.ReadCloser, error) {
-	f, err := s.find(ctx, a, w, id)
+	repo, err := s.readable(ctx, a, w, id, errFileNotFound)
 	if err != nil {
 		return File{}, nil, err
-	}
-	repo, err := s.repo(f.Snippet)
-	if err != nil {
-		return File{}, nil, err
-	}
-	if !repo.Exists() {
-		return File{}, nil, errFileNotFound
 	}
 	_, tip, list, err := files(ctx, repo)
 	if err != nil {
@@ -51,16 +58,9 @@ func (s *Service) Raw(ctx context.Context, a auth.Actor, w Where, id int64) (Fil
 // RawFile opens the file at filePath of the snippet at ref (a branch,
 // tag or commit of its repository); the reader must be closed.
 func (s *Service) RawFile(ctx context.Context, a auth.Actor, w Where, id int64, ref, filePath string) (File, io.ReadCloser, error) {
-	f, err := s.find(ctx, a, w, id)
+	repo, err := s.readable(ctx, a, w, id, errSnippetNotFound)
 	if err != nil {
 		return File{}, nil, err
-	}
-	repo, err := s.repo(f.Snippet)
-	if err != nil {
-		return File{}, nil, err
-	}
-	if !repo.Exists() {
-		return File{}, nil, errSnippetNotFound
 	}
 	commit, err := repo.CommitID(ctx, ref)
 	if errors.Is(err, gitrepo.ErrRefNotFound) {
