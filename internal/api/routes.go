@@ -16,6 +16,7 @@ import (
 	"quarry/internal/api/repository"
 	"quarry/internal/api/runners"
 	"quarry/internal/api/settings"
+	"quarry/internal/api/storagemoves"
 	"quarry/internal/api/tokens"
 	"quarry/internal/api/topics"
 	"quarry/internal/api/users"
@@ -49,6 +50,7 @@ func (s *Server) Table() []endpoint.Route {
 		wikis.New(d.Wikis, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
+		storagemoves.New(d.Moves, r).Routes(),
 	)
 }
 

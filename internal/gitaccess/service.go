@@ -31,6 +31,10 @@ type Projects interface {
 	ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error)
 	RepositoryLocation(p model.Project) (root, rel string, err error)
 	FirstWrite(ctx context.Context, id int64) error
+	// BeginWrite registers a write to p's repository (refused with
+	// model.ErrRepositoryReadOnly while a storage move holds it) and sets
+	// p's storage to where it is now; end ends it.
+	BeginWrite(ctx context.Context, p *model.Project) (end func(), err error)
 }
 
 // RefsEvents learns of every ref a push moves (the events bus).
@@ -44,6 +48,10 @@ type RefsEvents interface {
 // message git prints.
 type Wikis interface {
 	GitAccess(ctx context.Context, a auth.Actor, ownerPath string, push bool) (root, rel string, err error)
+	// BeginPush registers a push to the wiki of the project or group at
+	// ownerPath (refused with model.ErrRepositoryReadOnly while a storage
+	// move holds it) and says where the wiki is now.
+	BeginPush(ctx context.Context, ownerPath string) (root string, end func(), err error)
 	Pushed(ctx context.Context, ownerPath string, branches []string) error
 }
 
@@ -218,6 +226,9 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 	if p.Archived {
 		return g, deny(http.StatusForbidden, "You are not allowed to push code to an archived project.")
 	}
+	if p.RepositoryReadOnly {
+		return g, deny(http.StatusForbidden, model.RepositoryReadOnlyMessage)
+	}
 	if !a.Admin() && acc < model.Developer {
 		return g, deny(http.StatusForbidden, "You are not allowed to push code to this project.")
 	}
@@ -253,6 +264,43 @@ func (s *Service) authorizeWiki(ctx context.Context, a auth.Actor, owner string,
 		g.User, g.UserID = a.User.Username, a.User.ID
 	}
 	return g, nil
+}
+
+// BeginPush implements smarthttp.Access: the push is a write in flight
+// (a storage move waits for it), refused while a move holds the
+// repository; g.Root is set to where the repository is now.
+func (s *Service) BeginPush(ctx context.Context, g *smarthttp.Grant) (func(), error) {
+	if g.Wiki != "" {
+		root, end, err := s.wikis.BeginPush(ctx, g.Wiki)
+		if err != nil {
+			return nil, writeRefusal(err)
+		}
+		g.Root = root
+		return end, nil
+	}
+	p := model.Project{ID: g.ProjectID, DiskPath: g.Rel}
+	end, err := s.projects.BeginWrite(ctx, &p)
+	if err != nil {
+		return nil, writeRefusal(err)
+	}
+	root, _, err := s.projects.RepositoryLocation(p)
+	if err != nil {
+		end()
+		return nil, err
+	}
+	g.Root = root
+	return end, nil
+}
+
+// writeRefusal turns a refused write into git's answer.
+func writeRefusal(err error) error {
+	switch {
+	case errors.Is(err, model.ErrRepositoryReadOnly):
+		return deny(http.StatusForbidden, model.RepositoryReadOnlyMessage)
+	case errors.Is(err, model.ErrNotFound):
+		return deny(http.StatusNotFound, "The project you were looking for could not be found or you don't have permission to view it.")
+	}
+	return err
 }
 
 // Pushed emits the refs-changed event of a finished push; what follows a

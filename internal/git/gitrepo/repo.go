@@ -252,13 +252,14 @@ func (r *Repo) Configure(ctx context.Context) error {
 }
 
 // removeOldAside removes the folders this repository was built in aside
-// by creations a crash cut short, once they are old enough that no
-// creation can be using them.
+// by creations a crash cut short, and the copies storage moves a crash
+// cut short were building here (git processes of a killed server may
+// outlive it), once they are old enough that nothing can be using them.
 func (r *Repo) removeOldAside() {
 	entries, _ := os.ReadDir(filepath.Dir(r.path))
-	prefix := filepath.Base(r.path) + asideSuffix
+	base := filepath.Base(r.path)
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+		if !e.IsDir() || !(strings.HasPrefix(e.Name(), base+asideSuffix) || strings.HasPrefix(e.Name(), base+movingSuffix)) {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > asideMaxAge {
