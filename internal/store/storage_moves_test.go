@@ -298,3 +298,45 @@ func TestStorageMoves_compareAndSet(t *testing.T) {
 		}
 	})
 }
+
+// Two processes never run one move twice: of many writers starting the
+// same scheduled move at once, exactly one moves it.
+func TestStorageMoves_oneStarter(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		owner := storetest.NewUser(t, db)
+		p := storetest.NewProject(t, db, owner)
+		m := model.RepositoryStorageMove{Kind: model.ContainerProject, ContainerID: p.ID, State: model.MoveScheduled,
+			SourceStorageName: "default", DestinationStorageName: "second"}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.CreateStorageMove(ctx, &m) }); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		won := 0
+		var wg sync.WaitGroup
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				mine := m
+				err := db.InTx(ctx, func(tx *store.Tx) error {
+					moved, err := tx.MoveStorageMove(ctx, &mine, model.MoveStart, "")
+					if moved {
+						mu.Lock()
+						won++
+						mu.Unlock()
+					}
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if won != 1 {
+			t.Errorf("%d writers started the move; want 1", won)
+		}
+	})
+}
