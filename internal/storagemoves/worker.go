@@ -321,7 +321,13 @@ func (s *Service) runCleanup(ctx context.Context, p movePayload) error {
 	return err
 }
 
-// removeSource removes the container's repositories from the source.
+// carriedRefs are the refs Quarry writes itself without a write lease
+// (in a pipeline's transaction, after a push): one that reached the source
+// after the copy is carried to the destination before the source goes.
+var carriedRefs = []string{"refs/pipelines/", "refs/merge-requests/"}
+
+// removeSource removes the container's repositories from the source,
+// after carrying over the refs of carriedRefs the destination lacks.
 func (s *Service) removeSource(ctx context.Context, k *Kind, m model.RepositoryStorageMove) error {
 	rels, err := k.Repositories(ctx, m.ContainerID)
 	if err != nil {
@@ -331,6 +337,15 @@ func (s *Service) removeSource(ctx context.Context, k *Kind, m model.RepositoryS
 		src, err := s.storages.Open(m.SourceStorageName, rel)
 		if err != nil {
 			return err
+		}
+		dst, err := s.storages.Open(m.DestinationStorageName, rel)
+		if err != nil {
+			return err
+		}
+		if n, err := src.CarryRefs(ctx, dst, carriedRefs...); err != nil {
+			return err
+		} else if n > 0 {
+			s.log.Info("storage move carried refs written after the copy", "move_id", m.ID, "path", rel, "refs", n)
 		}
 		if err := src.Remove(); err != nil {
 			return fmt.Errorf("remove %s from %s: %w", rel, m.SourceStorageName, err)

@@ -136,3 +136,45 @@ func (r *Repo) RemoveMoveLeftovers() error {
 	}
 	return nil
 }
+
+// CarryRefs copies to dst the refs under prefixes that this repository
+// has and dst lacks (with their objects): refs Quarry writes itself
+// without a write lease (a pipeline's refs/pipelines/<id>, a merge
+// request's head) that reached a moved repository's old copy after it was
+// copied. Refs dst has are left alone. It reports how many it copied.
+func (r *Repo) CarryRefs(ctx context.Context, dst *Repo, prefixes ...string) (int, error) {
+	if !r.Exists() || !dst.Exists() {
+		return 0, nil
+	}
+	list := func(repo *Repo) (map[string]bool, error) {
+		out, err := repo.run(ctx, git.Command{Name: "for-each-ref", Flags: []git.Flag{{Name: "--format", Value: "%(refname)"}},
+			Args: prefixes}, git.Options{})
+		refs := map[string]bool{}
+		for _, ref := range strings.Fields(string(out)) {
+			refs[ref] = true
+		}
+		return refs, err
+	}
+	have, err := list(r)
+	if err != nil {
+		return 0, err
+	}
+	there, err := list(dst)
+	if err != nil {
+		return 0, err
+	}
+	var specs []string
+	for ref := range have {
+		if !there[ref] && git.ValidRefName(strings.TrimPrefix(ref, "refs/")) {
+			specs = append(specs, ref+":"+ref)
+		}
+	}
+	if len(specs) == 0 {
+		return 0, nil
+	}
+	if _, err := dst.run(ctx, git.Command{Name: "fetch", Flags: []git.Flag{{Name: "--quiet"}, {Name: "--no-tags"},
+		{Name: "--no-write-fetch-head"}}, Args: append([]string{r.path}, specs...)}, git.Options{}); err != nil {
+		return 0, fmt.Errorf("carry refs: %w", err)
+	}
+	return len(specs), nil
+}

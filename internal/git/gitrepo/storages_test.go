@@ -209,3 +209,37 @@ func TestRepo_replicateTo(t *testing.T) {
 		t.Errorf("leftover still there (%v) or the copy gone (%v)", err, dst.Exists())
 	}
 }
+
+func TestRepo_carryRefs(t *testing.T) {
+	ctx := context.Background()
+	s, _ := twoStorages(t)
+	rel := HashedPath("", 50)
+	src, _ := s.Open("default", rel)
+	if err := src.Create(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	c1 := gittest.Commit(t, src.Path(), gittest.Files{"a.txt": "a\n"}, gittest.Branch("main"))
+	dst, _ := s.Open("second", rel)
+	if err := src.ReplicateTo(ctx, dst); err != nil {
+		t.Fatal(err)
+	}
+	// After the copy: a pipeline ref on a new commit, a merge request ref
+	// the destination moved itself, a branch.
+	c2 := gittest.Commit(t, src.Path(), gittest.Files{"b.txt": "b\n"}, gittest.Branch("side"), gittest.Parents(c1))
+	gittest.Run(t, src.Path(), nil, "update-ref", "refs/pipelines/7", c2)
+	gittest.Run(t, src.Path(), nil, "update-ref", "refs/merge-requests/1/head", c2)
+	gittest.Run(t, dst.Path(), nil, "update-ref", "refs/merge-requests/1/head", c1)
+	n, err := src.CarryRefs(ctx, dst, "refs/pipelines/", "refs/merge-requests/")
+	if err != nil || n != 1 {
+		t.Fatalf("carried %d, %v; want 1", n, err)
+	}
+	if got := gittest.Run(t, dst.Path(), nil, "rev-parse", "refs/pipelines/7"); got != c2 {
+		t.Errorf("pipeline ref %s; want %s", got, c2)
+	}
+	if got := gittest.Run(t, dst.Path(), nil, "rev-parse", "refs/merge-requests/1/head"); got != c1 {
+		t.Errorf("the destination's own ref was overwritten: %s", got)
+	}
+	if _, ok, _ := dst.ResolveCommit(ctx, "refs/heads/side"); ok {
+		t.Error("a branch was carried")
+	}
+}
