@@ -40,7 +40,6 @@ func BenchmarkStorageMovesBulk(b *testing.B) {
 			c.LogLevel = "error"
 		})
 		owner := s.NewUser(b, "owner")
-		var ps []smProject
 		for k := 0; k < moved; k++ {
 			var p smProject
 			s.Do(b, apitest.Request{Method: "POST", Path: "/projects", Token: owner.Token,
@@ -54,7 +53,6 @@ func BenchmarkStorageMovesBulk(b *testing.B) {
 				}
 				tip = gittest.Commit(b, repo, part, gittest.Branch("main"), gittest.Parents(tip))
 			}
-			ps = append(ps, p)
 		}
 		s.Do(b, apitest.Request{Method: "PUT", Path: "/application/settings", Token: s.RootToken,
 			JSON: map[string]any{"repository_storages_weighted": map[string]any{"default": 0, "second": 100}}}).Want(b, http.StatusOK)

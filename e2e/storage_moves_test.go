@@ -593,3 +593,34 @@ func TestStorageMoves_validationAndAccess(t *testing.T) {
 		}
 	}, moveOpts)
 }
+
+// TestStorageMoves_pushOutlastsTheWait: a push still in flight when the
+// wait for writes runs out fails the move with GitLab's message; the
+// project is writable again on its source, and the push lands there.
+func TestStorageMoves_pushOutlastsTheWait(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "owner")
+		p := smNewProject(t, s, owner, "busy")
+		release := holdPush(t, s, p.PathWithNamespace, owner.Token)
+		eventually(t, "the push's lease", func() bool { return smLiveLeases(t, s, model.ContainerProject, p.ID) == 1 })
+		var m smMove
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/repository_storage_moves", p.ID), Token: s.RootToken,
+			JSON: map[string]any{"destination_storage_name": "second"}}).Want(t, http.StatusCreated).JSON(t, &m)
+		m = smWaitMove(t, s, fmt.Sprintf("/project_repository_storage_moves/%d", m.ID), inState("finished", "failed"))
+		if m.State != "failed" || m.ErrorMessage == nil || *m.ErrorMessage != "Timeout waiting for project repository pushes" {
+			t.Errorf("move %s: %v", m.State, m.ErrorMessage)
+		}
+		release()
+		if got := smGetProject(t, s, p.ID); got.RepositoryStorage != "default" {
+			t.Errorf("project on %q", got.RepositoryStorage)
+		}
+		if rel := smDiskPath(t, s, p.ID); smExists(smRoot(s, "second"), rel) {
+			t.Error("a copy on the destination")
+		}
+		work := t.TempDir()
+		gitOut(t, work, "clone", "-q", cloneURL(s, p.PathWithNamespace, "owner", owner.Token), "w")
+		w := filepath.Join(work, "w")
+		smCommit(t, w, "later.txt")
+		gitOut(t, w, "push", "-q", "origin", "HEAD:main")
+	}, moveOpts, func(c *config) { c.StorageMoveWriteWait = 300 * time.Millisecond })
+}

@@ -195,7 +195,7 @@ func (s *Service) waitForWrites(ctx context.Context, m model.RepositoryStorageMo
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("Timeout waiting for %s repository pushes", m.Kind) //nolint:staticcheck // GitLab's message
+			return pushesTimeout{m.Kind}
 		}
 		select {
 		case <-ctx.Done():
@@ -204,6 +204,12 @@ func (s *Service) waitForWrites(ctx context.Context, m model.RepositoryStorageMo
 		}
 	}
 }
+
+// pushesTimeout is a move that waited for writes in flight too long; its
+// text is GitLab's error_message.
+type pushesTimeout struct{ kind model.ContainerKind }
+
+func (e pushesTimeout) Error() string { return "Timeout waiting for " + string(e.kind) + " repository pushes" }
 
 // fail records a move's failure (failed, or cleanup failed once
 // replicated) with its reason and, when the move held its container,
