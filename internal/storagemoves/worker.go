@@ -209,7 +209,9 @@ func (s *Service) waitForWrites(ctx context.Context, m model.RepositoryStorageMo
 // text is GitLab's error_message.
 type pushesTimeout struct{ kind model.ContainerKind }
 
-func (e pushesTimeout) Error() string { return "Timeout waiting for " + string(e.kind) + " repository pushes" }
+func (e pushesTimeout) Error() string {
+	return "Timeout waiting for " + string(e.kind) + " repository pushes"
+}
 
 // fail records a move's failure (failed, or cleanup failed once
 // replicated) with its reason and, when the move held its container,
