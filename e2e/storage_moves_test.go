@@ -591,6 +591,31 @@ func TestStorageMoves_validationAndAccess(t *testing.T) {
 		if fmt.Sprint(settings["repository_storages"]) != "[broken default second]" {
 			t.Errorf("repository_storages %v", settings["repository_storages"])
 		}
+
+		// New projects and group wikis go where the weights say, never to
+		// an unusable storage.
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/application/settings", Token: s.RootToken,
+			JSON: map[string]any{"repository_storages_weighted": map[string]any{"default": 0, "second": 100, "broken": 100}}}).
+			Want(t, http.StatusOK)
+		for i := 0; i < 5; i++ {
+			np := smNewProject(t, s, owner, fmt.Sprintf("weighed-%d", i))
+			if np.RepositoryStorage != "second" {
+				t.Errorf("a new project on %q; want second", np.RepositoryStorage)
+			}
+			if rel := smDiskPath(t, s, np.ID); !smExists(smRoot(s, "second"), rel) {
+				t.Errorf("project %d's repository is not on second", np.ID)
+			}
+		}
+		var g struct {
+			ID int64 `json:"id"`
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: s.RootToken,
+			JSON: map[string]any{"name": "weighed", "path": "weighed"}}).Want(t, http.StatusCreated).JSON(t, &g)
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/groups/%d/wikis", g.ID), Token: s.RootToken,
+			JSON: map[string]any{"title": "Home", "content": "home"}}).Want(t, http.StatusCreated)
+		if !smExists(smRoot(s, "second"), gitrepo.GroupWikiPath(g.ID)) {
+			t.Error("the new group's wiki is not on second")
+		}
 	}, moveOpts)
 }
 
