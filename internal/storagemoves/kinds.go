@@ -2,6 +2,7 @@ package storagemoves
 
 import (
 	"context"
+	"errors"
 
 	"quarry/internal/auth"
 	"quarry/internal/git/gitrepo"
@@ -29,13 +30,15 @@ func ProjectKind(db *store.DB, projects ProjectResolver) Kind {
 			return p.ID, err
 		},
 		Repositories: func(ctx context.Context, id int64) ([]string, error) {
+			// A project removed meanwhile keeps the path its id gives
+			// (what a failed move must discard).
+			rel := gitrepo.HashedPath("", id)
 			p, err := db.ProjectByID(ctx, id)
-			if err != nil {
+			if err != nil && !errors.Is(err, model.ErrNotFound) {
 				return nil, err
 			}
-			rel := p.DiskPath
-			if rel == "" {
-				rel = gitrepo.HashedPath("", p.ID)
+			if err == nil && p.DiskPath != "" {
+				rel = p.DiskPath
 			}
 			return []string{rel, gitrepo.WikiPath(rel)}, nil
 		},

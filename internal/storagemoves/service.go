@@ -259,7 +259,9 @@ func (s *Service) Schedule(ctx context.Context, a auth.Actor, kind model.Contain
 // made read-only and the move's task enqueued, all or nothing.
 // Validation failures are GitLab's 400s: a storage that is not configured
 // ("is not included in the list"), a destination equal to the source, a
-// container that is read-only already ({"<kind>":["is read-only"]}).
+// container that is read-only already ({"<kind>":["is read-only"]}) or
+// whose last move has not removed its source copies yet. Nothing is
+// written when it fails so.
 func (s *Service) ScheduleInTx(ctx context.Context, tx *store.Tx, kind model.ContainerKind, id int64, source, destination string) (model.RepositoryStorageMove, error) {
 	m := model.RepositoryStorageMove{Kind: kind, ContainerID: id, State: model.MoveInitial, SourceStorageName: source,
 		DestinationStorageName: destination}
@@ -284,6 +286,13 @@ func (s *Service) ScheduleInTx(ctx context.Context, tx *store.Tx, kind model.Con
 	}
 	if err := f.Err(); err != nil {
 		return m, err
+	}
+	// A move whose source copies are still to be removed would remove
+	// them from under this one, were it to move the container back.
+	if prev, ok, err := tx.UnfinishedStorageMove(ctx, kind, id); err != nil {
+		return m, err
+	} else if ok && prev.State == model.MoveReplicated {
+		return m, model.Invalid(string(kind), "has a repository storage move still cleaning up")
 	}
 	held, err := tx.SetContainerReadOnly(ctx, kind, id, true)
 	if err != nil {
