@@ -606,6 +606,17 @@ func TestStorageMoves_validationAndAccess(t *testing.T) {
 				t.Errorf("project %d's repository is not on second", np.ID)
 			}
 		}
+		// An administrator may name the storage of a new project, one
+		// that is usable.
+		var named smProject
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: s.RootToken,
+			JSON: map[string]any{"name": "named", "repository_storage": "default"}}).Want(t, http.StatusCreated).JSON(t, &named)
+		if named = smGetProject(t, s, named.ID); named.RepositoryStorage != "default" {
+			t.Errorf("named storage: %q", named.RepositoryStorage)
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: s.RootToken,
+			JSON: map[string]any{"name": "nowhere", "repository_storage": "broken"}}).Want(t, http.StatusBadRequest).
+			WantBody(t, `{"message":{"repository_storage":["is not usable"]}}`)
 		var g struct {
 			ID int64 `json:"id"`
 		}

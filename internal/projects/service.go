@@ -745,9 +745,13 @@ func (s *Service) apply(ctx context.Context, f *model.FieldErrors, a auth.Actor,
 		p.MergeRequestsAccessLevel = *in.MergeRequestsAccessLevel
 	}
 	if in.RepositoryStorage != nil && a.Admin() {
-		if !s.storages.Has(*in.RepositoryStorage) {
+		switch {
+		case !s.storages.Has(*in.RepositoryStorage):
 			f.Add("repository_storage", "is not included in the list")
-		} else if creating {
+		case creating && s.storages.Usable(*in.RepositoryStorage) != nil:
+			// Logged at start with the reason; a move to it would fail.
+			f.Add("repository_storage", "is not usable")
+		case creating:
 			p.RepositoryStorage = *in.RepositoryStorage
 		}
 	}
