@@ -18,6 +18,7 @@ import (
 	"quarry/internal/api/runners"
 	"quarry/internal/api/settings"
 	"quarry/internal/api/snippets"
+	"quarry/internal/api/storagemoves"
 	"quarry/internal/api/tokens"
 	"quarry/internal/api/topics"
 	"quarry/internal/api/users"
@@ -52,6 +53,7 @@ func (s *Server) Table() []endpoint.Route {
 		snippets.New(d.Snippets, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
+		storagemoves.New(d.Moves, r).Routes(),
 	)
 }
 

@@ -36,6 +36,7 @@ import (
 	"quarry/internal/runners"
 	"quarry/internal/settings"
 	"quarry/internal/snippets"
+	"quarry/internal/storagemoves"
 	"quarry/internal/tokens"
 	"quarry/internal/topics"
 	"quarry/internal/uploads"
@@ -72,6 +73,8 @@ type Deps struct {
 	// Geo is geo nodes; a process that is a secondary node refuses every
 	// write (ReadOnly).
 	Geo *geo.Service
+	// Moves are repository storage moves.
+	Moves *storagemoves.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git         http.Handler
 	Uploads     *uploads.Store

@@ -46,6 +46,7 @@ import (
 	"quarry/internal/runners"
 	"quarry/internal/settings"
 	"quarry/internal/snippets"
+	"quarry/internal/storagemoves"
 	"quarry/internal/store"
 	"quarry/internal/tasks"
 	"quarry/internal/tokens"
@@ -72,11 +73,15 @@ type App struct {
 	Snippets *snippets.Service
 	Settings *settings.Service
 	Queue    *tasks.Queue
-	Events   *events.Bus
-	storages *gitrepo.Storages
-	Handler  http.Handler
-	log      *slog.Logger
-	stop     context.CancelFunc
+	// MoveQueue runs repository storage moves, at most
+	// StorageMoveConcurrency at once; Moves schedules them.
+	MoveQueue *tasks.Queue
+	Moves     *storagemoves.Service
+	Events    *events.Bus
+	storages  *gitrepo.Storages
+	Handler   http.Handler
+	log       *slog.Logger
+	stop      context.CancelFunc
 	// stopRunners ends the runner queue's listener and answers parked job
 	// requests; runnersDone is closed once it has stopped.
 	stopRunners context.CancelFunc
@@ -132,6 +137,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		db.Close()
 		return nil, err
 	}
+	for name, reason := range storages.Unusable() {
+		log.Error("repository storage unusable: no new repository goes there and moves to it fail", "storage", name,
+			"path", roots[name], "reason", reason)
+	}
 	// The process's geo role comes first: a secondary writes nothing to
 	// the database, not even at start.
 	files := jobfiles.New(cfg.JobFilesDir())
@@ -156,6 +165,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		cfg.TaskWorkers, cfg.WithRunner, cfg.StuckJobsInterval = 0, 0, 0
 	}
 	queue := tasks.New(db, log, tasks.Options{Workers: cfg.TaskWorkers, Lease: cfg.TaskLease, Now: db.Now})
+	moveWorkers := cfg.StorageMoveConcurrency
+	if cfg.TaskWorkers == 0 {
+		moveWorkers = 0 // an API-only process runs no background work
+	}
+	moveQueue := tasks.New(db, log, tasks.Options{Workers: moveWorkers, Lease: cfg.TaskLease, Now: db.Now})
 	bus := events.New(db, queue, log)
 	set := settings.New(db, log, settings.Config{Initial: func(st *model.ApplicationSettings) { initialSettings(cfg, roots, st) },
 		ReadOnly: secondary})
@@ -167,14 +181,21 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Tokens:   tokens.New(db, cfg.TokenPrefix),
 		Projects: projects.New(db, storages, up, queue, bus, log, projects.Config{DefaultBranch: cfg.DefaultBranch,
 			DeletionDelay: cfg.DeletionDelay}),
-		Groups:   groups.New(db, up, queue, log, cfg.DeletionDelay),
-		Topics:   topics.New(db, up),
-		Queue:    queue,
-		Events:   bus,
-		storages: storages,
-		log:      log,
+		Groups:    groups.New(db, up, queue, log, cfg.DeletionDelay),
+		Topics:    topics.New(db, up),
+		Queue:     queue,
+		MoveQueue: moveQueue,
+		Events:    bus,
+		storages:  storages,
+		log:       log,
 	}
 	a.Geo = geoSvc
+	a.Moves = storagemoves.New(db, storages, set, queue, moveQueue, log, storagemoves.Config{WriteWait: cfg.StorageMoveWriteWait,
+		CleanupDelay: cfg.StorageMoveCleanupDelay})
+	a.Moves.Register(storagemoves.ProjectKind(db, a.Projects))
+	a.Moves.Register(storagemoves.GroupKind(db, a.Groups))
+	a.Projects.SetStorageMoves(a.Moves)
+	a.Groups.SetStorageMoves(a.Moves)
 	if secondary {
 		a.Tokens.RecordNoUse()
 	}
@@ -196,6 +217,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Groups.OnRemoved(a.Wikis.RemoveGroupWiki)
 	a.Snippets = snippets.New(db, a.Projects, storages, queue, log, snippets.Config{DefaultBranch: cfg.DefaultBranch})
 	a.Snippets.SetSettings(set)
+	a.Snippets.SetStorageMoves(a.Moves)
+	a.Moves.Register(storagemoves.SnippetKind(db, a.Snippets))
 	a.Projects.OnRemoving(a.Snippets.RemoveProjectSnippets)
 	a.Users.SetSnippetRemover(a.Snippets)
 	a.MRs.SetApprovals(a.Approval)
@@ -211,6 +234,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	bus.OnRefsChanged("pipelines", a.CI.OnRefsChanged)
 	bus.OnRefsChanged("merge_requests", a.MRs.OnRefsChanged)
 	if err := set.Preload(ctx); err != nil {
+		storages.Close()
+		db.Close()
+		return nil, err
+	}
+	if err := set.SyncStorages(ctx, storages.Names()); err != nil {
 		storages.Close()
 		db.Close()
 		return nil, err
@@ -257,6 +285,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		qctx, stop := context.WithCancel(context.Background())
 		a.stop = stop
 		queue.Start(qctx)
+		moveQueue.Start(qctx)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -283,7 +312,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Wikis:     a.Wikis,
 		Snippets:  a.Snippets,
 		Settings:  set,
-		Agents:    a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo,
+		Agents:    a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
 		Uploads: up, DB: db, Log: log,
@@ -364,6 +393,7 @@ func (a *App) Close() error {
 	if a.stop != nil {
 		a.stop()
 		a.Queue.Wait()
+		a.MoveQueue.Wait()
 	}
 	a.storages.Close()
 	return a.DB.Close()

@@ -53,12 +53,14 @@ var allowedImports = map[string][]string{
 	"quarry/internal/tokens":                    {"store", "auth", "model"},
 	"quarry/internal/settings":                  {"store", "auth", "model", "git"},
 	"quarry/internal/geo":                       {"store", "auth", "model", "git/gitrepo", "jobfiles"},
+	"quarry/internal/storagemoves":              {"store", "auth", "model", "tasks", "git/gitrepo"},
 	// The API: api joins the areas' rows; endpoint and entity serve every
 	// area; an area imports the services it calls, never another area.
 	"quarry/internal/api": {"api/endpoint", "api/entity", "api/attributes", "api/groups", "api/members", "api/projects",
 		"api/repository", "api/tokens", "api/topics", "api/users", "tokens", "uploads", "auth", "model", "users", "projects",
 		"groups", "topics", "attributes", "members", "repofiles", "changelog", "api/ci", "ci", "api/runners", "runners", "api/mergerequests", "mergerequests", "api/approvals", "approvals",
-		"api/agents", "agents", "jobtokenscope", "api/wikis", "wikis", "api/settings", "settings", "api/geo", "geo", "api/snippets", "snippets"},
+		"api/agents", "agents", "jobtokenscope", "api/wikis", "wikis", "api/settings", "settings", "api/geo", "geo", "api/snippets", "snippets",
+		"api/storagemoves", "storagemoves"},
 	"quarry/internal/api/endpoint":      {"auth", "model", "tokens", "uploads"},
 	"quarry/internal/api/entity":        {"auth", "model", "projects", "repofiles", "users", "ci", "testreport", "agents", "mergerequests", "approvals", "wikis", "snippets"},
 	"quarry/internal/api/ci":            {"api/endpoint", "api/entity", "auth", "model", "ci"},
@@ -68,6 +70,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/api/snippets":      {"api/endpoint", "api/entity", "auth", "model", "snippets"},
 	"quarry/internal/api/settings":      {"api/endpoint", "api/entity", "model", "settings"},
 	"quarry/internal/api/geo":           {"api/endpoint", "api/entity", "auth", "model", "geo"},
+	"quarry/internal/api/storagemoves":  {"api/endpoint", "api/entity", "auth", "model", "storagemoves"},
 	"quarry/internal/api/mergerequests": {"api/endpoint", "api/entity", "auth", "model", "mergerequests"},
 	"quarry/internal/api/runners":       {"api/endpoint", "api/entity", "auth", "model", "ci", "runners"},
 	"quarry/internal/api/attributes":    {"api/endpoint", "api/entity", "auth", "model", "attributes"},

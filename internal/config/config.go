@@ -65,6 +65,15 @@ type Config struct {
 	// TaskLease is how long a claimed task stays with its worker without
 	// renewal: after a crash, the task runs again once it has passed.
 	TaskLease time.Duration `toml:"task_lease"`
+	// StorageMoveConcurrency bounds the repository storage moves this
+	// process runs at once (beside TaskWorkers; 0 runs none here).
+	StorageMoveConcurrency int `toml:"storage_move_concurrency"`
+	// StorageMoveWriteWait bounds how long a move waits for writes in
+	// flight (pushes, API commits) once the container is read-only.
+	StorageMoveWriteWait time.Duration `toml:"storage_move_write_wait"`
+	// StorageMoveCleanupDelay is how long a move keeps the source copies
+	// after the switch, for reads that opened them.
+	StorageMoveCleanupDelay time.Duration `toml:"storage_move_cleanup_delay"`
 
 	// UserCap, when positive, is how many users a top-level group takes
 	// before new members wait for an owner's approval.
@@ -132,25 +141,29 @@ type Config struct {
 // Default returns the settings of a server started with no configuration.
 func Default() Config {
 	return Config{
-		Listen:             "127.0.0.1:8080",
-		DataDir:            "./quarry-data",
-		TokenPrefix:        "glpat-",
-		PasswordCost:       10,
-		LogLevel:           "info",
-		LogFormat:          "text",
-		ShutdownTimeout:    30 * time.Second,
-		DefaultBranch:      "main",
-		DeletionDelay:      0, // remove at once
-		GitMaxProcesses:    128,
-		GitIdleTimeout:     time.Minute,
-		TaskWorkers:        2,
-		TaskLease:          time.Minute,
-		MaxParsedBodyBytes: 10 << 20,
-		MaxFileBytes:       100 << 20,
-		MaxConnections:     4096,
-		BodyStallTimeout:   30 * time.Second,
-		BodyMinRate:        1024,
-		BodyGrace:          10 * time.Second,
+		Listen:          "127.0.0.1:8080",
+		DataDir:         "./quarry-data",
+		TokenPrefix:     "glpat-",
+		PasswordCost:    10,
+		LogLevel:        "info",
+		LogFormat:       "text",
+		ShutdownTimeout: 30 * time.Second,
+		DefaultBranch:   "main",
+		DeletionDelay:   0, // remove at once
+		GitMaxProcesses: 128,
+		GitIdleTimeout:  time.Minute,
+		TaskWorkers:     2,
+		TaskLease:       time.Minute,
+
+		StorageMoveConcurrency:  2,
+		StorageMoveWriteWait:    30 * time.Second,
+		StorageMoveCleanupDelay: time.Minute,
+		MaxParsedBodyBytes:      10 << 20,
+		MaxFileBytes:            100 << 20,
+		MaxConnections:          4096,
+		BodyStallTimeout:        30 * time.Second,
+		BodyMinRate:             1024,
+		BodyGrace:               10 * time.Second,
 
 		ArchiveRateLimit:  5,
 		ArchiveCacheBytes: 1 << 30,
@@ -218,6 +231,9 @@ func (c *Config) options() []option {
 		{Server, "deletion-delay", "QUARRY_DELETION_DELAY", "a new instance's first deletion delay (application settings delayed_project_deletion and deletion_adjourned_period, in whole days; 0: remove at once)", &c.DeletionDelay},
 		{Server, "task-workers", "QUARRY_TASK_WORKERS", "background tasks running at once (0: none in this process)", &c.TaskWorkers},
 		{Server, "task-lease", "QUARRY_TASK_LEASE", "how long a crashed worker's task stays claimed", &c.TaskLease},
+		{Server, "storage-move-concurrency", "QUARRY_STORAGE_MOVE_CONCURRENCY", "repository storage moves running at once in this process (0: none here)", &c.StorageMoveConcurrency},
+		{Server, "storage-move-write-wait", "QUARRY_STORAGE_MOVE_WRITE_WAIT", "how long a storage move waits for pushes and API writes in flight before it fails", &c.StorageMoveWriteWait},
+		{Server, "storage-move-cleanup-delay", "QUARRY_STORAGE_MOVE_CLEANUP_DELAY", "how long a storage move keeps the source copies after the switch, for reads that opened them", &c.StorageMoveCleanupDelay},
 		{Server, "user-cap", "QUARRY_USER_CAP", "users a top-level group takes before new members need approval (0: no cap)", &c.UserCap},
 		{Server, "archive-rate-limit", "QUARRY_ARCHIVE_RATE_LIMIT", "repository archives one user may request per minute (0: no limit)", &c.ArchiveRateLimit},
 		{Server, "archive-cache-bytes", "QUARRY_ARCHIVE_CACHE_BYTES", "bytes of built archives kept for reuse (0: none)", &c.ArchiveCacheBytes},
@@ -409,6 +425,10 @@ func (c *Config) finish() error {
 	}
 	if c.TaskWorkers < 0 {
 		return fmt.Errorf("task workers must not be negative")
+	}
+	if c.StorageMoveConcurrency < 0 || c.StorageMoveWriteWait <= 0 || c.StorageMoveCleanupDelay < 0 {
+		return fmt.Errorf("storage move concurrency %d, write wait %s, cleanup delay %s: want no negative concurrency or delay and a positive wait",
+			c.StorageMoveConcurrency, c.StorageMoveWriteWait, c.StorageMoveCleanupDelay)
 	}
 	if c.DeletionDelay < 0 {
 		return fmt.Errorf("deletion delay must not be negative")

@@ -237,7 +237,7 @@ func (s *Service) localStatus(ctx context.Context, n model.GeoNode) (model.GeoSt
 		}
 		for _, g := range batch {
 			after = g.ID
-			here := s.exists("default", gitrepo.GroupWikiPath(g.ID))
+			here := s.exists(g.Storage, gitrepo.GroupWikiPath(g.ID))
 			if primary {
 				groupWikis.count += b2i(here)
 			} else if g.HasWiki {

@@ -93,6 +93,7 @@ var allowed = map[string]description{
 	"clean":         {}, // the runner's reused work trees (pathspec :/ only)
 	"ls-files":      {}, // the runner's untracked artifacts (pathspec :/ only)
 	"repack":        {},
+	"fsck":          {}, // a storage move's check of its copy
 	// checkout: the CI runner's work tree (GIT_WORK_TREE); git 2.39
 	// checkout rejects --end-of-options, its one arg is a commit id.
 	"checkout": {},

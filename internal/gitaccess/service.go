@@ -32,6 +32,10 @@ type Projects interface {
 	ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error)
 	RepositoryLocation(p model.Project) (root, rel string, err error)
 	FirstWrite(ctx context.Context, id int64) error
+	// BeginWrite registers a write to p's repository (refused with
+	// model.ErrRepositoryReadOnly while a storage move holds it) and sets
+	// p's storage to where it is now; end ends it.
+	BeginWrite(ctx context.Context, p *model.Project) (end func(), err error)
 }
 
 // RefsEvents learns of every ref a push moves (the events bus).
@@ -45,6 +49,10 @@ type RefsEvents interface {
 // message git prints.
 type Wikis interface {
 	GitAccess(ctx context.Context, a auth.Actor, ownerPath string, push bool) (root, rel string, err error)
+	// BeginPush registers a push to the wiki of the project or group at
+	// ownerPath (refused with model.ErrRepositoryReadOnly while a storage
+	// move holds it) and says where the wiki is now.
+	BeginPush(ctx context.Context, ownerPath string) (root string, end func(), err error)
 	Pushed(ctx context.Context, ownerPath string, branches []string) error
 }
 
@@ -56,6 +64,10 @@ type Wikis interface {
 // prints.
 type Snippets interface {
 	GitAccess(ctx context.Context, a auth.Actor, path string, push bool) (smarthttp.Grant, error)
+	// BeginPush registers a push to a snippet's repository (refused with
+	// model.ErrRepositoryReadOnly while a storage move holds it) and says
+	// where the repository is now.
+	BeginPush(ctx context.Context, snippetID int64) (root string, end func(), err error)
 	Pushed(ctx context.Context, snippetID int64) error
 }
 
@@ -125,6 +137,13 @@ func refusal(a auth.Actor, err error, notFound string) error {
 	}
 	return err
 }
+
+// What git prints when nothing the caller sees is at the path.
+const (
+	msgProjectNotFound = "The project you were looking for could not be found or you don't have permission to view it."
+	msgWikiNotFound    = "The wiki you were looking for could not be found or you don't have permission to view it."
+	msgSnippetNotFound = "The snippet you were looking for could not be found."
+)
 
 const accessDenied = "HTTP Basic: Access denied. If a password was provided for Git authentication, the password was incorrect or you're required to use a token instead of a password."
 
@@ -216,7 +235,7 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 		p, acc, err = s.projects.Resolve(ctx, a, fullPath)
 	}
 	if err != nil {
-		return smarthttp.Grant{}, refusal(a, err, "The project you were looking for could not be found or you don't have permission to view it.")
+		return smarthttp.Grant{}, refusal(a, err, msgProjectNotFound)
 	}
 	res := auth.Resource{Project: &p, Access: acc}
 	if !auth.Can(a, auth.ReadCode, res) {
@@ -244,6 +263,9 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 	}
 	if p.Archived {
 		return g, deny(http.StatusForbidden, "You are not allowed to push code to an archived project.")
+	}
+	if p.RepositoryReadOnly {
+		return g, deny(http.StatusForbidden, model.RepositoryReadOnlyMessage)
 	}
 	if !a.Admin() && acc < model.Developer {
 		return g, deny(http.StatusForbidden, "You are not allowed to push code to this project.")
@@ -273,7 +295,7 @@ func (s *Service) authorizeWiki(ctx context.Context, a auth.Actor, owner string,
 		if errors.Is(err, model.ErrNotFound) {
 			return smarthttp.Grant{}, err // the caller tries a project next
 		}
-		return smarthttp.Grant{}, refusal(a, err, "The wiki you were looking for could not be found or you don't have permission to view it.")
+		return smarthttp.Grant{}, refusal(a, err, msgWikiNotFound)
 	}
 	g := smarthttp.Grant{Root: root, Rel: rel, Push: push, Wiki: owner}
 	if a.User != nil {
@@ -301,12 +323,57 @@ func (s *Service) authorizeSnippet(ctx context.Context, a auth.Actor, fullPath s
 		}
 	}
 	if err != nil {
-		return g, refusal(a, err, "The snippet you were looking for could not be found.")
+		return g, refusal(a, err, msgSnippetNotFound)
 	}
 	if a.User != nil {
 		g.User, g.UserID = a.User.Username, a.User.ID
 	}
 	return g, nil
+}
+
+// BeginPush implements smarthttp.Access: the push is a write in flight
+// (a storage move waits for it), refused while a move holds the
+// repository; g.Root is set to where the repository is now.
+func (s *Service) BeginPush(ctx context.Context, g *smarthttp.Grant) (func(), error) {
+	if g.Wiki != "" {
+		root, end, err := s.wikis.BeginPush(ctx, g.Wiki)
+		if err != nil {
+			return nil, writeRefusal(err, msgWikiNotFound)
+		}
+		g.Root = root
+		return end, nil
+	}
+	if g.Snippet != 0 {
+		root, end, err := s.snippets.BeginPush(ctx, g.Snippet)
+		if err != nil {
+			return nil, writeRefusal(err, msgSnippetNotFound)
+		}
+		g.Root = root
+		return end, nil
+	}
+	p := model.Project{ID: g.ProjectID, DiskPath: g.Rel}
+	end, err := s.projects.BeginWrite(ctx, &p)
+	if err != nil {
+		return nil, writeRefusal(err, msgProjectNotFound)
+	}
+	root, _, err := s.projects.RepositoryLocation(p)
+	if err != nil {
+		end()
+		return nil, err
+	}
+	g.Root = root
+	return end, nil
+}
+
+// writeRefusal turns a refused write into git's answer.
+func writeRefusal(err error, notFound string) error {
+	switch {
+	case errors.Is(err, model.ErrReadOnly):
+		return deny(http.StatusForbidden, model.RepositoryReadOnlyMessage)
+	case errors.Is(err, model.ErrNotFound):
+		return deny(http.StatusNotFound, notFound)
+	}
+	return err
 }
 
 // Pushed emits the refs-changed event of a finished push; what follows a

@@ -33,6 +33,39 @@ type Service struct {
 	remover       ProjectRemover
 	removed       []func(ctx context.Context, groupID int64) error
 	settings      Settings
+	moves         StorageMoves
+}
+
+// StorageMoves are the repository storage moves (the storage moves
+// service): the storage of a new group's wiki and the write leases a
+// move waits for.
+type StorageMoves interface {
+	PickStorage(ctx context.Context) (string, error)
+	BeginWrite(ctx context.Context, kind model.ContainerKind, id int64) (storage string, end func(), err error)
+}
+
+// SetStorageMoves gives the service the storage moves (before use):
+// without them new groups keep their wiki on the default storage and
+// nothing leases writes.
+func (s *Service) SetStorageMoves(m StorageMoves) { s.moves = m }
+
+// BeginWrite registers a write to g's wiki: refused with
+// model.ErrRepositoryReadOnly while a storage move holds it, else g's
+// storage is set to where it is now and end must be called once the
+// write is over. It must not be called inside a transaction.
+func (s *Service) BeginWrite(ctx context.Context, g *model.Group) (end func(), err error) {
+	if s.moves == nil {
+		if g.RepositoryReadOnly {
+			return nil, model.ErrRepositoryReadOnly
+		}
+		return func() {}, nil
+	}
+	storage, end, err := s.moves.BeginWrite(ctx, model.ContainerGroup, g.ID)
+	if err != nil {
+		return nil, model.NotFoundAs(err, "Group")
+	}
+	g.RepositoryStorage = storage
+	return end, nil
 }
 
 // Settings give the instance's application settings in effect.
@@ -135,6 +168,12 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input) (model.Gro
 	g.Settings.DefaultBranchProtection = int(st.DefaultBranchProtection)
 	g.CreatedAt, g.UpdatedAt = now, now
 	g.RunnersToken = auth.NewSecret("GR1348941", 20)
+	g.RepositoryStorage = "default"
+	if s.moves != nil {
+		if g.RepositoryStorage, err = s.moves.PickStorage(ctx); err != nil {
+			return g, err
+		}
+	}
 	var parent *model.Group
 	if in.ParentID != nil {
 		p, acc, err := s.Resolve(ctx, a, strconv.FormatInt(*in.ParentID, 10))

@@ -100,6 +100,13 @@ func (s *Service) Merge(ctx context.Context, a auth.Actor, projectRef string, ii
 	if p.Settings.SquashOption == "always" {
 		squash = true
 	}
+	// The merge writes to the target's repository: a write in flight
+	// until it returns (a storage move waits for it).
+	end, err := s.projects.BeginWrite(ctx, &p)
+	if err != nil {
+		return View{}, err
+	}
+	defer end()
 	repo, err := s.repo(p)
 	if err != nil {
 		return View{}, err
@@ -329,6 +336,12 @@ func (s *Service) removeSourceBranch(ctx context.Context, a auth.Actor, src mode
 		branch == src.DefaultBranch {
 		return
 	}
+	end, err := s.projects.BeginWrite(ctx, &src)
+	if err != nil {
+		s.log.Info("source branch not removed", "project_id", src.ID, "branch", branch, "err", err)
+		return
+	}
+	defer end()
 	repo, err := s.repo(src)
 	if err != nil {
 		return
@@ -382,6 +395,14 @@ func (s *Service) Rebase(ctx context.Context, a auth.Actor, projectRef string, i
 	}
 	if !auth.Can(a, auth.PushCode, auth.Resource{Project: &src, Access: acc, Branch: &auth.Branch{Name: m.SourceBranch, Rules: rules}}) {
 		return model.Forbidden("Cannot push to source branch")
+	}
+	end, err := s.projects.BeginWrite(ctx, &src)
+	if err != nil {
+		return err
+	}
+	defer end()
+	if src.ID == p.ID {
+		p.RepositoryStorage = src.RepositoryStorage
 	}
 	srcRepo, err := s.repo(src)
 	if err != nil {

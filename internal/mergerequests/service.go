@@ -32,6 +32,10 @@ type Projects interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
 	Access(ctx context.Context, a auth.Actor, projectID int64) (model.AccessLevel, error)
 	ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error)
+	// BeginWrite registers a write to the project's repository (refused
+	// with model.ErrRepositoryReadOnly while a storage move holds it) and
+	// sets p's storage to where it is now; end ends it.
+	BeginWrite(ctx context.Context, p *model.Project) (end func(), err error)
 }
 
 // Groups resolves groups with the caller's access (the groups service).

@@ -84,11 +84,13 @@ var (
 // the API and git alike.
 const RepositoryReadOnlyMessage = "The repository is temporarily read-only. Please try again later."
 
-// RepositoryReadOnly refuses a write to a repository that is read-only for
-// now: 403 with RepositoryReadOnlyMessage (errors.Is(err, ErrReadOnly)).
-func RepositoryReadOnly() *Error {
-	return &Error{Kind: KindReadOnly, Message: RepositoryReadOnlyMessage, Raw: true}
-}
+// ErrRepositoryReadOnly refuses a write to a repository that is read-only
+// for now: 403 with RepositoryReadOnlyMessage as the whole body message.
+// errors.Is matches it, and ErrReadOnly (its kind).
+var ErrRepositoryReadOnly = &Error{Kind: KindReadOnly, Message: RepositoryReadOnlyMessage, Raw: true}
+
+// RepositoryReadOnly is ErrRepositoryReadOnly.
+func RepositoryReadOnly() *Error { return ErrRepositoryReadOnly }
 
 // WrappedError is a refusal GitLab words as {"message":{"error":msg}}
 // with the status of kind.

@@ -33,6 +33,10 @@ type Group struct {
 	RunnersToken        string
 	MarkedForDeletionOn string
 	Version             int64
+	// RepositoryStorage is the storage of the group's wiki;
+	// RepositoryReadOnly is set while a storage move holds it.
+	RepositoryStorage  string
+	RepositoryReadOnly bool
 }
 
 // GroupSettings are the group's plain settings, stored as one document.

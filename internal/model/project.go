@@ -8,16 +8,19 @@ import (
 
 // Project is a repository with its settings.
 type Project struct {
-	ID                       int64
-	NamespaceID              int64
-	CreatorID                int64
-	Name                     string
-	Path                     string
-	Description              string
-	Visibility               Visibility
-	DefaultBranch            string
-	Archived                 bool
-	RepositoryStorage        string
+	ID                int64
+	NamespaceID       int64
+	CreatorID         int64
+	Name              string
+	Path              string
+	Description       string
+	Visibility        Visibility
+	DefaultBranch     string
+	Archived          bool
+	RepositoryStorage string
+	// RepositoryReadOnly is set while a storage move holds the
+	// repository (and wiki): writes are refused, reads go on.
+	RepositoryReadOnly       bool
 	DiskPath                 string
 	EmptyRepo                bool
 	HasReadme                bool

@@ -44,6 +44,41 @@ type Service struct {
 	// target with its token (nil: every project the job's user may read).
 	jobScope func(ctx context.Context, source, target int64) (bool, error)
 	settings Settings
+	moves    StorageMoves
+}
+
+// StorageMoves are the repository storage moves (the storage moves
+// service): the storage of a new repository, the write leases that a
+// move waits for, and the scheduling of a move by a project update.
+type StorageMoves interface {
+	PickStorage(ctx context.Context) (string, error)
+	BeginWrite(ctx context.Context, kind model.ContainerKind, id int64) (storage string, end func(), err error)
+	ScheduleInTx(ctx context.Context, tx *store.Tx, kind model.ContainerKind, id int64, source, destination string) (model.RepositoryStorageMove, error)
+}
+
+// SetStorageMoves gives the service the storage moves (before use):
+// without them new projects go to the default storage and nothing leases
+// writes.
+func (s *Service) SetStorageMoves(m StorageMoves) { s.moves = m }
+
+// BeginWrite registers a write to p's repository or wiki: refused with
+// model.ErrRepositoryReadOnly while a storage move holds them, else p's
+// storage is set to where they are now (whatever p was read with) and
+// end must be called once the write is over. It must not be called
+// inside a transaction.
+func (s *Service) BeginWrite(ctx context.Context, p *model.Project) (end func(), err error) {
+	if s.moves == nil {
+		if p.RepositoryReadOnly {
+			return nil, model.ErrRepositoryReadOnly
+		}
+		return func() {}, nil
+	}
+	storage, end, err := s.moves.BeginWrite(ctx, model.ContainerProject, p.ID)
+	if err != nil {
+		return nil, model.NotFoundAs(err, "Project")
+	}
+	p.RepositoryStorage = storage
+	return end, nil
 }
 
 // Settings give the instance's application settings in effect.
@@ -183,9 +218,15 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input, owner *mod
 			return model.Project{}, err
 		}
 	}
+	storage := "default"
+	if s.moves != nil {
+		if storage, err = s.moves.PickStorage(ctx); err != nil {
+			return model.Project{}, err
+		}
+	}
 	now := s.now().UTC()
 	p := model.Project{NamespaceID: ns.ID, CreatorID: creator.ID, Visibility: st.DefaultProjectVisibility,
-		DefaultBranch: st.NewRepositoryBranch(s.cfg.DefaultBranch), RepositoryStorage: "default", EmptyRepo: true, ImportStatus: "none",
+		DefaultBranch: st.NewRepositoryBranch(s.cfg.DefaultBranch), RepositoryStorage: storage, EmptyRepo: true, ImportStatus: "none",
 		IssuesAccessLevel: "enabled", MergeRequestsAccessLevel: "enabled", Settings: model.DefaultProjectSettings(),
 		LastActivityAt: now, CreatedAt: now, UpdatedAt: now, Namespace: ns}
 	p.Settings.RunnersToken = auth.NewSecret("GR1348941", 20)
@@ -521,6 +562,9 @@ func (s *Service) housekeep(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	if p.RepositoryReadOnly {
+		return nil // a storage move copies it now; the next refresh packs
+	}
 	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
 	if err != nil {
 		return err
@@ -531,6 +575,20 @@ func (s *Service) housekeep(ctx context.Context, id int64) error {
 		s.log.Debug("repository packed", "project_id", id)
 	}
 	return nil
+}
+
+// setHead points the HEAD of p's repository at branch, a write (leased).
+func (s *Service) setHead(ctx context.Context, p *model.Project, branch string) error {
+	end, err := s.BeginWrite(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer end()
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil {
+		return err
+	}
+	return repo.SetHeadBranch(ctx, branch)
 }
 
 // RepositoryChanged refreshes what the project records about its
@@ -567,7 +625,7 @@ func (s *Service) RepositoryChanged(ctx context.Context, id int64) error {
 					next = n
 				}
 			}
-			if err := repo.SetHeadBranch(ctx, next); err != nil {
+			if err := s.setHead(ctx, &p, next); err != nil {
 				return err
 			}
 			branch = next
@@ -688,9 +746,13 @@ func (s *Service) apply(ctx context.Context, f *model.FieldErrors, a auth.Actor,
 		p.MergeRequestsAccessLevel = *in.MergeRequestsAccessLevel
 	}
 	if in.RepositoryStorage != nil && a.Admin() {
-		if !s.storages.Has(*in.RepositoryStorage) {
+		switch {
+		case !s.storages.Has(*in.RepositoryStorage):
 			f.Add("repository_storage", "is not included in the list")
-		} else if creating {
+		case creating && s.storages.Usable(*in.RepositoryStorage) != nil:
+			// Logged at start with the reason; a move to it would fail.
+			f.Add("repository_storage", "is not usable")
+		case creating:
 			p.RepositoryStorage = *in.RepositoryStorage
 		}
 	}
@@ -819,6 +881,12 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, ref string, in Input
 		return p, model.Forbidden("")
 	}
 	if in.DefaultBranch != nil && *in.DefaultBranch != p.DefaultBranch && !p.EmptyRepo {
+		// HEAD is written: a write to the repository.
+		end, err := s.BeginWrite(ctx, &p)
+		if err != nil {
+			return p, err
+		}
+		defer end()
 		repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
 		if err != nil {
 			return p, err
@@ -840,9 +908,17 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, ref string, in Input
 		return p, err
 	}
 	p.UpdatedAt = s.now().UTC()
+	// An administrator naming another storage moves the repository there
+	// (GitLab's Projects::UpdateService schedules a storage move).
+	move := in.RepositoryStorage != nil && a.Admin() && *in.RepositoryStorage != p.RepositoryStorage && s.moves != nil
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.UpdateProject(ctx, &p); err != nil {
 			return err
+		}
+		if move {
+			if _, err := s.moves.ScheduleInTx(ctx, tx, model.ContainerProject, p.ID, p.RepositoryStorage, *in.RepositoryStorage); err != nil {
+				return err
+			}
 		}
 		if in.Topics != nil {
 			return tx.SetProjectTopics(ctx, p.ID, *in.Topics)

@@ -144,20 +144,38 @@ func (s *Service) Branch(ctx context.Context, a auth.Actor, projectRef, name str
 	return list[0], nil
 }
 
-// writable resolves a project the actor may push a branch of.
-func (s *Service) writable(ctx context.Context, a auth.Actor, projectRef, branch string) (model.Project, model.AccessLevel, *gitrepo.Repo, error) {
-	p, acc, repo, err := s.readable(ctx, a, projectRef)
+// writable resolves a project the actor may push a branch of, and
+// registers the write (see leased): call end when done.
+func (s *Service) writable(ctx context.Context, a auth.Actor, projectRef, branch string) (p model.Project, acc model.AccessLevel, repo *gitrepo.Repo, end func(), err error) {
+	p, acc, _, err = s.readable(ctx, a, projectRef)
 	if err != nil {
-		return p, acc, nil, err
+		return p, acc, nil, nil, err
 	}
 	ok, err := s.projects.CanPush(ctx, a, &p, acc, branch)
 	if err != nil {
-		return p, acc, nil, err
+		return p, acc, nil, nil, err
 	}
 	if !ok {
-		return p, acc, nil, model.Forbidden("You are not allowed to push into this branch")
+		return p, acc, nil, nil, model.Forbidden("You are not allowed to push into this branch")
 	}
-	return p, acc, repo, nil
+	repo, end, err = s.leased(ctx, &p)
+	return p, acc, repo, end, err
+}
+
+// leased registers a write to p's repository (refused while a storage
+// move holds it) and opens the repository where it is now; call end once
+// the write is over.
+func (s *Service) leased(ctx context.Context, p *model.Project) (*gitrepo.Repo, func(), error) {
+	end, err := s.projects.BeginWrite(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil {
+		end()
+		return nil, nil, err
+	}
+	return repo, end, nil
 }
 
 // CreateBranch makes a branch at a ref.
@@ -165,10 +183,11 @@ func (s *Service) CreateBranch(ctx context.Context, a auth.Actor, projectRef, na
 	if !git.ValidRefName(name) || strings.HasPrefix(name, "refs/") {
 		return Branch{}, model.BadRequestRaw("Branch name is invalid")
 	}
-	p, acc, repo, err := s.writable(ctx, a, projectRef, name)
+	p, acc, repo, end, err := s.writable(ctx, a, projectRef, name)
 	if err != nil {
 		return Branch{}, err
 	}
+	defer end()
 	commit, err := repo.CommitID(ctx, ref)
 	if errors.Is(err, gitrepo.ErrRefNotFound) {
 		return Branch{}, model.BadRequestRaw(fmt.Sprintf("Failed to create branch '%s': invalid reference name '%s'", name, ref))
@@ -195,10 +214,11 @@ func (s *Service) CreateBranch(ctx context.Context, a auth.Actor, projectRef, na
 
 // DeleteBranch removes a branch; protected and default branches stay.
 func (s *Service) DeleteBranch(ctx context.Context, a auth.Actor, projectRef, name string) error {
-	p, _, repo, err := s.writable(ctx, a, projectRef, name)
+	p, _, repo, end, err := s.writable(ctx, a, projectRef, name)
 	if err != nil {
 		return err
 	}
+	defer end()
 	tip, err := repo.BranchTip(ctx, name)
 	if err != nil {
 		return err
@@ -228,13 +248,18 @@ func (s *Service) DeleteBranch(ctx context.Context, a auth.Actor, projectRef, na
 // DeleteMergedBranches removes branches merged into the default branch
 // (not protected ones).
 func (s *Service) DeleteMergedBranches(ctx context.Context, a auth.Actor, projectRef string) error {
-	p, acc, repo, err := s.readable(ctx, a, projectRef)
+	p, acc, _, err := s.readable(ctx, a, projectRef)
 	if err != nil {
 		return err
 	}
 	if !auth.Can(a, auth.PushCode, auth.Resource{Project: &p, Access: acc, Branch: &auth.Branch{}}) {
 		return model.Forbidden("")
 	}
+	repo, end, err := s.leased(ctx, &p)
+	if err != nil {
+		return err
+	}
+	defer end()
 	tip, err := repo.BranchTip(ctx, p.DefaultBranch)
 	if err != nil || tip == "" {
 		return err
@@ -372,13 +397,18 @@ func tag(ctx context.Context, p model.Project, repo *gitrepo.Repo, name string) 
 
 // CreateTag makes a lightweight tag, or an annotated one with a message.
 func (s *Service) CreateTag(ctx context.Context, a auth.Actor, projectRef, name, ref, message string) (Tag, error) {
-	p, acc, repo, err := s.readable(ctx, a, projectRef)
+	p, acc, _, err := s.readable(ctx, a, projectRef)
 	if err != nil {
 		return Tag{}, err
 	}
 	if !auth.Can(a, auth.PushCode, auth.Resource{Project: &p, Access: acc, Branch: &auth.Branch{}}) {
 		return Tag{}, model.Forbidden("")
 	}
+	repo, end, err := s.leased(ctx, &p)
+	if err != nil {
+		return Tag{}, err
+	}
+	defer end()
 	if !git.ValidRefName(name) {
 		return Tag{}, model.BadRequestRaw("Tag name invalid")
 	}
@@ -410,13 +440,18 @@ func (s *Service) CreateTag(ctx context.Context, a auth.Actor, projectRef, name,
 
 // DeleteTag removes a tag (developers and up, as for pushing).
 func (s *Service) DeleteTag(ctx context.Context, a auth.Actor, projectRef, name string) error {
-	p, acc, repo, err := s.readable(ctx, a, projectRef)
+	p, acc, _, err := s.readable(ctx, a, projectRef)
 	if err != nil {
 		return err
 	}
 	if !auth.Can(a, auth.PushCode, auth.Resource{Project: &p, Access: acc, Branch: &auth.Branch{}}) {
 		return model.Forbidden("")
 	}
+	repo, end, err := s.leased(ctx, &p)
+	if err != nil {
+		return err
+	}
+	defer end()
 	refs, err := repo.Refs(ctx, "refs/tags/")
 	if err != nil {
 		return err

@@ -24,10 +24,14 @@ import (
 	"quarry/internal/ratelimit"
 )
 
-// ProjectResolver finds a project the actor may read (the projects service).
+// ProjectResolver finds a project the actor may read (the projects
+// service), and registers writes to its repository: BeginWrite refuses
+// them while a storage move holds it, and on success p says where the
+// repository is now; end must be called once the write is over.
 type ProjectResolver interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
 	CanPush(ctx context.Context, a auth.Actor, p *model.Project, acc model.AccessLevel, branch string) (bool, error)
+	BeginWrite(ctx context.Context, p *model.Project) (end func(), err error)
 }
 
 // Service answers repository file questions.

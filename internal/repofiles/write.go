@@ -115,10 +115,11 @@ func (s *Service) commitActions(ctx context.Context, a auth.Actor, projectRef st
 	if !git.ValidRefName(in.Branch) {
 		return model.Project{}, nil, "", model.BadRequestRaw(fmt.Sprintf("Something went wrong when we tried to create '%s' for you: Branch name is invalid", in.Branch))
 	}
-	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	repo, end, err := s.leased(ctx, &p)
 	if err != nil {
 		return model.Project{}, nil, "", err
 	}
+	defer end()
 	// Writers of one branch in this process take turns; the
 	// compare-and-swap below still guards against pushes and other
 	// processes.

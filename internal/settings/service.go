@@ -377,3 +377,37 @@ func (s *Service) ResetRegistrationToken(ctx context.Context, a auth.Actor) (str
 	}
 	return token, nil
 }
+
+// SyncStorages makes repository_storages name the storages this process
+// is configured with (sorted), when it names others: a storage added to
+// the configuration joins with weight 0, one removed leaves
+// repository_storages_weighted, and when no weight is left above zero
+// "default" gets 100. The first start seeds both from the flags; this
+// keeps them true when the configuration changes later.
+func (s *Service) SyncStorages(ctx context.Context, names []string) error {
+	if s.readOnly {
+		return nil
+	}
+	names = slices.Sorted(slices.Values(names))
+	cur, err := s.Current(ctx)
+	if err != nil {
+		return err
+	}
+	if slices.Equal(slices.Sorted(slices.Values(cur.RepositoryStorages)), names) {
+		return nil
+	}
+	_, err = s.save(ctx, func(next *model.ApplicationSettings) error {
+		weights := map[string]int64{}
+		positive := false
+		for _, n := range names {
+			weights[n] = next.RepositoryStoragesWeighted[n]
+			positive = positive || weights[n] > 0
+		}
+		if !positive && slices.Contains(names, "default") {
+			weights["default"] = 100
+		}
+		next.RepositoryStorages, next.RepositoryStoragesWeighted = names, weights
+		return nil
+	})
+	return err
+}

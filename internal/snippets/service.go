@@ -50,6 +50,7 @@ type Service struct {
 	projects Projects
 	settings Settings
 	storages *gitrepo.Storages
+	moves    StorageMoves
 	log      *slog.Logger
 	cfg      Config
 	now      func() time.Time

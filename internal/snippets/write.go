@@ -78,8 +78,12 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, w Where, in CreateIn
 	if err := checkSize(ctx, nil, "", plan, st.SnippetSizeLimit); err != nil {
 		return View{}, err
 	}
+	storage, err := s.newStorage(ctx)
+	if err != nil {
+		return View{}, err
+	}
 	sn := model.Snippet{Title: in.Title, Description: in.Description, Visibility: in.Visibility, AuthorID: a.UserID(),
-		FileName: plan.Files[0], RepositoryStorage: s.newStorage(ctx, st), Agent: in.Agent}
+		FileName: plan.Files[0], RepositoryStorage: storage, Agent: in.Agent}
 	if proj != nil {
 		sn.ProjectID = proj.ID
 	}
@@ -96,7 +100,14 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, w Where, in CreateIn
 	if err != nil {
 		return View{}, err
 	}
-	repo, err := s.repo(sn)
+	// The repository is written under a lease: a move scheduled as soon
+	// as the row exists waits for it.
+	end, err := s.beginWrite(ctx, &sn)
+	var repo *gitrepo.Repo
+	if err == nil {
+		defer end()
+		repo, err = s.repo(sn)
+	}
 	if err == nil {
 		err = repo.Create(ctx, s.newBranch(st))
 	}
@@ -175,6 +186,11 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, w Where, id int64, i
 	}
 	fileName := ""
 	if in.Files != nil || in.FileName != nil || in.Content != nil {
+		end, err := s.beginWrite(ctx, &f.Snippet)
+		if err != nil {
+			return View{}, err
+		}
+		defer end()
 		repo, err := s.repo(f.Snippet)
 		if err != nil {
 			return View{}, err
@@ -348,6 +364,11 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, w Where, id int64) e
 	if err != nil {
 		return err
 	}
+	end, err := s.beginWrite(ctx, &f.Snippet)
+	if err != nil {
+		return err
+	}
+	defer end()
 	return s.remove(ctx, f.Snippet)
 }
 

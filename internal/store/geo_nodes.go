@@ -294,20 +294,21 @@ func (tx *Tx) GeoProjects(ctx context.Context, afterID int64, limit int) ([]GeoP
 	return out, err
 }
 
-// GeoGroupWiki is a group as a node's status sees it: its id and whether
-// its wiki was ever written.
+// GeoGroupWiki is a group as a node's status sees it: its id, its wiki's
+// storage and whether its wiki was ever written.
 type GeoGroupWiki struct {
 	ID      int64
+	Storage string
 	HasWiki bool
 }
 
 // GeoGroups returns up to limit groups after id afterID, by id.
 func (tx *Tx) GeoGroups(ctx context.Context, afterID int64, limit int) ([]GeoGroupWiki, error) {
 	var out []GeoGroupWiki
-	err := tx.each(ctx, "SELECT id, wiki_size > 0 FROM namespaces WHERE kind = 'group' AND id > ? ORDER BY id LIMIT ?",
+	err := tx.each(ctx, "SELECT id, repository_storage, wiki_size > 0 FROM namespaces WHERE kind = 'group' AND id > ? ORDER BY id LIMIT ?",
 		[]any{afterID, limit}, func(r *sql.Rows) error {
 			var g GeoGroupWiki
-			err := r.Scan(&g.ID, &g.HasWiki)
+			err := r.Scan(&g.ID, &g.Storage, &g.HasWiki)
 			out = append(out, g)
 			return err
 		})

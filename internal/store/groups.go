@@ -22,7 +22,8 @@ func namespaceDest(n *model.Namespace) []any {
 		&n.Traversal, &n.Visibility, nullString{&n.Avatar}, tsScan{&n.CreatedAt}, tsScan{&n.UpdatedAt}}
 }
 
-const groupColumns = namespaceColumns + `, n.description, n.settings, n.runners_token, n.marked_for_deletion_on, n.version`
+const groupColumns = namespaceColumns + `, n.description, n.settings, n.runners_token, n.marked_for_deletion_on, n.version,
+	n.repository_storage, n.repository_read_only`
 
 // jsonDoc scans a JSON text column into a struct.
 type jsonDoc struct{ v any }
@@ -88,7 +89,7 @@ func toJSON(v any) string {
 // (secrets.go).
 func (tx *Tx) groupDest(g *model.Group) []any {
 	return append(namespaceDest(&g.Namespace), &g.Description, jsonDoc{&g.Settings}, sealedText{tx, &g.RunnersToken, sealGroupToken},
-		nullString{&g.MarkedForDeletionOn}, &g.Version)
+		nullString{&g.MarkedForDeletionOn}, &g.Version, &g.RepositoryStorage, &g.RepositoryReadOnly)
 }
 
 func (tx *Tx) scanGroup(r *sql.Rows) (model.Group, error) {
@@ -120,11 +121,14 @@ func (tx *Tx) CreateGroup(ctx context.Context, g *model.Group) error {
 	if err != nil {
 		return err
 	}
+	if g.RepositoryStorage == "" {
+		g.RepositoryStorage = "default"
+	}
 	id, err := tx.insert(ctx, `INSERT INTO namespaces (name, path, kind, parent_id, full_path, full_name, traversal, visibility,
-		avatar, description, settings, runners_token, runners_token_digest, created_at, updated_at)
-		VALUES (?, ?, 'group', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		avatar, description, settings, runners_token, runners_token_digest, created_at, updated_at, repository_storage)
+		VALUES (?, ?, 'group', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		g.Name, g.Path, zeroNull(g.ParentID), g.FullPath, g.FullName, "pending", string(g.Visibility), emptyNull(g.Avatar),
-		g.Description, toJSON(g.Settings), token, digest, micros(g.CreatedAt), micros(g.UpdatedAt))
+		g.Description, toJSON(g.Settings), token, digest, micros(g.CreatedAt), micros(g.UpdatedAt), g.RepositoryStorage)
 	if err != nil {
 		return err
 	}
@@ -185,6 +189,9 @@ func escapeLike(s string) string {
 // memberships (projects must be gone first).
 func (tx *Tx) DeleteNamespaceTree(ctx context.Context, traversal string) error {
 	like := escapeLike(traversal) + "%"
+	if err := tx.deleteContainerMoves(ctx, model.ContainerGroup, `IN (SELECT id FROM namespaces WHERE traversal LIKE ? ESCAPE '\')`, like); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		`DELETE FROM members WHERE source_type = 'Namespace' AND source_id IN (SELECT id FROM namespaces WHERE traversal LIKE ? ESCAPE '\')`,
 		`DELETE FROM custom_attributes WHERE source_type = 'Group' AND source_id IN (SELECT id FROM namespaces WHERE traversal LIKE ? ESCAPE '\')`,

@@ -13,7 +13,7 @@ const projectColumns = `p.id, p.namespace_id, p.creator_id, p.name, p.path, p.de
 	p.archived, p.repository_storage, p.disk_path, p.empty_repo, p.has_readme, p.import_status, p.import_error,
 	p.forked_from_id, p.star_count, p.forks_count, p.avatar, p.issues_access_level, p.merge_requests_access_level,
 	p.settings, p.repository_size, p.wiki_size, p.commit_count, p.marked_for_deletion_on, p.pending_delete, p.last_activity_at,
-	p.created_at, p.updated_at, p.version, ` + namespaceColumns + `, p.runners_token`
+	p.created_at, p.updated_at, p.version, ` + namespaceColumns + `, p.runners_token, p.repository_read_only`
 
 // projectFrom joins each project with its namespace.
 const projectFrom = "projects p JOIN namespaces n ON n.id = p.namespace_id"
@@ -27,7 +27,7 @@ func (tx *Tx) projectDest(p *model.Project) []any {
 		nullString{&p.Avatar}, &p.IssuesAccessLevel, &p.MergeRequestsAccessLevel, jsonDoc{&p.Settings},
 		&p.RepositorySize, &p.WikiSize, &p.CommitCount, nullString{&p.MarkedForDeletionOn}, &p.PendingDelete,
 		tsScan{&p.LastActivityAt}, tsScan{&p.CreatedAt}, tsScan{&p.UpdatedAt}, &p.Version}, namespaceDest(&p.Namespace)...),
-		sealedText{tx, &p.Settings.RunnersToken, sealProjectToken})
+		sealedText{tx, &p.Settings.RunnersToken, sealProjectToken}, &p.RepositoryReadOnly)
 }
 
 func (tx *Tx) scanProject(r *sql.Rows) (model.Project, error) {
@@ -61,15 +61,17 @@ func (tx *Tx) projectValues(p *model.Project) ([]any, error) {
 // activity), which SetRepositoryState alone keeps, so an edit made from a
 // project read before a push never writes old facts back, and a refresh
 // never makes an edit conflict. Nor is the registration token written:
-// SetProjectRunnersToken replaces it.
+// SetProjectRunnersToken replaces it. Nor is the storage: a storage move
+// alone switches it (SwitchContainerStorage), so an edit made from a
+// project read before the switch never puts it back.
 const projectEditable = `namespace_id, creator_id, name, path, description, visibility, default_branch, archived,
-	repository_storage, disk_path, import_status, import_error, forked_from_id, avatar,
+	disk_path, import_status, import_error, forked_from_id, avatar,
 	issues_access_level, merge_requests_access_level, settings, marked_for_deletion_on,
 	pending_delete, created_at, updated_at`
 
 func projectEditableValues(p *model.Project) []any {
 	return []any{p.NamespaceID, zeroNull(p.CreatorID), p.Name, p.Path, p.Description, string(p.Visibility), emptyNull(p.DefaultBranch),
-		p.Archived, p.RepositoryStorage, p.DiskPath, p.ImportStatus, emptyNull(p.ImportError),
+		p.Archived, p.DiskPath, p.ImportStatus, emptyNull(p.ImportError),
 		p.ForkedFromID, emptyNull(p.Avatar), p.IssuesAccessLevel, p.MergeRequestsAccessLevel, toJSON(p.Settings),
 		emptyNull(p.MarkedForDeletionOn), p.PendingDelete, micros(p.CreatedAt), micros(p.UpdatedAt)}
 }
@@ -174,7 +176,7 @@ func (tx *Tx) DeleteProject(ctx context.Context, p *model.Project) error {
 			return err
 		}
 	}
-	return nil
+	return tx.deleteContainerMoves(ctx, model.ContainerProject, "= ?", p.ID)
 }
 
 // ProjectByID returns one project with its namespace.

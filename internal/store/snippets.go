@@ -91,7 +91,10 @@ func (tx *Tx) DeleteSnippet(ctx context.Context, id int64) error {
 	if err == nil && n == 0 {
 		err = model.ErrNotFound
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return tx.deleteContainerMoves(ctx, model.ContainerSnippet, "= ?", id)
 }
 
 // SnippetByID returns one snippet.

@@ -33,6 +33,9 @@ func (s *Service) GitAccess(ctx context.Context, a auth.Actor, fullPath string, 
 	if push && !auth.Can(a, auth.CreateWiki, w.resource()) {
 		return "", "", model.ForbiddenRaw(msgWrite)
 	}
+	if push && ((w.project != nil && w.project.RepositoryReadOnly) || (w.group != nil && w.group.RepositoryReadOnly)) {
+		return "", "", model.ForbiddenRaw(model.RepositoryReadOnlyMessage)
+	}
 	if err := s.ensure(ctx, w.repo); err != nil {
 		return "", "", err
 	}
@@ -86,6 +89,22 @@ func (s *Service) ownerAt(ctx context.Context, fullPath string) (*model.Project,
 		return nil, nil, err
 	}
 	return nil, &g, nil
+}
+
+// BeginPush registers a push to the wiki of the project or group at
+// fullPath (refused with model.ErrRepositoryReadOnly while a storage move
+// holds it) and returns the root of the storage the wiki is on now; end
+// ends the push's lease.
+func (s *Service) BeginPush(ctx context.Context, fullPath string) (root string, end func(), err error) {
+	p, g, err := s.ownerAt(ctx, fullPath)
+	if err != nil {
+		return "", nil, err
+	}
+	w := &wiki{project: p, group: g}
+	if end, err = s.lease(ctx, w); err != nil {
+		return "", nil, err
+	}
+	return w.repo.Root(), end, nil
 }
 
 // Pushed follows a push into the wiki of the project or group at

@@ -36,11 +36,19 @@ import (
 // service).
 type Projects interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
+	// BeginWrite registers a write to the project's repositories, its
+	// wiki among them (refused with model.ErrRepositoryReadOnly while a
+	// storage move holds them), and sets p's storage to where they are
+	// now; end ends it.
+	BeginWrite(ctx context.Context, p *model.Project) (end func(), err error)
 }
 
 // Groups resolves groups with the caller's access (the groups service).
 type Groups interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Group, model.AccessLevel, error)
+	// BeginWrite registers a write to the group's wiki, as
+	// Projects.BeginWrite does for a project's.
+	BeginWrite(ctx context.Context, g *model.Group) (end func(), err error)
 }
 
 // Settings reads the instance's application settings (size limits).
@@ -128,16 +136,47 @@ func (w *wiki) resource() auth.Resource {
 	return auth.Resource{Project: w.project, Group: w.group, Access: w.access}
 }
 
-// repoOf opens the wiki repository of a project or a group.
+// repoOf opens the wiki repository of a project or a group, on its
+// owner's storage.
 func (s *Service) repoOf(p *model.Project, g *model.Group) (*gitrepo.Repo, error) {
 	if p != nil {
 		return s.storages.Open(p.RepositoryStorage, gitrepo.WikiPath(p.DiskPath))
 	}
-	return s.storages.Open(groupStorage, gitrepo.GroupWikiPath(g.ID))
+	return s.storages.Open(g.RepositoryStorage, gitrepo.GroupWikiPath(g.ID))
 }
 
-// groupStorage is the storage group wikis live on.
-const groupStorage = "default"
+// lease registers a write to w's wiki (refused while a storage move holds
+// it) and opens the wiki where it is now; call end once the write is
+// over.
+func (s *Service) lease(ctx context.Context, w *wiki) (end func(), err error) {
+	if w.project != nil {
+		end, err = s.projects.BeginWrite(ctx, w.project)
+	} else {
+		end, err = s.groups.BeginWrite(ctx, w.group)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w.repo, err = s.repoOf(w.project, w.group); err != nil {
+		end()
+		return nil, err
+	}
+	return end, nil
+}
+
+// openWrite is open for a write (action), leased: call end once the
+// write is over.
+func (s *Service) openWrite(ctx context.Context, a auth.Actor, o Owner, action auth.Action) (*wiki, func(), error) {
+	w, err := s.open(ctx, a, o, action)
+	if err != nil {
+		return nil, nil, err
+	}
+	end, err := s.lease(ctx, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, end, nil
+}
 
 // open resolves the owner (404 when the caller may not see it) and checks
 // the action on its wiki (403).
@@ -323,10 +362,11 @@ func (s *Service) Get(ctx context.Context, a auth.Actor, o Owner, slug, version 
 // Create adds a page: title (its slashes make folders), content and
 // format (a writable one; the API checks it).
 func (s *Service) Create(ctx context.Context, a auth.Actor, o Owner, title, content, format string) (Page, error) {
-	w, err := s.open(ctx, a, o, auth.CreateWiki)
+	w, end, err := s.openWrite(ctx, a, o, auth.CreateWiki)
 	if err != nil {
 		return Page{}, err
 	}
+	defer end()
 	f, ok := FormatNamed(format)
 	if !ok || !f.Writable {
 		return Page{}, model.Invalid("base", "Invalid format selected")
@@ -401,10 +441,11 @@ type Update struct {
 // a leading "/" moves it to the root; the rename is recorded in the
 // wiki's redirect file).
 func (s *Service) Update(ctx context.Context, a auth.Actor, o Owner, slug string, in Update) (Page, error) {
-	w, err := s.open(ctx, a, o, auth.CreateWiki)
+	w, end, err := s.openWrite(ctx, a, o, auth.CreateWiki)
 	if err != nil {
 		return Page{}, err
 	}
+	defer end()
 	var contentErrs model.FieldErrors
 	if in.Format != nil {
 		if f, ok := FormatNamed(*in.Format); !ok || !f.Writable {
@@ -535,10 +576,11 @@ func fixed(msg string) func() string { return func() string { return msg } }
 
 // Delete removes a page (its folder of sub-pages stays).
 func (s *Service) Delete(ctx context.Context, a auth.Actor, o Owner, slug string) error {
-	w, err := s.open(ctx, a, o, auth.AdminWiki)
+	w, end, err := s.openWrite(ctx, a, o, auth.AdminWiki)
 	if err != nil {
 		return err
 	}
+	defer end()
 	branch, _, err := s.head(ctx, w.repo)
 	if err != nil {
 		return err
@@ -558,10 +600,11 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, o Owner, slug string
 // the upload's length, checked against the instance's attachment limit
 // before anything is stored.
 func (s *Service) Attach(ctx context.Context, a auth.Actor, o Owner, fileName string, size int64, content io.Reader, branch string) (Attachment, error) {
-	w, err := s.open(ctx, a, o, auth.CreateWiki)
+	w, end, err := s.openWrite(ctx, a, o, auth.CreateWiki)
 	if err != nil {
 		return Attachment{}, err
 	}
+	defer end()
 	name, ok := AttachmentName(fileName)
 	if !ok {
 		return Attachment{}, model.BadRequestRaw("The file name cannot be empty")
@@ -783,8 +826,12 @@ func ignoreGone(err error) error {
 
 // RemoveGroupWiki deletes a group's wiki repository (the group is being
 // removed).
-func (s *Service) RemoveGroupWiki(_ context.Context, groupID int64) error {
-	repo, err := s.storages.Open(groupStorage, gitrepo.GroupWikiPath(groupID))
+func (s *Service) RemoveGroupWiki(ctx context.Context, groupID int64) error {
+	g, err := s.db.GroupByID(ctx, groupID)
+	if err != nil {
+		return ignoreGone(err)
+	}
+	repo, err := s.repoOf(nil, &g)
 	if err != nil {
 		return err
 	}

@@ -368,7 +368,9 @@ func (h *Handlers) updateProject(c *endpoint.Call) error {
 	for k := range model.DeprecatedFeatureFlags {
 		keys = append(keys, k)
 	}
-	present := false
+	// An administrator's repository_storage alone is an update too: it
+	// moves the repository (a storage move).
+	present := c.P.Has("repository_storage")
 	for _, k := range keys {
 		present = present || c.P.Has(k) || len(c.P.Hash(k)) > 0
 	}

@@ -42,6 +42,7 @@ type Storages struct {
 	pool    *catfile.Pool
 	writers *writerSet
 	locks   *branchLocks
+	usable  usability
 }
 
 // Options tune the warm git processes of the storages; zero values select
@@ -65,19 +66,28 @@ func NewStorages(runner *git.Runner, roots map[string]string) (*Storages, error)
 	return NewStoragesWith(runner, roots, Options{})
 }
 
-// NewStoragesWith returns the storages; "default" must be among them. It
-// starts the goroutine that ends idle git processes: Close must be called.
+// NewStoragesWith returns the storages; "default" must be among them, and
+// its folder must exist or be made. Every storage is checked once (see
+// Usable): one that is unusable is kept, reported by Unusable and never
+// picked. It starts the goroutine that ends idle git processes: Close
+// must be called.
 func NewStoragesWith(runner *git.Runner, roots map[string]string, opts Options) (*Storages, error) {
 	if _, ok := roots["default"]; !ok {
 		return nil, errors.New("no default repository storage")
 	}
+	if err := os.MkdirAll(roots["default"], 0o750); err != nil {
+		return nil, fmt.Errorf("storage default: %w", err)
+	}
+	checked := map[string]usableAnswer{}
 	for name, root := range roots {
-		if err := os.MkdirAll(root, 0o750); err != nil {
-			return nil, fmt.Errorf("storage %s: %w", name, err)
+		err := prepareRoot(name, root)
+		if err != nil {
+			err = fmt.Errorf("repository storage %s (%s) is not usable: %w", name, root, err)
 		}
+		checked[name] = usableAnswer{err: err, at: time.Now()}
 	}
 	budget := catfile.NewBudget(opts.MaxProcesses, opts.IdleTimeout)
-	return &Storages{runner: runner, roots: roots, budget: budget,
+	return &Storages{runner: runner, roots: roots, budget: budget, usable: usability{checked: checked},
 		pool: catfile.NewPoolWithBudget(runner, catfilePerRepo, budget), writers: newWriterSet(budget), locks: newBranchLocks()}, nil
 }
 
@@ -249,13 +259,14 @@ func (r *Repo) Configure(ctx context.Context) error {
 }
 
 // removeOldAside removes the folders this repository was built in aside
-// by creations a crash cut short, once they are old enough that no
-// creation can be using them.
+// by creations a crash cut short, and the copies storage moves a crash
+// cut short were building here (git processes of a killed server may
+// outlive it), once they are old enough that nothing can be using them.
 func (r *Repo) removeOldAside() {
 	entries, _ := os.ReadDir(filepath.Dir(r.path))
-	prefix := filepath.Base(r.path) + asideSuffix
+	base := filepath.Base(r.path)
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+		if !e.IsDir() || !(strings.HasPrefix(e.Name(), base+asideSuffix) || strings.HasPrefix(e.Name(), base+movingSuffix)) {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > asideMaxAge {

@@ -312,9 +312,14 @@ type DeniedError struct {
 func (e *DeniedError) Error() string { return e.Message }
 
 // Access decides who may clone and push (a Quarry service) and learns of
-// finished pushes: the refs each moved.
+// finished pushes: the refs each moved. A push (git-receive-pack) calls
+// Authorize, then BeginPush just before git runs — which may refuse it
+// (a *DeniedError: the repository takes no writes now) and otherwise
+// says where the repository is now (g.Root) —, then Pushed once git is
+// done, then the end BeginPush returned.
 type Access interface {
 	Authorize(ctx context.Context, username, password string, hasCredentials bool, fullPath string, push bool) (Grant, error)
+	BeginPush(ctx context.Context, g *Grant) (end func(), err error)
 	Pushed(ctx context.Context, g Grant, push Push) error
 }
 
@@ -328,6 +333,21 @@ type Handler struct {
 	Log     interface {
 		Error(msg string, args ...any)
 	}
+}
+
+// deny answers a refusal (a *DeniedError) as git understands it; any
+// other error is a 500, logged.
+func (h *Handler) deny(w http.ResponseWriter, fullPath string, err error) {
+	var d *DeniedError
+	if !errors.As(err, &d) {
+		h.Log.Error("git access", "path", fullPath, "err", err)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	if d.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Basic realm="Quarry"`)
+	}
+	http.Error(w, d.Message, d.Status)
 }
 
 // Match reports whether a path is a smart HTTP request and splits it.
@@ -350,20 +370,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	user, pass, hasCreds := r.BasicAuth()
 	grant, err := h.Access.Authorize(r.Context(), user, pass, hasCreds, fullPath, svc == ReceivePack)
 	if err != nil {
-		var d *DeniedError
-		if !errors.As(err, &d) {
-			h.Log.Error("git access", "path", fullPath, "err", err)
-			http.Error(w, "Internal Server Error", http.StatusInternalServerError)
-			return
-		}
-		if d.Status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Basic realm="Quarry"`)
-		}
-		http.Error(w, d.Message, d.Status)
+		h.deny(w, fullPath, err)
 		return
 	}
-	o := Options{Root: grant.Root, Rel: grant.Rel, Suffix: suffix, User: grant.User, AllowPush: grant.Push, Rules: grant.Rules}
 	push := svc == ReceivePack && suffix == "git-receive-pack"
+	if push {
+		// The push is a write in flight from here until it has been
+		// followed up (a storage move waits for it).
+		end, err := h.Access.BeginPush(r.Context(), &grant)
+		if err != nil {
+			h.deny(w, fullPath, err)
+			return
+		}
+		defer end()
+	}
+	o := Options{Root: grant.Root, Rel: grant.Rel, Suffix: suffix, User: grant.User, AllowPush: grant.Push, Rules: grant.Rules}
 	if push {
 		f, err := os.CreateTemp(h.TempDir, "push-*.log")
 		if err != nil {

@@ -26,4 +26,4 @@ CREATE TABLE snippets (
 CREATE INDEX snippets_created_at_id ON snippets (created_at, id);
 CREATE INDEX snippets_author ON snippets (author_id, created_at, id);
 CREATE INDEX snippets_project ON snippets (project_id, created_at, id);
-CREATE INDEX snippets_storage ON snippets (repository_storage);
+CREATE INDEX snippets_storage ON snippets (repository_storage, id);
