@@ -172,7 +172,7 @@ type ApplicationSettings struct {
 	RepositoryChecksEnabled             bool             `json:"repository_checks_enabled"`
 	RepositorySizeLimit                 int64            `json:"repository_size_limit"`
 	RepositoryStorages                  []string         `json:"repository_storages" effect:"the storages of --storages (kept in step with the configuration at start)"`
-	RepositoryStoragesWeighted          map[string]int64 `json:"repository_storages_weighted" effect:"new projects and group wikis, and storage moves without a destination, go to a usable storage picked by these weights"`
+	RepositoryStoragesWeighted          map[string]int64 `json:"repository_storages_weighted" effect:"new projects, group wikis and snippets, and storage moves without a destination, go to a usable storage picked by these weights"`
 	RequireAdminApprovalAfterUserSignup bool             `json:"require_admin_approval_after_user_signup"`
 	RequireTwoFactorAuthentication      bool             `json:"require_two_factor_authentication"`
 	RestrictedVisibilityLevels          []Visibility     `json:"restricted_visibility_levels" effect:"levels non-administrators cannot give projects, groups and snippets"`
