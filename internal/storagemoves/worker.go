@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
 	"quarry/internal/store"
 	"quarry/internal/tasks"
@@ -152,6 +153,21 @@ func (s *Service) replicate(ctx context.Context, k *Kind, m model.RepositoryStor
 	if err := s.storages.Usable(m.DestinationStorageName); err != nil {
 		return err
 	}
+	return s.eachRepository(ctx, k, m, func(rel string, src, dst *gitrepo.Repo) error {
+		// A run cut short left its copy aside: start over.
+		if err := dst.RemoveMoveLeftovers(); err != nil {
+			return fmt.Errorf("remove an interrupted copy: %w", err)
+		}
+		if err := src.ReplicateTo(ctx, dst); err != nil {
+			return fmt.Errorf("copy %s to %s: %w", rel, m.DestinationStorageName, err)
+		}
+		return nil
+	})
+}
+
+// eachRepository calls fn with each repository of the move's container,
+// as it is on the source and on the destination, until one fails.
+func (s *Service) eachRepository(ctx context.Context, k *Kind, m model.RepositoryStorageMove, fn func(rel string, src, dst *gitrepo.Repo) error) error {
 	rels, err := k.Repositories(ctx, m.ContainerID)
 	if err != nil {
 		return err
@@ -165,12 +181,8 @@ func (s *Service) replicate(ctx context.Context, k *Kind, m model.RepositoryStor
 		if err != nil {
 			return err
 		}
-		// A run cut short left its copy aside: start over.
-		if err := dst.RemoveMoveLeftovers(); err != nil {
-			return fmt.Errorf("remove an interrupted copy: %w", err)
-		}
-		if err := src.ReplicateTo(ctx, dst); err != nil {
-			return fmt.Errorf("copy %s to %s: %w", rel, m.DestinationStorageName, err)
+		if err := fn(rel, src, dst); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -337,19 +349,7 @@ var carriedRefs = []string{"refs/pipelines/", "refs/merge-requests/"}
 // removeSource removes the container's repositories from the source,
 // after carrying over the refs of carriedRefs the destination lacks.
 func (s *Service) removeSource(ctx context.Context, k *Kind, m model.RepositoryStorageMove) error {
-	rels, err := k.Repositories(ctx, m.ContainerID)
-	if err != nil {
-		return err
-	}
-	for _, rel := range rels {
-		src, err := s.storages.Open(m.SourceStorageName, rel)
-		if err != nil {
-			return err
-		}
-		dst, err := s.storages.Open(m.DestinationStorageName, rel)
-		if err != nil {
-			return err
-		}
+	return s.eachRepository(ctx, k, m, func(rel string, src, dst *gitrepo.Repo) error {
 		if n, err := src.CarryRefs(ctx, dst, carriedRefs...); err != nil {
 			return err
 		} else if n > 0 {
@@ -358,8 +358,8 @@ func (s *Service) removeSource(ctx context.Context, k *Kind, m model.RepositoryS
 		if err := src.Remove(); err != nil {
 			return fmt.Errorf("remove %s from %s: %w", rel, m.SourceStorageName, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // runBulk schedules the moves of the next batch of a bulk move —
