@@ -54,32 +54,10 @@ func repositoryBenchServer(b *testing.B) (*apitest.Server, int64, []string) {
 			repoBench.err = fmt.Errorf("%v: %s", err, out)
 			return
 		}
-		rnd := rand.New(rand.NewSource(7))
-		words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon")
-		var paths []string
-		// ~240 folders three levels deep, ~8 files each.
-		for i := 0; i < benchFiles; i++ {
-			dir := fmt.Sprintf("pkg%02d/sub%d/leaf%d", i%16, (i/16)%5, (i/80)%3)
-			name := fmt.Sprintf("%s/file_%04d.go", dir, i)
-			var sb strings.Builder
-			size := 1000 + rnd.Intn(11000) // 1–12 KB, median ~6.5 KB
-			for sb.Len() < size {
-				sb.WriteString(words[rnd.Intn(len(words))])
-				if rnd.Intn(8) == 0 {
-					sb.WriteByte('\n')
-				} else {
-					sb.WriteByte(' ')
-				}
-			}
-			if err := os.MkdirAll(filepath.Join(w, dir), 0o755); err != nil {
-				repoBench.err = err
-				return
-			}
-			if err := os.WriteFile(filepath.Join(w, name), []byte(sb.String()), 0o644); err != nil {
-				repoBench.err = err
-				return
-			}
-			paths = append(paths, name)
+		paths, err := writeMakeTree(w)
+		if err != nil {
+			repoBench.err = err
+			return
 		}
 		for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "seed"},
 			{"push", "-q", cloneURL(s, "root/big-repo", "root", s.RootToken), "main"}} {
@@ -184,6 +162,38 @@ func runWriters(b *testing.B, clients int, unit string, write func(b *testing.B)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit)
 	b.ReportMetric(float64(failed.Load()), "failed")
+}
+
+// writeMakeTree writes the make-tree files into the work tree w:
+// benchFiles files in ~240 folders three levels deep, ~8 files each, of
+// 1–12 KB of words (median ~6.5 KB), the same every time. It returns
+// their paths.
+func writeMakeTree(w string) ([]string, error) {
+	rnd := rand.New(rand.NewSource(7))
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon")
+	var paths []string
+	for i := 0; i < benchFiles; i++ {
+		dir := fmt.Sprintf("pkg%02d/sub%d/leaf%d", i%16, (i/16)%5, (i/80)%3)
+		name := fmt.Sprintf("%s/file_%04d.go", dir, i)
+		var sb strings.Builder
+		size := 1000 + rnd.Intn(11000) // 1–12 KB, median ~6.5 KB
+		for sb.Len() < size {
+			sb.WriteString(words[rnd.Intn(len(words))])
+			if rnd.Intn(8) == 0 {
+				sb.WriteByte('\n')
+			} else {
+				sb.WriteByte(' ')
+			}
+		}
+		if err := os.MkdirAll(filepath.Join(w, dir), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(w, name), []byte(sb.String()), 0o644); err != nil {
+			return nil, err
+		}
+		paths = append(paths, name)
+	}
+	return paths, nil
 }
 
 // BenchmarkRepositoryReads reads a repository of ~2,000 files from 32

@@ -15,9 +15,9 @@ import (
 	"quarry/internal/git/gittest"
 )
 
-// BenchmarkStorageMovesBulk moves 200 projects of a realistic small size
-// (a README and 120 files of about 2 KB in 12 folders, over 3 commits:
-// about 250 KB of objects each) from one storage to another with one bulk
+// BenchmarkStorageMovesBulk moves 200 projects of the make-tree size
+// (writeMakeTree: 2,000 files of ~6.5 KB in ~240 folders, and a commit of
+// the project's own) from one storage to another with one bulk
 // move, while 8 clients read a file of 10 other projects (on the
 // destination storage, so never read-only) as fast as they can. It
 // reports the projects moved per second (from the POST to the last move
@@ -40,19 +40,17 @@ func BenchmarkStorageMovesBulk(b *testing.B) {
 			c.LogLevel = "error"
 		})
 		owner := s.NewUser(b, "owner")
+		seed := makeTreeSeed(b)
 		for k := 0; k < moved; k++ {
 			var p smProject
 			s.Do(b, apitest.Request{Method: "POST", Path: "/projects", Token: owner.Token,
 				JSON: map[string]any{"name": fmt.Sprintf("p%03d", k), "initialize_with_readme": true}}).Want(b, http.StatusCreated).JSON(b, &p)
 			repo := filepath.Join(s.DataDir, "repositories", smDiskPathB(b, s, p.ID))
+			// The make-tree history, and a commit of the project's own on
+			// top.
+			gittest.Run(b, repo, nil, "fetch", "-q", "--update-head-ok", seed, "+main:main")
 			tip := gittest.Run(b, repo, nil, "rev-parse", "main")
-			for c := 0; c < 3; c++ {
-				part := gittest.Files{}
-				for f := c; f < 120; f += 3 {
-					part[fmt.Sprintf("src/dir%02d/file%03d.txt", f%12, f)] = fmt.Sprintf("%d %0*d\n", k, 2000, f)
-				}
-				tip = gittest.Commit(b, repo, part, gittest.Branch("main"), gittest.Parents(tip))
-			}
+			gittest.Commit(b, repo, gittest.Files{"PROJECT.txt": fmt.Sprintf("project %d\n", k)}, gittest.Branch("main"), gittest.Parents(tip))
 		}
 		s.Do(b, apitest.Request{Method: "PUT", Path: "/application/settings", Token: s.RootToken,
 			JSON: map[string]any{"repository_storages_weighted": map[string]any{"default": 0, "second": 100}}}).Want(b, http.StatusOK)
@@ -157,4 +155,23 @@ func smDiskPathB(b *testing.B, s *apitest.Server, id int64) string {
 		b.Fatal(err)
 	}
 	return p.DiskPath
+}
+
+// makeTreeSeed is a repository whose main is one commit of the make-tree
+// files; it is removed when the benchmark ends.
+func makeTreeSeed(b *testing.B) string {
+	b.Helper()
+	w := filepath.Join(b.TempDir(), "seed")
+	if out, err := gitRun(filepath.Dir(w), "init", "-q", "-b", "main", w); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	if _, err := writeMakeTree(w); err != nil {
+		b.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "make-tree"}} {
+		if out, err := gitRun(w, args...); err != nil {
+			b.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	return w
 }

@@ -30,6 +30,10 @@ import (
 const (
 	ciChildDB  = "QUARRY_CI_CHILD_DATABASE_URL"
 	ciChildDir = "QUARRY_CI_CHILD_DATA_DIR"
+	// ciChildStorages are the child's --storages; with it set, the child
+	// cleans up after storage moves at once and logs (JSON, level info)
+	// to its stderr.
+	ciChildStorages = "QUARRY_CI_CHILD_STORAGES"
 )
 
 // ciChild is the second process: a whole Quarry (its own pool, task
@@ -48,6 +52,10 @@ func ciChild() int {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg := cfgpkg.Default()
 	cfg.DataDir, cfg.DatabaseURL = os.Getenv(ciChildDir), os.Getenv(ciChildDB)
+	if st := os.Getenv(ciChildStorages); st != "" {
+		cfg.Storages, cfg.StorageMoveCleanupDelay = st, 50*time.Millisecond
+		logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
 	cfg.PasswordCost, cfg.TaskLease = 4, 2*time.Second
 	ctx := context.Background()
 	a, err := app.New(ctx, cfg, logger)
@@ -148,15 +156,34 @@ func driveReleases(ctx context.Context, a *app.App, pipelines []int64) error {
 type childProcess struct {
 	in     io.WriteCloser
 	lines  chan string
-	stderr *bytes.Buffer
+	stderr *syncBuffer
+}
+
+// syncBuffer is a buffer the child's stderr is copied into while a test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // startChild starts the second Quarry process on the server's database and
 // data folder; it stops when the test ends.
-func startChild(t *testing.T, target storetest.Target, dir string) *childProcess {
+func startChild(t *testing.T, target storetest.Target, dir string, env ...string) *childProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), ciChildDB+"="+target.DatabaseURL, ciChildDir+"="+dir)
+	cmd.Env = append(append(os.Environ(), ciChildDB+"="+target.DatabaseURL, ciChildDir+"="+dir), env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +192,7 @@ func startChild(t *testing.T, target storetest.Target, dir string) *childProcess
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &childProcess{in: in, lines: make(chan string, 1024), stderr: &bytes.Buffer{}}
+	c := &childProcess{in: in, lines: make(chan string, 1024), stderr: &syncBuffer{}}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

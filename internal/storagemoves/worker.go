@@ -78,6 +78,7 @@ func (s *Service) runMove(ctx context.Context, p movePayload) error {
 			log.Warn("storage move changed by another writer before it started")
 			return nil
 		}
+		log.Info("storage move started")
 	case model.MoveStarted:
 		log.Info("storage move starts over after an interruption")
 	default:
