@@ -7,6 +7,7 @@ import (
 	"quarry/internal/api/agents"
 	"quarry/internal/api/approvals"
 	"quarry/internal/api/attributes"
+	"quarry/internal/api/badges"
 	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/geo"
@@ -51,6 +52,7 @@ func (s *Server) Table() []endpoint.Route {
 		approvals.New(d.Approvals, r).Routes(),
 		wikis.New(d.Wikis, r).Routes(),
 		snippets.New(d.Snippets, r).Routes(),
+		badges.New(d.Badges, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
 		storagemoves.New(d.Moves, r).Routes(),

@@ -23,6 +23,7 @@ import (
 	"quarry/internal/approvals"
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
+	"quarry/internal/badges"
 	"quarry/internal/changelog"
 	"quarry/internal/ci"
 	"quarry/internal/geo"
@@ -66,6 +67,7 @@ type Deps struct {
 	Approvals  *approvals.Service
 	Wikis      *wikis.Service
 	Snippets   *snippets.Service
+	Badges     *badges.Service
 	Settings   *settings.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service

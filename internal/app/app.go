@@ -25,6 +25,7 @@ import (
 	"quarry/internal/approvals"
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
+	"quarry/internal/badges"
 	"quarry/internal/buildinfo"
 	"quarry/internal/changelog"
 	"quarry/internal/ci"
@@ -311,6 +312,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Approvals: a.Approval,
 		Wikis:     a.Wikis,
 		Snippets:  a.Snippets,
+		Badges:    badges.New(db, a.Projects, a.Groups, repoFiles, cfg.ExternalURL),
 		Settings:  set,
 		Agents:    a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,

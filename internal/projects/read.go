@@ -240,3 +240,17 @@ func (s *Service) StarredBy(ctx context.Context, a auth.Actor, userRef string, i
 	in.StarredBy = u.ID
 	return s.List(ctx, a, in, page)
 }
+
+// FirstGroupProject is the project GitLab renders a group's badges with
+// on the group's own badge list (API::Helpers::BadgesHelpers: the first of
+// GroupProjectsFinder, whose default order is newest first): the newest
+// project of the group, or shared with it, that the actor may see; ok
+// false when there is none.
+func (s *Service) FirstGroupProject(ctx context.Context, a auth.Actor, groupID int64) (model.Project, bool, error) {
+	in := ListInput{ProjectFilter: store.ProjectFilter{NamespaceID: groupID, WithShared: true, OrderBy: "id", Desc: true}}
+	list, _, err := s.List(ctx, a, in, model.Page{Number: 1, PerPage: 1})
+	if err != nil || len(list) == 0 {
+		return model.Project{}, false, err
+	}
+	return list[0], true, nil
+}

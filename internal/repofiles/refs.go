@@ -467,3 +467,37 @@ func (s *Service) DeleteTag(ctx context.Context, a auth.Actor, projectRef, name 
 	}
 	return model.NotFound("Tag")
 }
+
+// DefaultBranchTip is the commit at the tip of p's default branch, ""
+// when the repository or the branch does not exist. It checks no
+// permission: the caller has.
+func (s *Service) DefaultBranchTip(ctx context.Context, p model.Project) (string, error) {
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil || !repo.Exists() || p.DefaultBranch == "" {
+		return "", err
+	}
+	tip, err := repo.BranchTip(ctx, p.DefaultBranch)
+	return string(tip), err
+}
+
+// LatestTag names p's most recently updated tag, as the tags list orders
+// "updated" descending (its commit's committer date, the first name on
+// a tie), ""
+// when there is none. It checks no permission: the caller has.
+func (s *Service) LatestTag(ctx context.Context, p model.Project) (string, error) {
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil || !repo.Exists() {
+		return "", err
+	}
+	list, err := tags(ctx, p, repo, func(string) bool { return true })
+	if err != nil || len(list) == 0 {
+		return "", err
+	}
+	best := list[0]
+	for _, t := range list[1:] {
+		if t.Commit.Committer.When.After(best.Commit.Committer.When) {
+			best = t
+		}
+	}
+	return best.Name, nil
+}
