@@ -145,6 +145,16 @@ func TestBadges_renderAndInherit(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "PUT", Path: pbase + "/badges/" + itoa(int64(gb["id"].(float64))), Token: s.RootToken, JSON: map[string]any{"name": "x"}}).
 			Want(t, 404).WantBody(t, `{"message":"404 Badge Not Found"}`)
 		s.Do(t, apitest.Request{Method: "DELETE", Path: pbase + "/badges/" + itoa(int64(gb["id"].(float64))), Token: s.RootToken}).Want(t, 404)
+		// A null URL is an empty one; a null name clears the name.
+		s.Do(t, apitest.Request{Method: "PUT", Path: pbase + "/badges/" + itoa(pb), Token: s.RootToken, JSON: map[string]any{"image_url": nil}}).Want(t, 400).
+			WantBody(t, `{"message":{"image_url":["must be a valid URL"]}}`)
+		if up := s.Do(t, apitest.Request{Method: "PUT", Path: pbase + "/badges/" + itoa(pb), Token: s.RootToken, JSON: map[string]any{"name": nil}}).Want(t, 200).Object(t); up["name"] != nil {
+			t.Errorf("name not cleared: %v", up)
+		}
+		// Anonymous writes are 401 before any parameter is read.
+		s.Do(t, apitest.Request{Method: "POST", Path: pbase + "/badges"}).Want(t, 401).WantBody(t, `{"message":"401 Unauthorized"}`)
+		s.Get(t, pbase+"/badges/render", "").Want(t, 400).WantBody(t, `{"error":"link_url is missing, image_url is missing"}`)
+		s.Get(t, pbase+"/badges/render?link_url=https://a.test&image_url=https://a.test", "").Want(t, 401)
 		// Another owner's badge id is not found.
 		s.Get(t, gbase+"/badges/"+itoa(pb), s.RootToken).Want(t, 404).WantBody(t, `{"message":"404 Badge Not Found"}`)
 		s.Get(t, gbase+"/badges/999999", s.RootToken).Want(t, 404).WantBody(t, `{"message":"404 Badge Not Found"}`)

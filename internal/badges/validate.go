@@ -89,6 +89,8 @@ type Input struct {
 	LinkURL  *string
 	ImageURL *string
 	Name     *string
+	// ClearName sets the name to null.
+	ClearName bool
 }
 
 // apply validates in onto b, GitLab's messages by field.
@@ -103,6 +105,8 @@ func (in Input) apply(b *model.Badge) error {
 	if in.Name != nil {
 		n := *in.Name
 		b.Name = &n
+	} else if in.ClearName {
+		b.Name = nil
 	}
 	var msg string
 	if b.LinkURL, msg = CheckURL(b.LinkURL); msg != "" {

@@ -20,14 +20,15 @@ type Handlers struct {
 // New returns the area.
 func New(s *badges.Service, r *entity.Renderer) *Handlers { return &Handlers{badges: s, r: r} }
 
-// Routes are the area's rows. None requires a token at the door: reads
-// are public where the owner is. GitLab's badges API (lib/api/badges.rb)
-// answers 401 to an anonymous write or preview before it looks the owner
-// up, then 404 for an owner the caller may not see, then 403 without
-// admin_project / admin_group; the service keeps that order.
+// Routes are the area's rows. Reads are public where the owner is;
+// writes need a token at the door, as GitLab's badges API
+// (lib/api/badges.rb) authenticates every non-GET request before it reads
+// a parameter. The preview authenticates after its parameters (401
+// before the owner is looked up); then 404 for an owner the caller may
+// not see, then 403 without admin_project / admin_group.
 func (h *Handlers) Routes() []endpoint.Route {
 	row, parsed := endpoint.Row, endpoint.Parsed
-	public, api := endpoint.Public, endpoint.ScopeAPI
+	public, token, api := endpoint.Public, endpoint.Token, endpoint.ScopeAPI
 	var rows []endpoint.Route
 	for _, owner := range []struct {
 		base  string
@@ -36,11 +37,11 @@ func (h *Handlers) Routes() []endpoint.Route {
 		o := func(c *endpoint.Call) badges.Owner { return badges.Owner{Group: owner.group, Ref: c.Path("id")} }
 		rows = append(rows,
 			row("GET", owner.base, public, api, parsed, func(c *endpoint.Call) error { return h.list(c, o(c)) }),
-			row("POST", owner.base, public, api, parsed, func(c *endpoint.Call) error { return h.create(c, o(c)) }),
+			row("POST", owner.base, token, api, parsed, func(c *endpoint.Call) error { return h.create(c, o(c)) }),
 			row("GET", owner.base+"/render", public, api, parsed, func(c *endpoint.Call) error { return h.render(c, o(c)) }),
 			row("GET", owner.base+"/{badge_id}", public, api, parsed, func(c *endpoint.Call) error { return h.get(c, o(c)) }),
-			row("PUT", owner.base+"/{badge_id}", public, api, parsed, func(c *endpoint.Call) error { return h.update(c, o(c)) }),
-			row("DELETE", owner.base+"/{badge_id}", public, api, parsed, func(c *endpoint.Call) error { return h.delete(c, o(c)) }),
+			row("PUT", owner.base+"/{badge_id}", token, api, parsed, func(c *endpoint.Call) error { return h.update(c, o(c)) }),
+			row("DELETE", owner.base+"/{badge_id}", token, api, parsed, func(c *endpoint.Call) error { return h.delete(c, o(c)) }),
 		)
 	}
 	return rows
@@ -92,8 +93,18 @@ func (h *Handlers) render(c *endpoint.Call, o badges.Owner) error {
 	return c.JSON(http.StatusOK, h.r.BadgeDetails(v))
 }
 
+// input reads the writable fields; a URL given as null is an empty one
+// (GitLab validates it as such), a null name clears the name.
 func (h *Handlers) input(c *endpoint.Call) badges.Input {
-	return badges.Input{LinkURL: c.P.StringPtr("link_url"), ImageURL: c.P.StringPtr("image_url"), Name: c.P.StringPtr("name")}
+	in := badges.Input{LinkURL: c.P.StringPtr("link_url"), ImageURL: c.P.StringPtr("image_url"), Name: c.P.StringPtr("name")}
+	empty := ""
+	for key, v := range map[string]**string{"link_url": &in.LinkURL, "image_url": &in.ImageURL} {
+		if *v == nil && c.P.Has(key) && c.P.IsNull(key) {
+			*v = &empty
+		}
+	}
+	in.ClearName = in.Name == nil && c.P.Has("name") && c.P.IsNull("name")
+	return in
 }
 
 func (h *Handlers) create(c *endpoint.Call, o badges.Owner) error {
