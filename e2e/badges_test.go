@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"quarry/internal/apitest"
@@ -301,5 +302,41 @@ func TestBadges_permissions(t *testing.T) {
 			}
 			return s.Do(t, apitest.Request{Method: "DELETE", Path: tg.base + "/badges/" + ids[tg.base], Token: tok}).Status
 		})
+	})
+}
+
+func TestBadges_concurrentEdits(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		g := newBadgeGroup(t, s, "bc", "public", 0)
+		base := "/groups/" + itoa(g)
+		id := itoa(int64(addBadge(t, s, base, s.RootToken, map[string]any{"link_url": "https://a.test", "image_url": "https://a.test/i"})["id"].(float64)))
+		const n = 12
+		statuses := make(chan int, n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				statuses <- s.Do(t, apitest.Request{Method: "PUT", Path: base + "/badges/" + id, Token: s.RootToken, JSON: map[string]any{"name": fmt.Sprint("n", i)}}).Status
+			}(i)
+		}
+		wg.Wait()
+		close(statuses)
+		ok := 0
+		for st := range statuses {
+			switch st {
+			case http.StatusOK:
+				ok++
+			case http.StatusConflict:
+			default:
+				t.Errorf("concurrent edit: status %d", st)
+			}
+		}
+		if ok == 0 {
+			t.Errorf("no edit won")
+		}
+		if b := s.Get(t, base+"/badges/"+id, "").Want(t, 200).Object(t); !strings.HasPrefix(b["name"].(string), "n") {
+			t.Errorf("after the edits: %v", b)
+		}
 	})
 }
