@@ -11,6 +11,7 @@ import (
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/geo"
 	"quarry/internal/api/groups"
+	"quarry/internal/api/labels"
 	"quarry/internal/api/members"
 	"quarry/internal/api/mergerequests"
 	"quarry/internal/api/projects"
@@ -51,6 +52,7 @@ func (s *Server) Table() []endpoint.Route {
 		approvals.New(d.Approvals, r).Routes(),
 		wikis.New(d.Wikis, r).Routes(),
 		snippets.New(d.Snippets, r).Routes(),
+		labels.New(d.Labels, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
 		storagemoves.New(d.Moves, r).Routes(),

@@ -28,6 +28,7 @@ import (
 	"quarry/internal/geo"
 	"quarry/internal/groups"
 	"quarry/internal/jobtokenscope"
+	"quarry/internal/labels"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
 	"quarry/internal/model"
@@ -66,6 +67,7 @@ type Deps struct {
 	Approvals  *approvals.Service
 	Wikis      *wikis.Service
 	Snippets   *snippets.Service
+	Labels     *labels.Service
 	Settings   *settings.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service

@@ -38,6 +38,7 @@ import (
 	"quarry/internal/groups"
 	"quarry/internal/jobfiles"
 	"quarry/internal/jobtokenscope"
+	"quarry/internal/labels"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
 	"quarry/internal/model"
@@ -311,6 +312,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Approvals: a.Approval,
 		Wikis:     a.Wikis,
 		Snippets:  a.Snippets,
+		Labels:    labels.New(db, a.Projects, a.Groups),
 		Settings:  set,
 		Agents:    a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
