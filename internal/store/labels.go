@@ -288,9 +288,9 @@ func (tx *Tx) OpenMergeRequestsLabelled(ctx context.Context, projectID int64, tr
 	w.add("m.state = ?", model.MRStateOpened)
 	w.add(`m.labels LIKE ? ESCAPE '\'`, likePattern(string(b)))
 	if projectID != 0 {
-		w.add("m.project_id = ?", projectID)
+		w.add("m.target_project_id = ?", projectID)
 	} else {
-		w.add(`m.project_id IN (SELECT p.id FROM projects p JOIN namespaces n ON n.id = p.namespace_id
+		w.add(`m.target_project_id IN (SELECT p.id FROM projects p JOIN namespaces n ON n.id = p.namespace_id
 			WHERE n.traversal LIKE ? ESCAPE '\')`, escapeLike(traversal)+"%")
 	}
 	var n int
