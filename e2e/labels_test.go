@@ -249,6 +249,25 @@ func TestLabels_group(t *testing.T) {
 		if len(list) != 1 {
 			t.Fatalf("top only %+v", list)
 		}
+		// A stranger sees a public group's labels, and those of its
+		// public subgroups only.
+		stranger := s.NewUser(t, "lgstranger")
+		s.Do(t, apitest.Request{Method: "PUT", Path: fmt.Sprintf("/groups/%d", top), Token: owner.Token,
+			JSON: map[string]any{"visibility": "public"}}).Want(t, 200)
+		pubSub, _ := agGroup(t, s, owner.Token, "lgpub", top)
+		s.Do(t, apitest.Request{Method: "PUT", Path: fmt.Sprintf("/groups/%d", pubSub), Token: owner.Token,
+			JSON: map[string]any{"visibility": "public"}}).Want(t, 200)
+		lblCreate(t, s, fmt.Sprintf("/groups/%d/labels", pubSub), owner.Token, map[string]any{"name": "pub", "color": "#654321"})
+		lblDo(t, s, "GET", topBase+"?include_descendant_groups=true", stranger.Token, nil).Want(t, 200).JSON(t, &list)
+		if len(list) != 2 || list[0].Name != "pub" || list[1].Name != "top" {
+			t.Fatalf("stranger with descendants %+v", list)
+		}
+		lblDo(t, s, "GET", subBase, stranger.Token, nil).Want(t, 404).WantBody(t, `{"message":"404 Group Not Found"}`)
+		lblDo(t, s, "GET", topBase+"?include_descendant_groups=true", owner.Token, nil).Want(t, 200).JSON(t, &list)
+		if len(list) != 3 {
+			t.Fatalf("owner with descendants %+v", list)
+		}
+
 		up, _, err := c.GroupLabels.UpdateGroupLabel(top, "top", &gitlab.UpdateGroupLabelOptions{NewName: gitlab.Ptr("top2"), Color: gitlab.Ptr("red")})
 		if err != nil || up.Name != "top2" || up.Color != "#ff0000" {
 			t.Fatalf("update: %+v %v", up, err)

@@ -382,10 +382,11 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, r Ref, labelRef stri
 		}
 		return nil
 	})
+	var taken *store.UniqueError
 	switch {
-	case errors.Is(err, model.ErrConflict):
+	case errors.As(err, &taken):
 		return View{}, model.Invalid("title", "has already been taken")
-	case errors.Is(err, model.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound), errors.Is(err, model.ErrConflict): // removed meanwhile
 		return View{}, model.NotFound("Label")
 	case err != nil:
 		return View{}, err
