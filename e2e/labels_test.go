@@ -23,7 +23,7 @@ type labelJSON struct {
 	Color                  string  `json:"color"`
 	TextColor              string  `json:"text_color"`
 	Description            *string `json:"description"`
-	DescriptionHTML        string  `json:"description_html"`
+	DescriptionHTML        *string `json:"description_html"`
 	Subscribed             bool    `json:"subscribed"`
 	Priority               *int    `json:"priority"`
 	IsProjectLabel         *bool   `json:"is_project_label"`
@@ -76,13 +76,13 @@ func TestLabels_project(t *testing.T) {
 		var bug labelJSON
 		r.JSON(t, &bug)
 		if bug.Name != "kind/bug" || bug.Color != "#FF0000" || bug.TextColor != "#FFFFFF" || *bug.Priority != 3 || !*bug.IsProjectLabel ||
-			!strings.Contains(bug.DescriptionHTML, "Bugs &lt;here&gt;") {
+			!strings.Contains(*bug.DescriptionHTML, "Bugs &lt;here&gt;") {
 			t.Fatalf("created %+v", bug)
 		}
 
 		// Colour names become hex; a light colour gets dark text.
 		light := lblCreate(t, s, base, owner.Token, map[string]any{"name": "light", "color": "yellow"})
-		if light.Color != "#ffff00" || light.TextColor != "#1F1E24" || light.Description != nil || light.Priority != nil {
+		if light.Color != "#ffff00" || light.TextColor != "#1F1E24" || light.Description != nil || light.DescriptionHTML != nil || light.Priority != nil {
 			t.Fatalf("light %+v", light)
 		}
 

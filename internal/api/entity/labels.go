@@ -8,7 +8,7 @@ type Label struct {
 	ID                     int64   `json:"id"`
 	Name                   string  `json:"name"`
 	Description            *string `json:"description"`
-	DescriptionHTML        string  `json:"description_html"`
+	DescriptionHTML        *string `json:"description_html"`
 	TextColor              string  `json:"text_color"`
 	Color                  string  `json:"color"`
 	OpenIssuesCount        *int    `json:"open_issues_count,omitempty"`
@@ -28,11 +28,10 @@ type projectLabel struct {
 // Label renders a label seen from a project or a group; the value is
 // ready for encoding/json.
 func (r *Renderer) Label(v labels.View) any {
-	j := Label{ID: v.ID, Name: v.Title, DescriptionHTML: descriptionHTML(v.Description), TextColor: labels.TextColor(v.Color),
-		Color: v.Color, Subscribed: v.Subscribed}
-	if v.Description != "" {
-		d := v.Description
-		j.Description = &d
+	j := Label{ID: v.ID, Name: v.Title, TextColor: labels.TextColor(v.Color), Color: v.Color, Subscribed: v.Subscribed}
+	if v.Description != "" { // no description is null, as in GitLab
+		d, h := v.Description, descriptionHTML(v.Description)
+		j.Description, j.DescriptionHTML = &d, &h
 	}
 	if c := v.Counts; c != nil {
 		j.OpenIssuesCount, j.ClosedIssuesCount, j.OpenMergeRequestsCount = &c.OpenIssues, &c.ClosedIssues, &c.OpenMergeRequests
