@@ -268,6 +268,34 @@ func TestLabels_group(t *testing.T) {
 			t.Fatalf("owner with descendants %+v", list)
 		}
 
+		// only_group_labels=false adds the projects' labels: the group's
+		// own projects, or the whole tree's with descendants, as far as
+		// the caller sees them.
+		pubP := agProject(t, s, owner.Token, "lgpubp", top)
+		s.Do(t, apitest.Request{Method: "PUT", Path: fmt.Sprintf("/projects/%d", pubP.ID), Token: owner.Token,
+			JSON: map[string]any{"visibility": "public"}}).Want(t, 200)
+		privP := agProject(t, s, owner.Token, "lgprivp", sub)
+		lblCreate(t, s, fmt.Sprintf("/projects/%d/labels", pubP.ID), owner.Token, map[string]any{"name": "ptop", "color": "#fff"})
+		lblCreate(t, s, fmt.Sprintf("/projects/%d/labels", privP.ID), owner.Token, map[string]any{"name": "psub", "color": "#fff"})
+		for _, c := range []struct {
+			query, token string
+			want         string
+		}{
+			{"only_group_labels=false", owner.Token, "ptop,top"},
+			{"only_group_labels=false&include_descendant_groups=true", owner.Token, "psub,ptop,pub,sub,top"},
+			{"only_group_labels=false&include_descendant_groups=true", stranger.Token, "ptop,pub,top"},
+			{"only_group_labels=true&include_descendant_groups=true", stranger.Token, "pub,top"},
+		} {
+			lblDo(t, s, "GET", topBase+"?"+c.query, c.token, nil).Want(t, 200).JSON(t, &list)
+			var names []string
+			for _, l := range list {
+				names = append(names, l.Name)
+			}
+			if got := strings.Join(names, ","); got != c.want {
+				t.Errorf("%s: %s; want %s", c.query, got, c.want)
+			}
+		}
+
 		up, _, err := c.GroupLabels.UpdateGroupLabel(top, "top", &gitlab.UpdateGroupLabelOptions{NewName: gitlab.Ptr("top2"), Color: gitlab.Ptr("red")})
 		if err != nil || up.Name != "top2" || up.Color != "#ff0000" {
 			t.Fatalf("update: %+v %v", up, err)

@@ -149,7 +149,10 @@ type ListOptions struct {
 	WithCounts              bool
 	IncludeAncestorGroups   bool
 	IncludeDescendantGroups bool // groups only
-	Search                  string
+	// OnlyGroupLabels false adds, to a group's list, the labels of its
+	// projects (of its subgroups' too with IncludeDescendantGroups).
+	OnlyGroupLabels bool
+	Search          string
 }
 
 // List returns a page of the labels a project or group sees, by title.
@@ -159,14 +162,23 @@ func (s *Service) List(ctx context.Context, a auth.Actor, r Ref, opt ListOptions
 		return nil, model.PageInfo{}, err
 	}
 	lo := o.labels(opt.IncludeAncestorGroups)
-	if o.group != nil && opt.IncludeDescendantGroups {
-		lo.DescendantsOf = o.group.Traversal
-		// Members (and administrators) see every subgroup; others the
-		// subgroups their visibility lets them see.
+	if o.group != nil {
+		// Members (and administrators) see every subgroup and project of
+		// the tree; others those their visibility lets them see.
+		var vis []model.Visibility
 		if !a.Admin() && o.acc < model.Guest {
-			lo.DescendantVisibilities = []model.Visibility{model.Public}
+			vis = []model.Visibility{model.Public}
 			if a.SignedIn() && !a.User.External {
-				lo.DescendantVisibilities = append(lo.DescendantVisibilities, model.Internal)
+				vis = append(vis, model.Internal)
+			}
+		}
+		if opt.IncludeDescendantGroups {
+			lo.DescendantsOf, lo.DescendantVisibilities = o.group.Traversal, vis
+		}
+		if !opt.OnlyGroupLabels {
+			lo.ProjectsOf, lo.ProjectVisibilities = o.group.ID, vis
+			if opt.IncludeDescendantGroups {
+				lo.ProjectsUnder = o.group.Traversal
 			}
 		}
 	}

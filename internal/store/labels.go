@@ -69,6 +69,14 @@ type LabelOwners struct {
 	// keeps only those of the listed visibilities.
 	DescendantsOf          string
 	DescendantVisibilities []model.Visibility
+	// ProjectsOf, a group's id, adds the labels of the projects right in
+	// it; with ProjectsUnder (its traversal) those of every project in its
+	// tree instead. ProjectVisibilities, when not empty, keeps only the
+	// projects of the listed visibilities. Projects being deleted are
+	// left out.
+	ProjectsOf          int64
+	ProjectsUnder       string
+	ProjectVisibilities []model.Visibility
 }
 
 func (o LabelOwners) where(w *where) {
@@ -90,6 +98,23 @@ func (o LabelOwners) where(w *where) {
 		if len(o.DescendantVisibilities) > 0 {
 			q += " AND visibility IN (" + placeholders(len(o.DescendantVisibilities)) + ")"
 			for _, v := range o.DescendantVisibilities {
+				args = append(args, string(v))
+			}
+		}
+		or = append(or, q+")")
+	}
+	if o.ProjectsOf != 0 || o.ProjectsUnder != "" {
+		q := "l.project_id IN (SELECT p.id FROM projects p WHERE p.pending_delete = FALSE"
+		if o.ProjectsUnder != "" {
+			q += ` AND p.namespace_id IN (SELECT id FROM namespaces WHERE traversal LIKE ? ESCAPE '\')`
+			args = append(args, escapeLike(o.ProjectsUnder)+"%")
+		} else {
+			q += " AND p.namespace_id = ?"
+			args = append(args, o.ProjectsOf)
+		}
+		if len(o.ProjectVisibilities) > 0 {
+			q += " AND p.visibility IN (" + placeholders(len(o.ProjectVisibilities)) + ")"
+			for _, v := range o.ProjectVisibilities {
 				args = append(args, string(v))
 			}
 		}

@@ -70,6 +70,7 @@ func (h *Handlers) list(c *endpoint.Call, ref labels.Ref) error {
 		WithCounts:              boolParam(c, "with_counts", false),
 		IncludeAncestorGroups:   boolParam(c, "include_ancestor_groups", true),
 		IncludeDescendantGroups: !ref.Project && boolParam(c, "include_descendant_groups", false),
+		OnlyGroupLabels:         ref.Project || boolParam(c, "only_group_labels", true),
 	}
 	opt.Search, _ = c.P.String("search")
 	if len(opt.Search) > labels.MaxTitleLength*4 {
