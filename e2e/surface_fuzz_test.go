@@ -123,6 +123,10 @@ func newSurfaceFixtures(t *testing.T, s *apitest.Server) *surfaceFixtures {
 	s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/badges", p.ID), Token: owner.Token,
 		JSON: map[string]any{"link_url": "https://fz.example.com/%{project_path}", "image_url": "https://fz.example.com/%{commit_sha}"}}).
 		Want(t, http.StatusCreated).JSON(t, &badge)
+	for _, base := range []string{fmt.Sprintf("/projects/%d/labels", p.ID), fmt.Sprintf("/groups/%d/labels", g.ID)} {
+		s.Do(t, apitest.Request{Method: "POST", Path: base, Token: owner.Token, JSON: map[string]any{"name": "fz", "color": "#fff"}}).
+			Want(t, http.StatusCreated)
+	}
 	var tok struct{ ID int64 }
 	s.Do(t, apitest.Request{Method: "POST", Path: "/users/" + itoa(owner.ID) + "/personal_access_tokens", Token: s.RootToken,
 		JSON: map[string]any{"name": "fz", "scopes": []string{"api"}}}).Want(t, http.StatusCreated).JSON(t, &tok)
@@ -136,7 +140,7 @@ func newSurfaceFixtures(t *testing.T, s *apitest.Server) *surfaceFixtures {
 		"{tag}": "v1", "{name}": "main", "{file_path}": "docs%2Fa.md", "{slug}": "fzpage", "{trigger_id}": itoa(trig.ID),
 		"{runner_id}": itoa(runner.ID), "{agent_id}": "1", "{provider}": "github", "{artifact_path...}": "out/x",
 		"snippets/{id}": itoa(snippet), "{snippet_id}": itoa(projectSnippet),
-		"{badge_id}": itoa(badge.ID),
+		"{badge_id}": itoa(badge.ID), "{label_id}": "fz",
 	}}
 }
 

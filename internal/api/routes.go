@@ -12,6 +12,7 @@ import (
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/geo"
 	"quarry/internal/api/groups"
+	"quarry/internal/api/labels"
 	"quarry/internal/api/members"
 	"quarry/internal/api/mergerequests"
 	"quarry/internal/api/projects"
@@ -53,6 +54,7 @@ func (s *Server) Table() []endpoint.Route {
 		wikis.New(d.Wikis, r).Routes(),
 		snippets.New(d.Snippets, r).Routes(),
 		badges.New(d.Badges, r).Routes(),
+		labels.New(d.Labels, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
 		storagemoves.New(d.Moves, r).Routes(),

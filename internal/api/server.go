@@ -29,6 +29,7 @@ import (
 	"quarry/internal/geo"
 	"quarry/internal/groups"
 	"quarry/internal/jobtokenscope"
+	"quarry/internal/labels"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
 	"quarry/internal/model"
@@ -68,6 +69,7 @@ type Deps struct {
 	Wikis      *wikis.Service
 	Snippets   *snippets.Service
 	Badges     *badges.Service
+	Labels     *labels.Service
 	Settings   *settings.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service

@@ -39,6 +39,7 @@ import (
 	"quarry/internal/groups"
 	"quarry/internal/jobfiles"
 	"quarry/internal/jobtokenscope"
+	"quarry/internal/labels"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
 	"quarry/internal/model"
@@ -313,6 +314,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Wikis:     a.Wikis,
 		Snippets:  a.Snippets,
 		Badges:    badges.New(db, a.Projects, a.Groups, repoFiles, cfg.ExternalURL),
+		Labels:    labels.New(db, a.Projects, a.Groups),
 		Settings:  set,
 		Agents:    a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
