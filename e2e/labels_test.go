@@ -410,3 +410,49 @@ func TestLabels_permissions(t *testing.T) {
 		}
 	})
 }
+
+// TestLabels_concurrentEdits: edits of different attributes of one label
+// racing each other all land; two racing creations of one title end in
+// one 201 and one 409.
+func TestLabels_concurrentEdits(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		var p struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: s.RootToken, JSON: map[string]any{"name": "racing"}}).
+			Want(t, http.StatusCreated).JSON(t, &p)
+		base := fmt.Sprintf("/projects/%d/labels", p.ID)
+		var l labelJSON
+		s.Do(t, apitest.Request{Method: "POST", Path: base, Token: s.RootToken, JSON: map[string]any{"name": "race", "color": "#000000"}}).
+			Want(t, http.StatusCreated).JSON(t, &l)
+		one := fmt.Sprintf("%s/%d", base, l.ID)
+		for round := 0; round < 10; round++ {
+			color, desc := fmt.Sprintf("#0000%02d", round), fmt.Sprintf("round %d", round)
+			done := make(chan struct{}, 2)
+			go func() {
+				s.Do(t, apitest.Request{Method: "PUT", Path: one, Token: s.RootToken, JSON: map[string]any{"color": color}}).Want(t, http.StatusOK)
+				done <- struct{}{}
+			}()
+			go func() {
+				s.Do(t, apitest.Request{Method: "PUT", Path: one, Token: s.RootToken, JSON: map[string]any{"description": desc}}).Want(t, http.StatusOK)
+				done <- struct{}{}
+			}()
+			<-done
+			<-done
+			var got labelJSON
+			s.Get(t, one, s.RootToken).Want(t, http.StatusOK).JSON(t, &got)
+			if got.Color != color || got.Description == nil || *got.Description != desc {
+				t.Fatalf("round %d: color %s description %v; want %s and %q (an edit was lost)", round, got.Color, got.Description, color, desc)
+			}
+		}
+		statuses := make(chan int, 2)
+		for i := 0; i < 2; i++ {
+			go func() {
+				statuses <- s.Do(t, apitest.Request{Method: "POST", Path: base, Token: s.RootToken,
+					JSON: map[string]any{"name": "twin", "color": "#fff"}}).Status
+			}()
+		}
+		a, b := <-statuses, <-statuses
+		if a+b != http.StatusCreated+http.StatusConflict {
+			t.Errorf("two racing creations: %d and %d; want 201 and 409", a, b)
+		}
+	})
+}

@@ -376,17 +376,8 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, r Ref, labelRef stri
 	if err := validate(&in); err != nil {
 		return View{}, err
 	}
-	if in.Title != nil {
-		l.Title = *in.Title
-	}
-	if in.Color != nil {
-		l.Color = *in.Color
-	}
-	if in.Description != nil {
-		l.Description = *in.Description
-	}
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.UpdateLabel(ctx, &l); err != nil {
+		if err := tx.UpdateLabel(ctx, &l, in.Title, in.Color, in.Description); err != nil {
 			return err
 		}
 		if o.project != nil && in.SetPriority {

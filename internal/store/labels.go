@@ -35,18 +35,20 @@ func (tx *Tx) CreateLabel(ctx context.Context, l *model.Label) error {
 	return nil
 }
 
-// UpdateLabel writes a label's title, colour and description; a title
-// taken in its project or group is a *UniqueError, a label that is gone
-// model.ErrNotFound.
-func (tx *Tx) UpdateLabel(ctx context.Context, l *model.Label) error {
-	now := tx.Now()
-	n, err := tx.execN(ctx, "UPDATE labels SET title = ?, color = ?, description = ?, updated_at = ? WHERE id = ?",
-		l.Title, l.Color, l.Description, micros(now), l.ID)
+// UpdateLabel writes the attributes of a label that are not nil — the
+// others stay as the row has them, so concurrent edits of different
+// attributes both land — and reads the row back into l.
+// model.ErrNotFound when the label is gone.
+func (tx *Tx) UpdateLabel(ctx context.Context, l *model.Label, title, color, description *string) error {
+	n, err := tx.execN(ctx, "UPDATE labels SET title = COALESCE(?, title), color = COALESCE(?, color), description = COALESCE(?, description), updated_at = ? WHERE id = ?",
+		title, color, description, micros(tx.Now()), l.ID)
 	if err == nil && n == 0 {
 		return model.ErrNotFound
 	}
-	l.UpdatedAt = fromMicros(micros(now))
-	return err
+	if err != nil {
+		return err
+	}
+	return tx.row(ctx, labelDest(l), "SELECT "+labelColumns+" FROM labels l WHERE l.id = ?", l.ID)
 }
 
 // DeleteLabel removes a label with its priorities and subscriptions;
