@@ -13,6 +13,7 @@ import (
 	"quarry/internal/api/groups"
 	"quarry/internal/api/members"
 	"quarry/internal/api/mergerequests"
+	"quarry/internal/api/milestones"
 	"quarry/internal/api/projects"
 	"quarry/internal/api/repository"
 	"quarry/internal/api/runners"
@@ -51,6 +52,7 @@ func (s *Server) Table() []endpoint.Route {
 		approvals.New(d.Approvals, r).Routes(),
 		wikis.New(d.Wikis, r).Routes(),
 		snippets.New(d.Snippets, r).Routes(),
+		milestones.New(d.Milestones, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
 		storagemoves.New(d.Moves, r).Routes(),

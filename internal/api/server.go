@@ -30,6 +30,7 @@ import (
 	"quarry/internal/jobtokenscope"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
+	"quarry/internal/milestones"
 	"quarry/internal/model"
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
@@ -66,6 +67,7 @@ type Deps struct {
 	Approvals  *approvals.Service
 	Wikis      *wikis.Service
 	Snippets   *snippets.Service
+	Milestones *milestones.Service
 	Settings   *settings.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service
