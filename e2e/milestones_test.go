@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"quarry/internal/apitest"
+	"quarry/internal/model"
 )
 
 // Milestones end to end: the same rows under /projects/:id/milestones and
@@ -390,5 +392,49 @@ func TestMilestones_permissions(t *testing.T) {
 		s.Get(t, pub.base, ro).Want(t, 200)
 		s.Do(t, apitest.Request{Method: "POST", Path: parents["group public"].base, Token: ro,
 			JSON: map[string]any{"title": "ro"}}).Want(t, http.StatusForbidden)
+	})
+}
+
+// TestMilestones_removal: a group's milestones are listed for its export
+// with their ids; deleting a project or a group removes its milestones
+// (and its subgroups').
+func TestMilestones_removal(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "owner")
+		top, sub, project := msTree(t, s, owner, "private")
+		id := func(m map[string]any) int64 { return int64(m["id"].(float64)) }
+		g1 := msCreate(t, s, owner.Token, fmt.Sprintf("/groups/%d/milestones", top), map[string]any{"title": "g1"})
+		g2 := msCreate(t, s, owner.Token, fmt.Sprintf("/groups/%d/milestones", top), map[string]any{"title": "g2", "due_date": "2030-01-01"})
+		sm := msCreate(t, s, owner.Token, fmt.Sprintf("/groups/%d/milestones", sub), map[string]any{"title": "s1"})
+		pm := msCreate(t, s, owner.Token, fmt.Sprintf("/projects/%d/milestones", project), map[string]any{"title": "p1"})
+
+		list, err := s.App.Milestones.GroupMilestones(ctx(t), top)
+		if err != nil || len(list) != 2 || list[0].ID != id(g1) || list[1].ID != id(g2) || list[1].DueDate != "2030-01-01" ||
+			list[0].GroupID != top || list[0].IID != 1 {
+			t.Fatalf("group milestones %+v, %v", list, err)
+		}
+
+		gone := func(what string, mid int64) {
+			t.Helper()
+			for deadline := time.Now().Add(10 * time.Second); ; {
+				_, err := s.App.DB.MilestoneByID(ctx(t), mid)
+				if model.KindOf(err) == model.KindNotFound {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s milestone %d still there: %v", what, mid, err)
+				}
+				sleep()
+			}
+		}
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/projects/" + itoa(project), Token: owner.Token}).Want(t, http.StatusAccepted)
+		gone("project", id(pm))
+		if _, err := s.App.DB.MilestoneByID(ctx(t), id(g1)); err != nil {
+			t.Fatalf("group milestone lost with the project: %v", err)
+		}
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/groups/" + itoa(top), Token: owner.Token}).Want(t, http.StatusAccepted)
+		gone("group", id(g1))
+		gone("group", id(g2))
+		gone("subgroup", id(sm))
 	})
 }

@@ -119,6 +119,9 @@ func newSurfaceFixtures(t *testing.T, s *apitest.Server) *surfaceFixtures {
 		JSON: map[string]any{"name": "fznode", "url": "https://fznode.example.com"}}).Want(t, http.StatusCreated).JSON(t, &node)
 	snippet := newSnippet(t, s, admin.Token, "/snippets", "fz", "private", "docs/a.md", "x")
 	projectSnippet := newSnippet(t, s, owner.Token, fmt.Sprintf("/projects/%d/snippets", p.ID), "fz", "private", "docs/a.md", "x")
+	var milestone struct{ ID int64 }
+	s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/milestones", p.ID), Token: owner.Token,
+		JSON: map[string]any{"title": "fz"}}).Want(t, http.StatusCreated).JSON(t, &milestone)
 	var tok struct{ ID int64 }
 	s.Do(t, apitest.Request{Method: "POST", Path: "/users/" + itoa(owner.ID) + "/personal_access_tokens", Token: s.RootToken,
 		JSON: map[string]any{"name": "fz", "scopes": []string{"api"}}}).Want(t, http.StatusCreated).JSON(t, &tok)
@@ -131,7 +134,7 @@ func newSurfaceFixtures(t *testing.T, s *apitest.Server) *surfaceFixtures {
 		"{approval_rule_id}": itoa(rule.ID), "{key}": "FZVAR", "{sha}": commit.ID, "{branch}": "main", "{ref}": "main",
 		"{tag}": "v1", "{name}": "main", "{file_path}": "docs%2Fa.md", "{slug}": "fzpage", "{trigger_id}": itoa(trig.ID),
 		"{runner_id}": itoa(runner.ID), "{agent_id}": "1", "{provider}": "github", "{artifact_path...}": "out/x",
-		"snippets/{id}": itoa(snippet), "{snippet_id}": itoa(projectSnippet),
+		"snippets/{id}": itoa(snippet), "{snippet_id}": itoa(projectSnippet), "{milestone_id}": itoa(milestone.ID),
 	}}
 }
 
