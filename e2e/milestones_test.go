@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -436,5 +437,66 @@ func TestMilestones_removal(t *testing.T) {
 		gone("group", id(g1))
 		gone("group", id(g2))
 		gone("subgroup", id(sm))
+	})
+}
+
+// TestMilestones_concurrent: racing writers of one parent. One title
+// wins; iids are never shared; concurrent updates either land or get a
+// 409, never a 5xx.
+func TestMilestones_concurrent(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "owner")
+		_, _, project := msTree(t, s, owner, "private")
+		base := fmt.Sprintf("/projects/%d/milestones", project)
+		const n = 8
+		run := func(f func(i int) int) map[int]int {
+			statuses := make(chan int, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					statuses <- f(i)
+				}()
+			}
+			wg.Wait()
+			close(statuses)
+			count := map[int]int{}
+			for st := range statuses {
+				count[st]++
+			}
+			return count
+		}
+		same := run(func(int) int {
+			return s.Do(t, apitest.Request{Method: "POST", Path: base, Token: owner.Token, JSON: map[string]any{"title": "same"}}).Status
+		})
+		if same[201] != 1 || same[400] != n-1 {
+			t.Errorf("one title, racing creates: %v", same)
+		}
+		distinct := run(func(i int) int {
+			return s.Do(t, apitest.Request{Method: "POST", Path: base, Token: owner.Token,
+				JSON: map[string]any{"title": "t" + itoa(int64(i))}}).Status
+		})
+		if distinct[201] != n {
+			t.Errorf("distinct titles, racing creates: %v", distinct)
+		}
+		seen := map[float64]bool{}
+		for _, m := range s.Get(t, base+"?per_page=100", owner.Token).Want(t, 200).Array(t) {
+			if seen[m["iid"].(float64)] {
+				t.Errorf("iid %v twice", m["iid"])
+			}
+			seen[m["iid"].(float64)] = true
+		}
+		if len(seen) != n+1 {
+			t.Errorf("%d milestones; want %d", len(seen), n+1)
+		}
+		target := itoa(int64(msCreate(t, s, owner.Token, base, map[string]any{"title": "target"})["id"].(float64)))
+		updates := run(func(i int) int {
+			return s.Do(t, apitest.Request{Method: "PUT", Path: base + "/" + target, Token: owner.Token,
+				JSON: map[string]any{"description": "d" + itoa(int64(i))}}).Status
+		})
+		if updates[200] == 0 || updates[200]+updates[409] != n {
+			t.Errorf("racing updates: %v", updates)
+		}
 	})
 }
