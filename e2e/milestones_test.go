@@ -189,6 +189,14 @@ func TestMilestones_hierarchy(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: owner.Token,
 			JSON: map[string]any{"name": "other", "path": "other", "visibility": "private"}}).Want(t, 201).JSON(t, &other)
 		msCreate(t, s, owner.Token, fmt.Sprintf("/groups/%d/milestones", other.ID), map[string]any{"title": "top-1"})
+		// Titles lose their markup, as GitLab's sanitize_title makes them.
+		if m := msCreate(t, s, owner.Token, fmt.Sprintf("/groups/%d/milestones", other.ID),
+			map[string]any{"title": " <script>x</script><b>html</b> &amp; co "}); m["title"] != "html & co" {
+			t.Errorf("sanitized title %q", m["title"])
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/groups/%d/milestones", other.ID), Token: owner.Token,
+			JSON: map[string]any{"title": "<i></i>"}}).Want(t, 400).
+			WantBody(t, `{"message":"Failed to create milestone {:title=>[\"can't be blank\"]}"}`)
 
 		// Lists: by due date (none last); ancestors when asked.
 		for _, c := range []struct{ path, want string }{

@@ -245,12 +245,13 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, o Owner, id int64, i
 	return m, failed("update", err)
 }
 
-// apply sets what in gives. A title of nothing but blanks is not taken,
-// as GitLab's title= does (a new milestone then has none).
+// apply sets what in gives. A blank title is not taken, as GitLab's
+// title= does (a new milestone then has none); another is sanitized (and
+// may come out blank: "can't be blank").
 func apply(m *model.Milestone, in Input) {
 	if in.Title != nil {
-		if t := strings.TrimSpace(*in.Title); t != "" {
-			m.Title = t
+		if strings.TrimSpace(*in.Title) != "" {
+			m.Title = SanitizeTitle(*in.Title)
 		}
 	}
 	if in.Description != nil {
