@@ -74,6 +74,39 @@ func (tx *Tx) CreateMilestone(ctx context.Context, m *model.Milestone) error {
 	return err
 }
 
+// ImportMilestone stores m keeping its IID (a group or project import
+// bringing its milestones along) and moves the parent's counter past it,
+// so milestones made later never take an imported iid. It sets m's ID,
+// version and times (CreatedAt and UpdatedAt kept when set).
+func (tx *Tx) ImportMilestone(ctx context.Context, m *model.Milestone) error {
+	var err error
+	if m.ProjectID != 0 {
+		_, err = tx.exec(ctx, `INSERT INTO internal_ids (project_id, usage, last_value) VALUES (?, ?, ?)
+			ON CONFLICT (project_id, usage) DO UPDATE SET last_value = CASE WHEN internal_ids.last_value > excluded.last_value
+			THEN internal_ids.last_value ELSE excluded.last_value END`, m.ProjectID, IIDMilestones, m.IID)
+	} else {
+		_, err = tx.exec(ctx, `INSERT INTO namespace_internal_ids (namespace_id, usage, last_value) VALUES (?, ?, ?)
+			ON CONFLICT (namespace_id, usage) DO UPDATE SET last_value = CASE WHEN namespace_internal_ids.last_value > excluded.last_value
+			THEN namespace_internal_ids.last_value ELSE excluded.last_value END`, m.GroupID, IIDMilestones, m.IID)
+	}
+	if err != nil {
+		return err
+	}
+	now := tx.Now()
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = now
+	}
+	if m.UpdatedAt.IsZero() {
+		m.UpdatedAt = now
+	}
+	m.Version = 1
+	m.ID, err = tx.insert(ctx, `INSERT INTO milestones (project_id, group_id, iid, title, description, state, due_date, start_date,
+		created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+		zeroNull(m.ProjectID), zeroNull(m.GroupID), m.IID, m.Title, nullStringValue(m.Description), m.State, emptyNull(m.DueDate),
+		emptyNull(m.StartDate), micros(m.CreatedAt), micros(m.UpdatedAt))
+	return err
+}
+
 // UpdateMilestone writes m's title, description, state and dates if its
 // version is still m.Version; ok is false when another writer came first.
 func (tx *Tx) UpdateMilestone(ctx context.Context, m *model.Milestone) (ok bool, err error) {
