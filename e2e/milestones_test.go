@@ -396,6 +396,17 @@ func TestMilestones_permissions(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + pid + "/archive", Token: owner.Token}).Want(t, 201)
 		s.Do(t, apitest.Request{Method: "POST", Path: pub.base, Token: owner.Token, JSON: map[string]any{"title": "late"}}).Want(t, 403)
 		s.Get(t, pub.base, owner.Token).Want(t, 200)
+		// Issues and merge requests both disabled: no milestones (project_policy.rb).
+		priv := parents["project private"]
+		privID := strings.Split(priv.base, "/")[2]
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/projects/" + privID, Token: owner.Token,
+			JSON: map[string]any{"issues_access_level": "disabled"}}).Want(t, 200)
+		s.Get(t, priv.base, owner.Token).Want(t, 200)
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/projects/" + privID, Token: owner.Token,
+			JSON: map[string]any{"merge_requests_access_level": "disabled"}}).Want(t, 200)
+		s.Get(t, priv.base, owner.Token).Want(t, 403)
+		s.Get(t, priv.base, s.RootToken).Want(t, 403)
+		s.Do(t, apitest.Request{Method: "POST", Path: priv.base, Token: owner.Token, JSON: map[string]any{"title": "off"}}).Want(t, 403)
 		// A read_api token reads, but does not write.
 		ro := s.NewToken(t, owner.ID, "read_api")
 		s.Get(t, pub.base, ro).Want(t, 200)
