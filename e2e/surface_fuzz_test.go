@@ -127,6 +127,9 @@ func newSurfaceFixtures(t *testing.T, s *apitest.Server) *surfaceFixtures {
 		s.Do(t, apitest.Request{Method: "POST", Path: base, Token: owner.Token, JSON: map[string]any{"name": "fz", "color": "#fff"}}).
 			Want(t, http.StatusCreated)
 	}
+	var milestone struct{ ID int64 }
+	s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/milestones", p.ID), Token: owner.Token,
+		JSON: map[string]any{"title": "fz"}}).Want(t, http.StatusCreated).JSON(t, &milestone)
 	var tok struct{ ID int64 }
 	s.Do(t, apitest.Request{Method: "POST", Path: "/users/" + itoa(owner.ID) + "/personal_access_tokens", Token: s.RootToken,
 		JSON: map[string]any{"name": "fz", "scopes": []string{"api"}}}).Want(t, http.StatusCreated).JSON(t, &tok)
@@ -140,7 +143,7 @@ func newSurfaceFixtures(t *testing.T, s *apitest.Server) *surfaceFixtures {
 		"{tag}": "v1", "{name}": "main", "{file_path}": "docs%2Fa.md", "{slug}": "fzpage", "{trigger_id}": itoa(trig.ID),
 		"{runner_id}": itoa(runner.ID), "{agent_id}": "1", "{provider}": "github", "{artifact_path...}": "out/x",
 		"snippets/{id}": itoa(snippet), "{snippet_id}": itoa(projectSnippet),
-		"{badge_id}": itoa(badge.ID), "{label_id}": "fz",
+		"{badge_id}": itoa(badge.ID), "{label_id}": "fz", "{milestone_id}": itoa(milestone.ID),
 	}}
 }
 

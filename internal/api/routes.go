@@ -15,6 +15,7 @@ import (
 	"quarry/internal/api/labels"
 	"quarry/internal/api/members"
 	"quarry/internal/api/mergerequests"
+	"quarry/internal/api/milestones"
 	"quarry/internal/api/projects"
 	"quarry/internal/api/repository"
 	"quarry/internal/api/runners"
@@ -55,6 +56,7 @@ func (s *Server) Table() []endpoint.Route {
 		snippets.New(d.Snippets, r).Routes(),
 		badges.New(d.Badges, r).Routes(),
 		labels.New(d.Labels, r).Routes(),
+		milestones.New(d.Milestones, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
 		storagemoves.New(d.Moves, r).Routes(),

@@ -32,6 +32,7 @@ import (
 	"quarry/internal/labels"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
+	"quarry/internal/milestones"
 	"quarry/internal/model"
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
@@ -70,6 +71,7 @@ type Deps struct {
 	Snippets   *snippets.Service
 	Badges     *badges.Service
 	Labels     *labels.Service
+	Milestones *milestones.Service
 	Settings   *settings.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service

@@ -42,6 +42,7 @@ import (
 	"quarry/internal/labels"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
+	"quarry/internal/milestones"
 	"quarry/internal/model"
 	"quarry/internal/projects"
 	"quarry/internal/repofiles"
@@ -60,21 +61,22 @@ import (
 
 // App is a running Quarry without its listener.
 type App struct {
-	Config   config.Config
-	DB       *store.DB
-	Users    *users.Service
-	Tokens   *tokens.Service
-	Projects *projects.Service
-	Groups   *groups.Service
-	Topics   *topics.Service
-	CI       *ci.Service
-	Runners  *runners.Service
-	MRs      *mergerequests.Service
-	Approval *approvals.Service
-	Wikis    *wikis.Service
-	Snippets *snippets.Service
-	Settings *settings.Service
-	Queue    *tasks.Queue
+	Config     config.Config
+	DB         *store.DB
+	Users      *users.Service
+	Tokens     *tokens.Service
+	Projects   *projects.Service
+	Groups     *groups.Service
+	Topics     *topics.Service
+	CI         *ci.Service
+	Runners    *runners.Service
+	MRs        *mergerequests.Service
+	Approval   *approvals.Service
+	Wikis      *wikis.Service
+	Snippets   *snippets.Service
+	Milestones *milestones.Service
+	Settings   *settings.Service
+	Queue      *tasks.Queue
 	// MoveQueue runs repository storage moves, at most
 	// StorageMoveConcurrency at once; Moves schedules them.
 	MoveQueue *tasks.Queue
@@ -217,6 +219,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Approval = approvals.New(db, a.Projects, storages, log)
 	a.Wikis = wikis.New(db, a.Projects, a.Groups, a.CI, storages, queue, log, wikis.Config{DefaultBranch: cfg.DefaultBranch})
 	a.Groups.OnRemoved(a.Wikis.RemoveGroupWiki)
+	a.Milestones = milestones.New(db, a.Projects, a.Groups)
 	a.Snippets = snippets.New(db, a.Projects, storages, queue, log, snippets.Config{DefaultBranch: cfg.DefaultBranch})
 	a.Snippets.SetSettings(set)
 	a.Snippets.SetStorageMoves(a.Moves)
@@ -304,19 +307,20 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	gitAccess.SetSnippets(a.Snippets)
 	srv, err := api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
-		Members:   members.New(db, a.Projects, a.Groups, cfg.UserCap),
-		Files:     repoFiles,
-		Changelog: changelog.New(db, a.Projects, a.Groups, repoFiles, storages, cfg.ExternalURL),
-		CI:        a.CI,
-		Runners:   a.Runners,
-		MRs:       a.MRs,
-		Approvals: a.Approval,
-		Wikis:     a.Wikis,
-		Snippets:  a.Snippets,
-		Badges:    badges.New(db, a.Projects, a.Groups, repoFiles, cfg.ExternalURL),
-		Labels:    labels.New(db, a.Projects, a.Groups),
-		Settings:  set,
-		Agents:    a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves,
+		Members:    members.New(db, a.Projects, a.Groups, cfg.UserCap),
+		Files:      repoFiles,
+		Changelog:  changelog.New(db, a.Projects, a.Groups, repoFiles, storages, cfg.ExternalURL),
+		CI:         a.CI,
+		Runners:    a.Runners,
+		MRs:        a.MRs,
+		Approvals:  a.Approval,
+		Wikis:      a.Wikis,
+		Snippets:   a.Snippets,
+		Badges:     badges.New(db, a.Projects, a.Groups, repoFiles, cfg.ExternalURL),
+		Labels:     labels.New(db, a.Projects, a.Groups),
+		Milestones: a.Milestones,
+		Settings:   set,
+		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
 		Uploads: up, DB: db, Log: log,

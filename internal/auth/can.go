@@ -131,6 +131,14 @@ const (
 	// AdminSnippet: delete a snippet — as UpdateSnippet, but an author
 	// of a project's snippet needs to be a reporter up still.
 	AdminSnippet Action = "admin_snippet"
+
+	// ReadMilestone: a project's milestones (whoever reads the project
+	// while its issues or merge requests are enabled) or a group's (whoever
+	// reads the group).
+	ReadMilestone Action = "read_milestone"
+	// AdminMilestone: create, update and delete milestones: reporters up
+	// (GitLab's planners and reporters), never in an archived project.
+	AdminMilestone Action = "admin_milestone"
 )
 
 // Branch is the branch a push or file write targets, with the project's
@@ -329,6 +337,24 @@ var rules = map[Action]rule{
 	ReadSnippet:         readSnippet,
 	UpdateSnippet:       func(a Actor, r Resource) bool { return writeSnippet(a, r, false) },
 	AdminSnippet:        func(a Actor, r Resource) bool { return writeSnippet(a, r, true) },
+	ReadMilestone:       readMilestone,
+	AdminMilestone: func(a Actor, r Resource) bool {
+		if !a.SignedIn() || a.Job != nil || !readMilestone(a, r) || (r.Project != nil && r.Project.Archived) {
+			return false
+		}
+		return a.Admin() || r.Access >= model.Reporter
+	},
+}
+
+// readMilestone: a group's milestones are read by its readers; a
+// project's by who may use its issues or its merge requests (both
+// disabled, project_policy.rb prevents every milestone ability).
+func readMilestone(a Actor, r Resource) bool {
+	if r.Project == nil {
+		return readGroup(a, r)
+	}
+	return featureOpen(a, r, r.Project.IssuesAccessLevel, model.Guest) ||
+		featureOpen(a, r, r.Project.MergeRequestsAccessLevel, model.Reporter)
 }
 
 // snippetsOpen: the project's snippets feature is open to the actor (a

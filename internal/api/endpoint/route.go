@@ -188,6 +188,7 @@ var identifierWildcards = map[string]bool{
 	"runner_id": true, "slug": true, "snippet_id": true, "repository_storage_id": true,
 	"badge_id": true,
 	"label_id": true,
+	"milestone_id": true,
 }
 
 // Check reports what is wrong with a row: an unknown method, a path that
