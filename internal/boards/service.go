@@ -115,8 +115,8 @@ func (p *parent) view(b model.Board) View {
 	return View{Board: b, Project: p.project, Group: p.group, Access: p.access, CanReadCode: p.readCode}
 }
 
-// open resolves o (404 when the caller does not see it, nor its issues)
-// and checks action (403).
+// open resolves o (404 when the caller does not see it) and checks
+// action (403).
 func (s *Service) open(ctx context.Context, a auth.Actor, o Owner, action auth.Action) (*parent, error) {
 	p := &parent{}
 	if o.Group {
@@ -133,11 +133,10 @@ func (s *Service) open(ctx context.Context, a auth.Actor, o Owner, action auth.A
 		p.project, p.access = &pr, acc
 	}
 	r := auth.Resource{Project: p.project, Group: p.group, Access: p.access}
+	// The project or group is visible here; a board is not when its
+	// issues are off: 403 as GitLab's authorize!.
 	if !auth.Can(a, auth.ReadIssueBoard, r) {
-		if p.project != nil {
-			return nil, model.NotFound("Project")
-		}
-		return nil, model.NotFound("Group")
+		return nil, model.Forbidden("")
 	}
 	p.readCode = p.project != nil && auth.Can(a, auth.ReadCode, r)
 	if action != auth.ReadIssueBoard && !auth.Can(a, action, r) {
