@@ -383,7 +383,8 @@ func (s *Service) MoveList(ctx context.Context, a auth.Actor, o Owner, boardID, 
 		if err := tx.MoveBoardList(ctx, b.ID, l.ID, l.Position, int(position)); err != nil {
 			return err
 		}
-		l.Position, moved = int(position), l
+		l.Position = int(position)
+		moved = l
 		return nil
 	})
 	if errors.Is(err, model.ErrNotFound) {
