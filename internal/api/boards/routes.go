@@ -61,7 +61,9 @@ func pathInt(c *endpoint.Call, name string) (int64, error) {
 	return n, nil
 }
 
-func (h *Handlers) render(v *boards.View, c *endpoint.Call) entity.Board { return h.r.Board(v, c.Actor) }
+func (h *Handlers) render(v *boards.View, c *endpoint.Call) entity.Board {
+	return h.r.Board(v, c.Actor)
+}
 
 func (h *Handlers) list(c *endpoint.Call, o boards.Owner) error {
 	pg, err := c.Page()
