@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
@@ -327,3 +328,59 @@ func TestBoards_permissions(t *testing.T) {
 }
 
 var _ = http.StatusOK
+
+// TestBoards_racingLists: lists created and moved at once keep their
+// positions 0.. in a row, each label once.
+func TestBoards_racingLists(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "bdracer")
+		p := agProject(t, s, owner.Token, "bdrace", 0)
+		var b bdBoard
+		bdDo(t, s, "POST", fmt.Sprintf("/projects/%d/boards", p.ID), owner.Token, map[string]any{"name": "r"}).Want(t, 201).JSON(t, &b)
+		one := fmt.Sprintf("/projects/%d/boards/%d", p.ID, b.ID)
+		var ids []int64
+		for i := range 6 {
+			ids = append(ids, lblCreate(t, s, fmt.Sprintf("/projects/%d/labels", p.ID), owner.Token,
+				map[string]any{"name": fmt.Sprint(i), "color": "#fff"}).ID)
+		}
+		var wg sync.WaitGroup
+		statuses := make([]int, 2*len(ids))
+		for i, id := range append(ids, ids...) { // each label twice: one wins
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i] = bdDo(t, s, "POST", one+"/lists", owner.Token, map[string]any{"label_id": id}).Status
+			}()
+		}
+		wg.Wait()
+		created := 0
+		for _, st := range statuses {
+			switch st {
+			case 201:
+				created++
+			case 400:
+			default:
+				t.Fatalf("status %d", st)
+			}
+		}
+		if got := bdOrder(t, s, one, owner.Token); created != len(ids) || len(got) != len(ids) {
+			t.Fatalf("%d created, lists %q", created, got)
+		}
+		var ls []bdList
+		bdDo(t, s, "GET", one+"/lists", owner.Token, nil).Want(t, 200).JSON(t, &ls)
+		for i, l := range ls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st := bdDo(t, s, "PUT", fmt.Sprintf("%s/lists/%d", one, l.ID), owner.Token, map[string]any{"position": (i + 3) % len(ls)}).Status
+				if st != 200 && st != 400 {
+					t.Errorf("move: %d", st)
+				}
+			}()
+		}
+		wg.Wait()
+		if got := bdOrder(t, s, one, owner.Token); len(got) != len(ids) {
+			t.Fatalf("after racing moves %q", got)
+		}
+	})
+}
