@@ -384,3 +384,30 @@ func TestBoards_racingLists(t *testing.T) {
 		}
 	})
 }
+
+// TestBoards_promotedLabel: promoting a project label to its group keeps
+// its board lists, now of the group's label.
+func TestBoards_promotedLabel(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "bdpromoter")
+		gid, _ := agGroup(t, s, owner.Token, "bdpromo", 0)
+		p := agProject(t, s, owner.Token, "bdpp", gid)
+		var ls []labelJSON
+		for _, n := range []string{"x", "y"} {
+			ls = append(ls, lblCreate(t, s, fmt.Sprintf("/projects/%d/labels", p.ID), owner.Token, map[string]any{"name": n, "color": "#fff"}))
+		}
+		var b bdBoard
+		bdDo(t, s, "POST", fmt.Sprintf("/projects/%d/boards", p.ID), owner.Token, map[string]any{"name": "b"}).Want(t, 201).JSON(t, &b)
+		one := fmt.Sprintf("/projects/%d/boards/%d", p.ID, b.ID)
+		for _, l := range ls {
+			bdDo(t, s, "POST", one+"/lists", owner.Token, map[string]any{"label_id": l.ID}).Want(t, 201)
+		}
+		var gl labelJSON
+		bdDo(t, s, "PUT", fmt.Sprintf("/projects/%d/labels/%d/promote", p.ID, ls[0].ID), owner.Token, nil).Want(t, 200).JSON(t, &gl)
+		var got bdBoard
+		bdDo(t, s, "GET", one, owner.Token, nil).Want(t, 200).JSON(t, &got)
+		if len(got.Lists) != 2 || got.Lists[0].Label.ID != gl.ID || got.Lists[0].Label.Name != "x" || got.Lists[1].Position != 1 {
+			t.Fatalf("lists after the promotion %+v (group label %d)", got.Lists, gl.ID)
+		}
+	})
+}
