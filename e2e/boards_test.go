@@ -411,3 +411,41 @@ func TestBoards_promotedLabel(t *testing.T) {
 		}
 	})
 }
+
+// TestBoards_inputs: bad attributes are 400 in GitLab's words; an
+// archived project's boards are read only.
+func TestBoards_inputs(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "bdinputs")
+		p := agProject(t, s, owner.Token, "bdin", 0)
+		base := fmt.Sprintf("/projects/%d/boards", p.ID)
+		var b bdBoard
+		bdDo(t, s, "POST", base, owner.Token, map[string]any{"name": "  trimmed  "}).Want(t, 201).JSON(t, &b)
+		if b.Name != "trimmed" || b.Lists == nil {
+			t.Fatalf("created %+v", b)
+		}
+		one := fmt.Sprintf("%s/%d", base, b.ID)
+		long := make([]byte, 256)
+		for i := range long {
+			long[i] = 'n'
+		}
+		for _, c := range []struct {
+			method, path string
+			body         map[string]any
+			want         string
+		}{
+			{"PUT", one, map[string]any{"hide_backlog_list": "maybe"}, `{"error":"hide_backlog_list is invalid"}`},
+			{"PUT", one, map[string]any{"name": string(long)}, `{"message":{"name":["is too long (maximum is 255 characters)"]}}`},
+			{"POST", base, map[string]any{"name": string(long) + string(long) + string(long) + string(long)}, `{"error":"name is too long"}`},
+			{"PUT", one + "/lists/1", map[string]any{"position": "x"}, `{"error":"position is invalid"}`},
+		} {
+			bdDo(t, s, c.method, c.path, owner.Token, c.body).Want(t, 400).WantBody(t, c.want)
+		}
+		// No attribute changes nothing.
+		bdDo(t, s, "PUT", one, owner.Token, map[string]any{}).Want(t, 200)
+		bdDo(t, s, "POST", fmt.Sprintf("/projects/%d/archive", p.ID), owner.Token, nil).Want(t, 201)
+		bdDo(t, s, "GET", one, owner.Token, nil).Want(t, 200)
+		bdDo(t, s, "PUT", one, owner.Token, map[string]any{"name": "x"}).Want(t, 403)
+		bdDo(t, s, "POST", base, owner.Token, map[string]any{"name": "x"}).Want(t, 403)
+	})
+}
