@@ -130,6 +130,14 @@ func newSurfaceFixtures(t *testing.T, s *apitest.Server) *surfaceFixtures {
 	var milestone struct{ ID int64 }
 	s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/milestones", p.ID), Token: owner.Token,
 		JSON: map[string]any{"title": "fz"}}).Want(t, http.StatusCreated).JSON(t, &milestone)
+	var board, list struct{ ID int64 }
+	s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/boards", p.ID), Token: owner.Token,
+		JSON: map[string]any{"name": "fz"}}).Want(t, http.StatusCreated).JSON(t, &board)
+	var fzLabel struct{ ID int64 }
+	s.Do(t, apitest.Request{Method: "GET", Path: fmt.Sprintf("/projects/%d/labels/fz", p.ID), Token: owner.Token}).
+		Want(t, http.StatusOK).JSON(t, &fzLabel)
+	s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/boards/%d/lists", p.ID, board.ID), Token: owner.Token,
+		JSON: map[string]any{"label_id": fzLabel.ID}}).Want(t, http.StatusCreated).JSON(t, &list)
 	var tok struct{ ID int64 }
 	s.Do(t, apitest.Request{Method: "POST", Path: "/users/" + itoa(owner.ID) + "/personal_access_tokens", Token: s.RootToken,
 		JSON: map[string]any{"name": "fz", "scopes": []string{"api"}}}).Want(t, http.StatusCreated).JSON(t, &tok)
@@ -144,6 +152,7 @@ func newSurfaceFixtures(t *testing.T, s *apitest.Server) *surfaceFixtures {
 		"{runner_id}": itoa(runner.ID), "{agent_id}": "1", "{provider}": "github", "{artifact_path...}": "out/x",
 		"snippets/{id}": itoa(snippet), "{snippet_id}": itoa(projectSnippet),
 		"{badge_id}": itoa(badge.ID), "{label_id}": "fz", "{milestone_id}": itoa(milestone.ID),
+		"{board_id}": itoa(board.ID), "{list_id}": itoa(list.ID),
 	}}
 }
 

@@ -8,6 +8,7 @@ import (
 	"quarry/internal/api/approvals"
 	"quarry/internal/api/attributes"
 	"quarry/internal/api/badges"
+	"quarry/internal/api/boards"
 	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/geo"
@@ -57,6 +58,7 @@ func (s *Server) Table() []endpoint.Route {
 		badges.New(d.Badges, r).Routes(),
 		labels.New(d.Labels, r).Routes(),
 		milestones.New(d.Milestones, r).Routes(),
+		boards.New(d.Boards, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
 		storagemoves.New(d.Moves, r).Routes(),

@@ -24,6 +24,7 @@ import (
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
 	"quarry/internal/badges"
+	"quarry/internal/boards"
 	"quarry/internal/changelog"
 	"quarry/internal/ci"
 	"quarry/internal/geo"
@@ -72,6 +73,7 @@ type Deps struct {
 	Badges     *badges.Service
 	Labels     *labels.Service
 	Milestones *milestones.Service
+	Boards     *boards.Service
 	Settings   *settings.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service

@@ -26,6 +26,7 @@ import (
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
 	"quarry/internal/badges"
+	"quarry/internal/boards"
 	"quarry/internal/buildinfo"
 	"quarry/internal/changelog"
 	"quarry/internal/ci"
@@ -75,8 +76,10 @@ type App struct {
 	Wikis      *wikis.Service
 	Snippets   *snippets.Service
 	Milestones *milestones.Service
-	Settings   *settings.Service
-	Queue      *tasks.Queue
+	// Boards are issue boards (a group export lists and recreates them).
+	Boards   *boards.Service
+	Settings *settings.Service
+	Queue    *tasks.Queue
 	// MoveQueue runs repository storage moves, at most
 	// StorageMoveConcurrency at once; Moves schedules them.
 	MoveQueue *tasks.Queue
@@ -220,6 +223,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Wikis = wikis.New(db, a.Projects, a.Groups, a.CI, storages, queue, log, wikis.Config{DefaultBranch: cfg.DefaultBranch})
 	a.Groups.OnRemoved(a.Wikis.RemoveGroupWiki)
 	a.Milestones = milestones.New(db, a.Projects, a.Groups)
+	a.Boards = boards.New(db, a.Projects, a.Groups)
 	a.Snippets = snippets.New(db, a.Projects, storages, queue, log, snippets.Config{DefaultBranch: cfg.DefaultBranch})
 	a.Snippets.SetSettings(set)
 	a.Snippets.SetStorageMoves(a.Moves)
@@ -319,6 +323,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Badges:     badges.New(db, a.Projects, a.Groups, repoFiles, cfg.ExternalURL),
 		Labels:     labels.New(db, a.Projects, a.Groups),
 		Milestones: a.Milestones,
+		Boards:     a.Boards,
 		Settings:   set,
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,

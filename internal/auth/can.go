@@ -139,6 +139,14 @@ const (
 	// AdminMilestone: create, update and delete milestones: reporters up
 	// (GitLab's planners and reporters), never in an archived project.
 	AdminMilestone Action = "admin_milestone"
+
+	// ReadIssueBoard: a project's issue boards and their lists (whoever
+	// may use its issues) or a group's (whoever reads the group).
+	ReadIssueBoard Action = "read_issue_board"
+	// AdminIssueBoard: create, update and delete boards and their lists:
+	// reporters up (GitLab's admin_issue_board and
+	// admin_issue_board_list), never in an archived project.
+	AdminIssueBoard Action = "admin_issue_board"
 )
 
 // Branch is the branch a push or file write targets, with the project's
@@ -344,6 +352,23 @@ var rules = map[Action]rule{
 		}
 		return a.Admin() || r.Access >= model.Reporter
 	},
+	ReadIssueBoard: readIssueBoard,
+	AdminIssueBoard: func(a Actor, r Resource) bool {
+		if !a.SignedIn() || a.Job != nil || !readIssueBoard(a, r) || (r.Project != nil && r.Project.Archived) {
+			return false
+		}
+		return a.Admin() || r.Access >= model.Reporter
+	},
+}
+
+// readIssueBoard: a group's boards are read by its readers; a project's
+// by who may use its issues (issues disabled, project_policy.rb prevents
+// every issue_board ability).
+func readIssueBoard(a Actor, r Resource) bool {
+	if r.Project == nil {
+		return readGroup(a, r)
+	}
+	return featureOpen(a, r, r.Project.IssuesAccessLevel, model.Guest)
 }
 
 // readMilestone: a group's milestones are read by its readers; a

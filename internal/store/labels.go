@@ -51,9 +51,12 @@ func (tx *Tx) UpdateLabel(ctx context.Context, l *model.Label, title, color, des
 	return tx.row(ctx, labelDest(l), "SELECT "+labelColumns+" FROM labels l WHERE l.id = ?", l.ID)
 }
 
-// DeleteLabel removes a label with its priorities and subscriptions;
-// model.ErrNotFound when there was none.
+// DeleteLabel removes a label with its priorities, subscriptions and
+// board lists; model.ErrNotFound when there was none.
 func (tx *Tx) DeleteLabel(ctx context.Context, id int64) error {
+	if err := tx.deleteLabelLists(ctx, id); err != nil {
+		return err
+	}
 	n, err := tx.execN(ctx, "DELETE FROM labels WHERE id = ?", id)
 	if err == nil && n == 0 {
 		err = model.ErrNotFound
@@ -270,8 +273,8 @@ func (tx *Tx) SetLabelSubscription(ctx context.Context, labelID, userID int64, o
 	return n > 0, err
 }
 
-// MergeLabelsInto moves the priorities and subscriptions of labels onto
-// label into (keeping into's own where both have one) and removes them:
+// MergeLabelsInto moves the priorities, subscriptions and board lists of
+// labels onto label into (keeping into's own where both have one) and removes them:
 // the last step of promoting project labels to a group label.
 func (tx *Tx) MergeLabelsInto(ctx context.Context, into int64, labelIDs []int64) error {
 	for _, id := range labelIDs {
@@ -284,6 +287,9 @@ func (tx *Tx) MergeLabelsInto(ctx context.Context, into int64, labelIDs []int64)
 			if _, err := tx.exec(ctx, q, into, id); err != nil {
 				return err
 			}
+		}
+		if err := tx.moveLabelLists(ctx, id, into); err != nil {
+			return err
 		}
 		if _, err := tx.exec(ctx, "DELETE FROM labels WHERE id = ?", id); err != nil {
 			return err
