@@ -37,6 +37,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/ciconfig":                  {},
 	"quarry/internal/testreport":                {},
 	"quarry/internal/jobfiles":                  {},
+	"quarry/internal/importexport":              {},
 	"quarry/internal/codeowners":                {},
 	"quarry/internal/codeowners/codeownerstest": {},
 	"quarry/internal/ci":                        {"store", "auth", "model", "tasks", "git", "ciconfig", "testreport", "jobfiles"},
