@@ -12,6 +12,7 @@ import (
 	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/geo"
+	"quarry/internal/api/groupexport"
 	"quarry/internal/api/groups"
 	"quarry/internal/api/labels"
 	"quarry/internal/api/members"
@@ -42,7 +43,8 @@ func (s *Server) Table() []endpoint.Route {
 		tokens.New(d.Tokens, r).Routes(),
 		attributes.New(d.Attributes, r).Routes(),
 		projects.New(d.Projects, d.Users, d.Attributes, r).Routes(),
-		groups.New(d.Groups, d.Projects, d.Attributes, r).Routes(),
+		groups.New(d.Groups, d.Projects, d.Attributes, d.GroupTransfers, r).Routes(),
+		groupexport.New(d.GroupTransfers).Routes(),
 		members.New(d.Members, d.Users, r).Routes(),
 		topics.New(d.Topics, r).Routes(),
 		repository.New(d.Files, d.Projects, d.Changelog, r).Routes(),

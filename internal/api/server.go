@@ -28,6 +28,7 @@ import (
 	"quarry/internal/changelog"
 	"quarry/internal/ci"
 	"quarry/internal/geo"
+	"quarry/internal/groupexport"
 	"quarry/internal/groups"
 	"quarry/internal/jobtokenscope"
 	"quarry/internal/labels"
@@ -83,6 +84,8 @@ type Deps struct {
 	Geo *geo.Service
 	// Moves are repository storage moves.
 	Moves *storagemoves.Service
+	// GroupTransfers are group exports and imports.
+	GroupTransfers *groupexport.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git         http.Handler
 	Uploads     *uploads.Store

@@ -37,6 +37,7 @@ import (
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/git/smarthttp"
 	"quarry/internal/gitaccess"
+	"quarry/internal/groupexport"
 	"quarry/internal/groups"
 	"quarry/internal/jobfiles"
 	"quarry/internal/jobtokenscope"
@@ -84,11 +85,13 @@ type App struct {
 	// StorageMoveConcurrency at once; Moves schedules them.
 	MoveQueue *tasks.Queue
 	Moves     *storagemoves.Service
-	Events    *events.Bus
-	storages  *gitrepo.Storages
-	Handler   http.Handler
-	log       *slog.Logger
-	stop      context.CancelFunc
+	// GroupTransfers are group exports and imports.
+	GroupTransfers *groupexport.Service
+	Events         *events.Bus
+	storages       *gitrepo.Storages
+	Handler        http.Handler
+	log            *slog.Logger
+	stop           context.CancelFunc
 	// stopRunners ends the runner queue's listener and answers parked job
 	// requests; runnersDone is closed once it has stopped.
 	stopRunners context.CancelFunc
@@ -228,6 +231,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Snippets.SetSettings(set)
 	a.Snippets.SetStorageMoves(a.Moves)
 	a.Moves.Register(storagemoves.SnippetKind(db, a.Snippets))
+	a.GroupTransfers = groupexport.New(db, a.Groups, storages, set, queue, log, groupexport.Config{DataDir: cfg.DataDir,
+		ExportTTL: cfg.GroupExportTTL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(), DefaultBranch: cfg.DefaultBranch})
 	a.Projects.OnRemoving(a.Snippets.RemoveProjectSnippets)
 	a.Users.SetSnippetRemover(a.Snippets)
 	a.MRs.SetApprovals(a.Approval)
@@ -325,7 +330,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Milestones: a.Milestones,
 		Boards:     a.Boards,
 		Settings:   set,
-		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves,
+		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, GroupTransfers: a.GroupTransfers,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
 		Uploads: up, DB: db, Log: log,

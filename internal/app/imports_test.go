@@ -59,6 +59,8 @@ var allowedImports = map[string][]string{
 	"quarry/internal/settings":                  {"store", "auth", "model", "git"},
 	"quarry/internal/geo":                       {"store", "auth", "model", "git/gitrepo", "jobfiles"},
 	"quarry/internal/storagemoves":              {"store", "auth", "model", "tasks", "git/gitrepo"},
+	"quarry/internal/groupexport": {"store", "auth", "model", "tasks", "git/gitrepo", "groups", "labels", "milestones", "badges",
+		"boards", "importexport", "ratelimit"},
 	// The API: api joins the areas' rows; endpoint and entity serve every
 	// area; an area imports the services it calls, never another area.
 	"quarry/internal/api": {"api/endpoint", "api/entity", "api/attributes", "api/groups", "api/members", "api/projects",
@@ -66,7 +68,8 @@ var allowedImports = map[string][]string{
 		"groups", "topics", "attributes", "members", "repofiles", "changelog", "api/ci", "ci", "api/runners", "runners", "api/mergerequests", "mergerequests", "api/approvals", "approvals",
 		"api/agents", "agents", "jobtokenscope", "api/wikis", "wikis", "api/settings", "settings", "api/geo", "geo", "api/snippets", "snippets",
 		"api/milestones", "milestones",
-		"api/storagemoves", "storagemoves", "api/badges", "badges", "api/labels", "labels", "api/boards", "boards"},
+		"api/storagemoves", "storagemoves", "api/badges", "badges", "api/labels", "labels", "api/boards", "boards",
+		"api/groupexport", "groupexport"},
 	"quarry/internal/api/endpoint":      {"auth", "model", "tokens", "uploads"},
 	"quarry/internal/api/entity":        {"auth", "model", "projects", "repofiles", "users", "ci", "testreport", "agents", "mergerequests", "approvals", "wikis", "snippets", "badges", "labels", "boards"},
 	"quarry/internal/api/ci":            {"api/endpoint", "api/entity", "auth", "model", "ci"},
@@ -81,6 +84,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/api/settings":      {"api/endpoint", "api/entity", "model", "settings"},
 	"quarry/internal/api/geo":           {"api/endpoint", "api/entity", "auth", "model", "geo"},
 	"quarry/internal/api/storagemoves":  {"api/endpoint", "api/entity", "auth", "model", "storagemoves"},
+	"quarry/internal/api/groupexport":   {"api/endpoint", "model", "groupexport"},
 	"quarry/internal/api/mergerequests": {"api/endpoint", "api/entity", "auth", "model", "mergerequests"},
 	"quarry/internal/api/runners":       {"api/endpoint", "api/entity", "auth", "model", "ci", "runners"},
 	"quarry/internal/api/attributes":    {"api/endpoint", "api/entity", "auth", "model", "attributes"},

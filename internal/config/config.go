@@ -74,6 +74,9 @@ type Config struct {
 	// StorageMoveCleanupDelay is how long a move keeps the source copies
 	// after the switch, for reads that opened them.
 	StorageMoveCleanupDelay time.Duration `toml:"storage_move_cleanup_delay"`
+	// GroupExportTTL is how long a finished group export stays
+	// downloadable.
+	GroupExportTTL time.Duration `toml:"group_export_ttl"`
 
 	// UserCap, when positive, is how many users a top-level group takes
 	// before new members wait for an owner's approval.
@@ -158,6 +161,7 @@ func Default() Config {
 		StorageMoveConcurrency:  2,
 		StorageMoveWriteWait:    30 * time.Second,
 		StorageMoveCleanupDelay: time.Minute,
+		GroupExportTTL:          24 * time.Hour,
 		MaxParsedBodyBytes:      10 << 20,
 		MaxFileBytes:            100 << 20,
 		MaxConnections:          4096,
@@ -233,6 +237,7 @@ func (c *Config) options() []option {
 		{Server, "task-lease", "QUARRY_TASK_LEASE", "how long a crashed worker's task stays claimed", &c.TaskLease},
 		{Server, "storage-move-concurrency", "QUARRY_STORAGE_MOVE_CONCURRENCY", "repository storage moves running at once in this process (0: none here)", &c.StorageMoveConcurrency},
 		{Server, "storage-move-write-wait", "QUARRY_STORAGE_MOVE_WRITE_WAIT", "how long a storage move waits for pushes and API writes in flight before it fails", &c.StorageMoveWriteWait},
+		{Server, "group-export-ttl", "QUARRY_GROUP_EXPORT_TTL", "how long a finished group export stays downloadable before it expires", &c.GroupExportTTL},
 		{Server, "storage-move-cleanup-delay", "QUARRY_STORAGE_MOVE_CLEANUP_DELAY", "how long a storage move keeps the source copies after the switch, for reads that opened them", &c.StorageMoveCleanupDelay},
 		{Server, "user-cap", "QUARRY_USER_CAP", "users a top-level group takes before new members need approval (0: no cap)", &c.UserCap},
 		{Server, "archive-rate-limit", "QUARRY_ARCHIVE_RATE_LIMIT", "repository archives one user may request per minute (0: no limit)", &c.ArchiveRateLimit},
@@ -425,6 +430,9 @@ func (c *Config) finish() error {
 	}
 	if c.TaskWorkers < 0 {
 		return fmt.Errorf("task workers must not be negative")
+	}
+	if c.GroupExportTTL <= 0 {
+		return fmt.Errorf("--group-export-ttl must be positive (got %s)", c.GroupExportTTL)
 	}
 	if c.StorageMoveConcurrency < 0 || c.StorageMoveWriteWait <= 0 || c.StorageMoveCleanupDelay < 0 {
 		return fmt.Errorf("storage move concurrency %d, write wait %s, cleanup delay %s: want no negative concurrency or delay and a positive wait",

@@ -133,6 +133,9 @@ type ApplicationSettings struct {
 	GeoStatusTimeout          int64   `json:"geo_status_timeout"`
 	GitTwoFactorSessionExpiry int64   `json:"git_two_factor_session_expiry"`
 	GravatarEnabled           bool    `json:"gravatar_enabled"`
+	GroupDownloadExportLimit  int64   `json:"group_download_export_limit" effect:"downloads of one group's export a user may make a minute (0: unlimited)"`
+	GroupExportLimit          int64   `json:"group_export_limit" effect:"group exports a user may start a minute (0: unlimited)"`
+	GroupImportLimit          int64   `json:"group_import_limit" effect:"group imports a user may start a minute (0: unlimited)"`
 	HelpPageText              *string `json:"help_page_text"`
 	HomePageURL               *string `json:"home_page_url"`
 
@@ -149,8 +152,9 @@ type ApplicationSettings struct {
 	LocalMarkdownVersion                int64            `json:"local_markdown_version"`
 	MaxArtifactsSize                    int64            `json:"max_artifacts_size" effect:"largest job artifact upload (MiB)"`
 	MaxAttachmentSize                   int64            `json:"max_attachment_size" effect:"largest wiki attachment (MiB)"`
-	MaxExportSize                       int64            `json:"max_export_size"`
-	MaxImportSize                       int64            `json:"max_import_size"`
+	MaxDecompressedArchiveSize          int64            `json:"max_decompressed_archive_size" effect:"largest unpacked size of an imported group archive (MiB; 0: unlimited)"`
+	MaxExportSize                       int64            `json:"max_export_size" effect:"largest group export archive (MiB; 0: unlimited)"`
+	MaxImportSize                       int64            `json:"max_import_size" effect:"largest group import upload (MiB; 0: unlimited)"`
 	MaxPagesSize                        int64            `json:"max_pages_size"`
 	MaxPersonalAccessTokenLifetime      *int64           `json:"max_personal_access_token_lifetime"`
 	MaxYAMLDepth                        int64            `json:"max_yaml_depth"`
@@ -264,6 +268,9 @@ func DefaultApplicationSettings() ApplicationSettings {
 		GeoStatusTimeout:                            10,
 		GitTwoFactorSessionExpiry:                   15,
 		GravatarEnabled:                             true,
+		GroupDownloadExportLimit:                    1,
+		GroupExportLimit:                            6,
+		GroupImportLimit:                            6,
 		HousekeepingEnabled:                         true,
 		HousekeepingFullRepackPeriod:                50,
 		HousekeepingGcPeriod:                        200,
@@ -273,6 +280,7 @@ func DefaultApplicationSettings() ApplicationSettings {
 		KeepLatestArtifact:                          true,
 		MaxArtifactsSize:                            100,
 		MaxAttachmentSize:                           10,
+		MaxDecompressedArchiveSize:                  25600,
 		MaxPagesSize:                                100,
 		MaxYAMLDepth:                                100,
 		MaxYAMLSizeBytes:                            1 << 20,

@@ -107,6 +107,9 @@ func NotFound(resource string) *Error {
 	return &Error{Kind: KindNotFound, Message: "404 " + resource + " Not Found", Raw: true}
 }
 
+// NotFoundRaw is a 404 whose body message is exactly msg.
+func NotFoundRaw(msg string) *Error { return &Error{Kind: KindNotFound, Message: msg, Raw: true} }
+
 // TooLarge reports a request body or upload over its size limit (413).
 func TooLarge() *Error {
 	return &Error{Kind: KindTooLarge, Message: "413 Request Entity Too Large", Raw: true}

@@ -41,6 +41,20 @@ type GroupDetail struct {
 	RunnersToken     *string       `json:"runners_token,omitempty"`
 	Projects         *[]Project    `json:"projects,omitempty"`
 	SharedProjects   *[]Project    `json:"shared_projects,omitempty"`
+	// ImportStatus, ImportError and ImportStatistics are Quarry's own:
+	// how the group import that made the group went (GitLab shows no
+	// state of a file-based group import).
+	ImportStatus     string                 `json:"import_status"`
+	ImportError      *string                `json:"import_error"`
+	ImportStatistics *GroupImportStatistics `json:"import_statistics,omitempty"`
+}
+
+// GroupImportStatistics counts what a group import brought (groups, and
+// records by relation) and what it left out.
+type GroupImportStatistics struct {
+	Groups   int            `json:"groups"`
+	Imported map[string]int `json:"imported"`
+	Skipped  map[string]int `json:"skipped"`
 }
 
 func (r *Renderer) Group(g *model.Group) Group {

@@ -1,6 +1,7 @@
 package groups
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
@@ -156,6 +157,9 @@ func (h *Handlers) groupDetail(c *endpoint.Call, status int, g model.Group, with
 	if c.Actor.Admin() || acc >= model.Owner {
 		j.RunnersToken = &g.RunnersToken
 	}
+	if err := h.importState(ctx, &j, g.ID); err != nil {
+		return err
+	}
 	if c.P.Flag("statistics") && c.Actor.Admin() {
 		st, err := h.groups.Statistics(ctx, g)
 		if err != nil {
@@ -310,4 +314,22 @@ func (h *Handlers) namespaceExists(c *endpoint.Call) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"exists": exists, "suggests": suggests})
+}
+
+// importState adds Quarry's import fields: how the group import that made
+// the group went ("none" for a group made otherwise).
+func (h *Handlers) importState(ctx context.Context, j *entity.GroupDetail, groupID int64) error {
+	j.ImportStatus = "none"
+	if h.imports == nil {
+		return nil
+	}
+	i, ok, err := h.imports.ImportState(ctx, groupID)
+	if err != nil || !ok {
+		return err
+	}
+	j.ImportStatus = string(i.State)
+	j.ImportError = entity.StrPtr(i.ErrorMessage)
+	j.ImportStatistics = &entity.GroupImportStatistics{Groups: len(i.Progress.Groups), Imported: i.Progress.Imported,
+		Skipped: i.Progress.Skipped}
+	return nil
 }

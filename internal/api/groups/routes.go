@@ -3,10 +3,13 @@
 package groups
 
 import (
+	"context"
+
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/entity"
 	"quarry/internal/attributes"
 	"quarry/internal/groups"
+	"quarry/internal/model"
 	"quarry/internal/projects"
 )
 
@@ -15,12 +18,19 @@ type Handlers struct {
 	groups     *groups.Service
 	projects   *projects.Service
 	attributes *attributes.Service
+	imports    ImportStates
 	r          *entity.Renderer
 }
 
+// ImportStates tells how the import that made a group went (ok false
+// for a group not imported).
+type ImportStates interface {
+	ImportState(ctx context.Context, groupID int64) (i model.GroupImport, ok bool, err error)
+}
+
 // New returns the groups area.
-func New(g *groups.Service, p *projects.Service, a *attributes.Service, r *entity.Renderer) *Handlers {
-	return &Handlers{groups: g, projects: p, attributes: a, r: r}
+func New(g *groups.Service, p *projects.Service, a *attributes.Service, imports ImportStates, r *entity.Renderer) *Handlers {
+	return &Handlers{groups: g, projects: p, attributes: a, imports: imports, r: r}
 }
 
 // Routes are the area's rows.
