@@ -122,6 +122,12 @@ func gxExport(t *testing.T, s *apitest.Server, token string, id int64) (body []b
 	t.Helper()
 	s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/groups/%d/export", id), Token: token}).
 		Want(t, http.StatusAccepted).WantBody(t, `{"message":"202 Accepted"}`)
+	return gxDownload(t, s, token, id)
+}
+
+// gxDownload downloads a group's export once it is ready.
+func gxDownload(t *testing.T, s *apitest.Server, token string, id int64) (body []byte, header http.Header) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		r := s.Get(t, fmt.Sprintf("/groups/%d/export/download", id), token)

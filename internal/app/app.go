@@ -294,6 +294,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			a.Close()
 			return nil, err
 		}
+		if err := a.GroupTransfers.SweepStaged(ctx); err != nil {
+			a.Close()
+			return nil, err
+		}
 	}
 	if cfg.TaskWorkers > 0 {
 		qctx, stop := context.WithCancel(context.Background())

@@ -144,3 +144,39 @@ func ignoreNotFound(err error) error {
 	}
 	return err
 }
+
+// staleAfter is the age past which an unpacked upload no import holds is
+// a leftover (of a process killed while an upload arrived).
+const staleAfter = 24 * time.Hour
+
+// SweepStaged removes unpacked uploads no import holds, older than a
+// day, and export work folders as old: what processes killed mid-upload
+// or mid-export left. Work in progress is younger, or held.
+func (s *Service) SweepStaged(ctx context.Context) error {
+	for _, parent := range []string{"tmp/group_imports", "tmp/group_exports"} {
+		entries, err := os.ReadDir(s.path(parent))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			info, err := e.Info()
+			if err != nil || time.Since(info.ModTime()) < staleAfter {
+				continue
+			}
+			rel := parent + "/" + e.Name()
+			held, err := s.db.GroupImportDirInUse(ctx, rel)
+			if err != nil {
+				return err
+			}
+			if !held {
+				if err := os.RemoveAll(s.path(rel)); err != nil {
+					s.log.Warn("remove stale group import or export files", "path", rel, "error", err)
+				}
+			}
+		}
+	}
+	return nil
+}

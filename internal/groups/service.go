@@ -157,6 +157,14 @@ var (
 
 // Create makes a group (a subgroup with ParentID) owned by the actor.
 func (s *Service) Create(ctx context.Context, a auth.Actor, in Input) (model.Group, error) {
+	return s.CreateWith(ctx, a, in, nil)
+}
+
+// CreateWith is Create running then, when not nil, inside the
+// transaction that stores the group (after it has its id, before its
+// authorizations are refreshed): what must exist with the group or not
+// at all, such as the import that fills it.
+func (s *Service) CreateWith(ctx context.Context, a auth.Actor, in Input, then func(tx *store.Tx, g *model.Group) error) (model.Group, error) {
 	now := s.now().UTC()
 	st, err := s.instance(ctx)
 	if err != nil {
@@ -205,6 +213,11 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input) (model.Gro
 		}
 		if err := tx.AddMember(ctx, model.SourceNamespace, g.ID, a.UserID(), model.Owner, a.UserID(), now.UnixMicro()); err != nil {
 			return err
+		}
+		if then != nil {
+			if err := then(tx, &g); err != nil {
+				return err
+			}
 		}
 		users, err := tx.UsersReaching(ctx, g.ParentID)
 		if err != nil {

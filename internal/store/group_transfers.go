@@ -206,3 +206,11 @@ func (tx *Tx) SaveGroupImport(ctx context.Context, i *model.GroupImport, e model
 	}
 	return true, nil
 }
+
+// GroupImportDirInUse reports whether an import not yet over holds dir.
+func (tx *Tx) GroupImportDirInUse(ctx context.Context, dir string) (bool, error) {
+	var n int
+	err := tx.row(ctx, []any{&n}, "SELECT COUNT(*) FROM group_imports WHERE dir = ? AND state IN (?, ?)", dir,
+		string(model.TransferScheduled), string(model.TransferStarted))
+	return n > 0, err
+}
