@@ -31,7 +31,7 @@ type gxSnap struct {
 	Subgroups               []gxSnap
 }
 
-func gxGet[T any](t *testing.T, s *apitest.Server, path, token string) T {
+func gxGet[T any](t testing.TB, s *apitest.Server, path, token string) T {
 	t.Helper()
 	var v T
 	s.Get(t, path, token).Want(t, http.StatusOK).JSON(t, &v)
@@ -118,7 +118,7 @@ func deref(s *string) string {
 }
 
 // gxExport exports a group and downloads the archive once it is ready.
-func gxExport(t *testing.T, s *apitest.Server, token string, id int64) (body []byte, header http.Header) {
+func gxExport(t testing.TB, s *apitest.Server, token string, id int64) (body []byte, header http.Header) {
 	t.Helper()
 	s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/groups/%d/export", id), Token: token}).
 		Want(t, http.StatusAccepted).WantBody(t, `{"message":"202 Accepted"}`)
@@ -126,7 +126,7 @@ func gxExport(t *testing.T, s *apitest.Server, token string, id int64) (body []b
 }
 
 // gxDownload downloads a group's export once it is ready.
-func gxDownload(t *testing.T, s *apitest.Server, token string, id int64) (body []byte, header http.Header) {
+func gxDownload(t testing.TB, s *apitest.Server, token string, id int64) (body []byte, header http.Header) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -143,7 +143,7 @@ func gxDownload(t *testing.T, s *apitest.Server, token string, id int64) (body [
 
 // gxImport imports an archive and waits for its group's import to end;
 // it returns the group's id and its import fields.
-func gxImport(t *testing.T, s *apitest.Server, token, name, path string, parent int64, archive []byte) (int64, gxImportState) {
+func gxImport(t testing.TB, s *apitest.Server, token, name, path string, parent int64, archive []byte) (int64, gxImportState) {
 	t.Helper()
 	fields := map[string]string{"name": name, "path": path}
 	if parent != 0 {
@@ -173,7 +173,7 @@ type gxImportState struct {
 	} `json:"import_statistics"`
 }
 
-func gxWaitImport(t *testing.T, s *apitest.Server, token, fullPath string) (int64, gxImportState) {
+func gxWaitImport(t testing.TB, s *apitest.Server, token, fullPath string) (int64, gxImportState) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -227,7 +227,7 @@ func gxFill(t *testing.T, s *apitest.Server, token string, id int64, tag string)
 
 // gxUnlimited lifts the per-minute rates of group exports, downloads and
 // imports (a test polls the download as a client would).
-func gxUnlimited(t *testing.T, s *apitest.Server) {
+func gxUnlimited(t testing.TB, s *apitest.Server) {
 	t.Helper()
 	s.Do(t, apitest.Request{Method: "PUT", Path: "/application/settings", Token: s.RootToken, JSON: map[string]any{
 		"group_export_limit": 0, "group_download_export_limit": 0, "group_import_limit": 0}}).Want(t, 200)
