@@ -275,65 +275,58 @@ func (c *childProcess) answers(t *testing.T) []int64 {
 // pipelines through one resource group: no two ever hold it at once.
 func TestPipelines_twoProcessesSharePostgres(t *testing.T) {
 	t.Parallel()
-	for _, d := range storetest.Dialects() {
-		if d != "postgres" {
-			continue // one SQLite file has one Quarry process
+	onSharedPostgres(t, func(t *testing.T, target storetest.Target, dir string) {
+		s := apitest.StartIn(t, target, dir)
+		child := startChild(t, target, dir)
+		owner := s.NewUser(t, "owner")
+		const n = 60
+		p := newCIProject(t, s, owner, "procs", map[string]string{".gitlab-ci.yml": parallelWork(n) +
+			"release: {stage: deploy, script: [x], resource_group: prod, needs: []}\n"})
+		p.settle(t, 1)
+		push := p.pipelines(t, "source=push")[0]
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/pipelines/%d/cancel", p.ID, push.ID),
+			Token: owner.Token}).Want(t, 200)
+		pl := p.createPipeline(t, "main")
+		var ids []int64
+		for _, j := range p.ownJobs(t, pl.ID) {
+			if strings.HasPrefix(j.Name, "work ") {
+				if _, err := engine(s).Start(ctx(t), j.ID); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, j.ID)
+			}
 		}
-		t.Run(d, func(t *testing.T) {
-			target := storetest.Target{Name: d, DatabaseURL: storetest.NewPostgresSchema(t)}
-			dir := t.TempDir()
-			s := apitest.StartIn(t, target, dir)
-			child := startChild(t, target, dir)
-			owner := s.NewUser(t, "owner")
-			const n = 60
-			p := newCIProject(t, s, owner, "procs", map[string]string{".gitlab-ci.yml": parallelWork(n) +
-				"release: {stage: deploy, script: [x], resource_group: prod, needs: []}\n"})
-			p.settle(t, 1)
-			push := p.pipelines(t, "source=push")[0]
-			s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/pipelines/%d/cancel", p.ID, push.ID),
-				Token: owner.Token}).Want(t, 200)
-			pl := p.createPipeline(t, "main")
-			var ids []int64
-			for _, j := range p.ownJobs(t, pl.ID) {
-				if strings.HasPrefix(j.Name, "work ") {
-					if _, err := engine(s).Start(ctx(t), j.ID); err != nil {
-						t.Fatal(err)
-					}
-					ids = append(ids, j.ID)
-				}
+		// Both processes try every job at once.
+		child.send(t, "finish", ids)
+		mine := finishRace(ctx(t), engine(s), ids)
+		theirs := child.answers(t)
+		wins := map[int64]int{}
+		for _, id := range append(mine, theirs...) {
+			wins[id]++
+		}
+		for _, id := range ids {
+			if wins[id] != 1 {
+				t.Fatalf("job %d finished %d times across the two processes; want once", id, wins[id])
 			}
-			// Both processes try every job at once.
-			child.send(t, "finish", ids)
-			mine := finishRace(ctx(t), engine(s), ids)
-			theirs := child.answers(t)
-			wins := map[int64]int{}
-			for _, id := range append(mine, theirs...) {
-				wins[id]++
+		}
+		t.Logf("finishes won: %d by this process, %d by the second", len(mine), len(theirs))
+		for _, j := range p.ownJobs(t, pl.ID) {
+			if want := map[bool]string{true: "success", false: "pending"}[strings.HasPrefix(j.Name, "work ")]; j.Name != "release" && j.Status != want {
+				t.Fatalf("job %s %s; want %s", j.Name, j.Status, want)
 			}
-			for _, id := range ids {
-				if wins[id] != 1 {
-					t.Fatalf("job %d finished %d times across the two processes; want once", id, wins[id])
-				}
-			}
-			t.Logf("finishes won: %d by this process, %d by the second", len(mine), len(theirs))
-			for _, j := range p.ownJobs(t, pl.ID) {
-				if want := map[bool]string{true: "success", false: "pending"}[strings.HasPrefix(j.Name, "work ")]; j.Name != "release" && j.Status != want {
-					t.Fatalf("job %s %s; want %s", j.Name, j.Status, want)
-				}
-			}
-			if st := p.pipeline(t, pl.ID).Status; st != "running" {
-				t.Fatalf("pipeline %s; want running", st)
-			}
+		}
+		if st := p.pipeline(t, pl.ID).Status; st != "running" {
+			t.Fatalf("pipeline %s; want running", st)
+		}
 
-			for i := 0; i < 8; i++ {
-				p.createPipeline(t, "main")
-			}
-			pipelines := projectPipelineIDs(t, p)
-			child.send(t, "drive", pipelines)
-			driveResourceGroup(t, []*apitest.Server{s}, p.ID, pipelines)
-			child.answers(t)
-		})
-	}
+		for i := 0; i < 8; i++ {
+			p.createPipeline(t, "main")
+		}
+		pipelines := projectPipelineIDs(t, p)
+		child.send(t, "drive", pipelines)
+		driveResourceGroup(t, []*apitest.Server{s}, p.ID, pipelines)
+		child.answers(t)
+	})
 }
 
 // A build made pending by another Quarry process on the same PostgreSQL
@@ -341,43 +334,36 @@ func TestPipelines_twoProcessesSharePostgres(t *testing.T) {
 // its long poll would end.
 func TestRunners_wokenByAnotherProcess(t *testing.T) {
 	t.Parallel()
-	for _, d := range storetest.Dialects() {
-		if d != "postgres" {
-			continue // one SQLite file has one Quarry process
+	onSharedPostgres(t, func(t *testing.T, target storetest.Target, dir string) {
+		s := apitest.StartIn(t, target, dir, func(c *config) { c.RunnerLongPoll = 30 * time.Second })
+		child := startChild(t, target, dir)
+		owner := s.NewUser(t, "wakeowner")
+		p := newCIProject(t, s, owner, "wake", map[string]string{".gitlab-ci.yml": "stages: [a, b]\nfirst:\n  stage: a\n  script: [x]\n" +
+			"second:\n  stage: b\n  script: [y]\n"})
+		p.settle(t, 1)
+		pl := p.pipelines(t, "source=push")[0]
+		first := p.job(t, pl.ID, "first")
+		if _, err := engine(s).Start(ctx(t), first.ID); err != nil {
+			t.Fatal(err)
 		}
-		t.Run(d, func(t *testing.T) {
-			target := storetest.Target{Name: d, DatabaseURL: storetest.NewPostgresSchema(t)}
-			dir := t.TempDir()
-			s := apitest.StartIn(t, target, dir, func(c *config) { c.RunnerLongPoll = 30 * time.Second })
-			child := startChild(t, target, dir)
-			owner := s.NewUser(t, "wakeowner")
-			p := newCIProject(t, s, owner, "wake", map[string]string{".gitlab-ci.yml": "stages: [a, b]\nfirst:\n  stage: a\n  script: [x]\n" +
-				"second:\n  stage: b\n  script: [y]\n"})
-			p.settle(t, 1)
-			pl := p.pipelines(t, "source=push")[0]
-			first := p.job(t, pl.ID, "first")
-			if _, err := engine(s).Start(ctx(t), first.ID); err != nil {
-				t.Fatal(err)
+		r := projectRunner(t, p, nil)
+		version := r.request(t, "").Want(t, http.StatusNoContent).Header.Get("X-Gitlab-Last-Update")
+		got := make(chan *apitest.Response, 1)
+		go func() { got <- r.request(t, version) }()
+		time.Sleep(200 * time.Millisecond) // parked
+		start := time.Now()
+		child.send(t, "finish", []int64{first.ID})
+		select {
+		case res := <-got:
+			var job payloadJSON
+			res.Want(t, http.StatusCreated).JSON(t, &job)
+			if job.JobInfo.Name != "second" {
+				t.Errorf("woken runner got %s", job.JobInfo.Name)
 			}
-			r := projectRunner(t, p, nil)
-			version := r.request(t, "").Want(t, http.StatusNoContent).Header.Get("X-Gitlab-Last-Update")
-			got := make(chan *apitest.Response, 1)
-			go func() { got <- r.request(t, version) }()
-			time.Sleep(200 * time.Millisecond) // parked
-			start := time.Now()
-			child.send(t, "finish", []int64{first.ID})
-			select {
-			case res := <-got:
-				var job payloadJSON
-				res.Want(t, http.StatusCreated).JSON(t, &job)
-				if job.JobInfo.Name != "second" {
-					t.Errorf("woken runner got %s", job.JobInfo.Name)
-				}
-				t.Logf("woken %v after the other process's finish", time.Since(start).Round(time.Millisecond))
-			case <-time.After(10 * time.Second):
-				t.Fatal("the parked runner was not woken by the other process")
-			}
-			child.answers(t)
-		})
-	}
+			t.Logf("woken %v after the other process's finish", time.Since(start).Round(time.Millisecond))
+		case <-time.After(10 * time.Second):
+			t.Fatal("the parked runner was not woken by the other process")
+		}
+		child.answers(t)
+	})
 }

@@ -188,34 +188,27 @@ func TestGroupImport_killedMidImport(t *testing.T) {
 // make its subgroups twice or fail on them).
 func TestGroupImport_processesSharePostgres(t *testing.T) {
 	t.Parallel()
-	for _, d := range storetest.Dialects() {
-		if d != "postgres" {
-			continue // one SQLite file has one Quarry process
+	onSharedPostgres(t, func(t *testing.T, target storetest.Target, dir string) {
+		s := apitest.StartIn(t, target, dir, moveOpts, func(c *config) { c.TaskWorkers = 0 })
+		gxUnlimited(t, s)
+		storages := movesChildStorages(dir)
+		_ = []*childProcess{startChild(t, target, dir, storages), startChild(t, target, dir, storages)}
+		const imports, subgroups, labels = 6, 5, 20
+		archive := gxBigArchive(t, subgroups, labels)
+		for i := 0; i < imports; i++ {
+			s.Do(t, apitest.Request{Method: "POST", Path: "/groups/import", Token: s.RootToken,
+				Multipart: map[string]string{"name": fmt.Sprintf("Shared %d", i), "path": fmt.Sprintf("shared%d", i)},
+				Files:     map[string]apitest.File{"file": {Name: "export.tar.gz", Content: archive}}}).Want(t, http.StatusAccepted)
 		}
-		t.Run(d, func(t *testing.T) {
-			target := storetest.Target{Name: d, DatabaseURL: storetest.NewPostgresSchema(t)}
-			dir := t.TempDir()
-			s := apitest.StartIn(t, target, dir, moveOpts, func(c *config) { c.TaskWorkers = 0 })
-			gxUnlimited(t, s)
-			storages := ciChildStorages + "=second=" + filepath.Join(dir, "second") + ",broken=" + filepath.Join(dir, "not-a-folder", "repos")
-			_ = []*childProcess{startChild(t, target, dir, storages), startChild(t, target, dir, storages)}
-			const imports, subgroups, labels = 6, 5, 20
-			archive := gxBigArchive(t, subgroups, labels)
-			for i := 0; i < imports; i++ {
-				s.Do(t, apitest.Request{Method: "POST", Path: "/groups/import", Token: s.RootToken,
-					Multipart: map[string]string{"name": fmt.Sprintf("Shared %d", i), "path": fmt.Sprintf("shared%d", i)},
-					Files:     map[string]apitest.File{"file": {Name: "export.tar.gz", Content: archive}}}).Want(t, http.StatusAccepted)
+		for i := 0; i < imports; i++ {
+			id, st := gxWaitImport(t, s, s.RootToken, fmt.Sprintf("shared%d", i))
+			if st.ImportStatus != "finished" || st.ImportStatistics.Groups != subgroups+1 ||
+				st.ImportStatistics.Imported["labels"] != (subgroups+1)*labels {
+				t.Fatalf("import %d: %+v %+v", i, st, st.ImportStatistics)
 			}
-			for i := 0; i < imports; i++ {
-				id, st := gxWaitImport(t, s, s.RootToken, fmt.Sprintf("shared%d", i))
-				if st.ImportStatus != "finished" || st.ImportStatistics.Groups != subgroups+1 ||
-					st.ImportStatistics.Imported["labels"] != (subgroups+1)*labels {
-					t.Fatalf("import %d: %+v %+v", i, st, st.ImportStatistics)
-				}
-				if n := len(s.Get(t, fmt.Sprintf("/groups/%d/subgroups", id), s.RootToken).Want(t, http.StatusOK).Array(t)); n != subgroups {
-					t.Errorf("import %d made %d subgroups; want %d", i, n, subgroups)
-				}
+			if n := len(s.Get(t, fmt.Sprintf("/groups/%d/subgroups", id), s.RootToken).Want(t, http.StatusOK).Array(t)); n != subgroups {
+				t.Errorf("import %d made %d subgroups; want %d", i, n, subgroups)
 			}
-		})
-	}
+		}
+	})
 }

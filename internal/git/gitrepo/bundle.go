@@ -2,8 +2,6 @@ package gitrepo
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,11 +54,10 @@ func (r *Repo) RestoreBundle(ctx context.Context, path, defaultBranch string) er
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o750); err != nil {
 		return fmt.Errorf("make the repository's folder: %w", err)
 	}
-	var random [8]byte
-	if _, err := rand.Read(random[:]); err != nil {
+	aside, err := r.aside()
+	if err != nil {
 		return err
 	}
-	aside := &Repo{path: r.path + movingSuffix + hex.EncodeToString(random[:]), runner: r.runner}
 	defer os.RemoveAll(aside.path)
 	if err := aside.initConfigured(ctx, defaultBranch); err != nil {
 		return fmt.Errorf("make the repository: %w", err)

@@ -36,11 +36,10 @@ func (r *Repo) ReplicateTo(ctx context.Context, dst *Repo) error {
 	if err := os.MkdirAll(filepath.Dir(dst.path), 0o750); err != nil {
 		return fmt.Errorf("make the destination's folder: %w", err)
 	}
-	var random [8]byte
-	if _, err := rand.Read(random[:]); err != nil {
+	aside, err := dst.aside()
+	if err != nil {
 		return err
 	}
-	aside := &Repo{path: dst.path + movingSuffix + hex.EncodeToString(random[:]), runner: r.runner}
 	keep := false
 	defer func() {
 		if !keep {
@@ -78,6 +77,17 @@ func (r *Repo) ReplicateTo(ctx context.Context, dst *Repo) error {
 	dst.pool.Evict(dst.path)
 	dst.writers.evict(dst.path)
 	return nil
+}
+
+// aside is a fresh path beside the repository's to build a replacement
+// in (renamed into place once whole; RemoveMoveLeftovers finds those a
+// crash left).
+func (r *Repo) aside() (*Repo, error) {
+	var random [8]byte
+	if _, err := rand.Read(random[:]); err != nil {
+		return nil, err
+	}
+	return &Repo{path: r.path + movingSuffix + hex.EncodeToString(random[:]), runner: r.runner}, nil
 }
 
 // refList is every ref with its object, one "<object> <ref>" line each,
