@@ -429,7 +429,7 @@ func (s *Service) DeleteList(ctx context.Context, a auth.Actor, o Owner, boardID
 // list's label, to carry its title), at most limit: what a group export
 // carries.
 func (s *Service) GroupBoards(ctx context.Context, groupID int64, limit int) ([]model.Board, error) {
-	return s.db.GroupBoards(ctx, groupID, limit)
+	return s.db.GroupBoards(ctx, groupID, 0, limit)
 }
 
 // ImportBoard recreates a board in a group with lists of the given label

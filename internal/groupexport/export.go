@@ -429,18 +429,34 @@ func timePtr(t time.Time) *time.Time {
 const pageSize = 500
 
 func (s *Service) writeMilestones(ctx context.Context, enc *json.Encoder, g model.Group) error {
-	list, err := s.db.GroupMilestones(ctx, g.ID)
-	if err != nil {
-		return err
-	}
-	for _, m := range list {
-		if err := enc.Encode(milestoneRecord{ID: m.ID, IID: m.IID, Title: m.Title, Description: m.Description, State: m.State,
-			DueDate: strPtr(m.DueDate), StartDate: strPtr(m.StartDate), GroupID: &g.ID, CreatedAt: timePtr(m.CreatedAt),
-			UpdatedAt: timePtr(m.UpdatedAt)}); err != nil {
+	return pages(func(after int64) ([]model.Milestone, error) { return s.db.GroupMilestones(ctx, g.ID, after, pageSize) },
+		func(m model.Milestone) int64 { return m.ID },
+		func(m model.Milestone) error {
+			return enc.Encode(milestoneRecord{ID: m.ID, IID: m.IID, Title: m.Title, Description: m.Description, State: m.State,
+				DueDate: strPtr(m.DueDate), StartDate: strPtr(m.StartDate), GroupID: &g.ID, CreatedAt: timePtr(m.CreatedAt),
+				UpdatedAt: timePtr(m.UpdatedAt)})
+		})
+}
+
+// pages reads a relation a page at a time by id (read gives the records
+// after an id, at most pageSize) and writes each record.
+func pages[T any](read func(after int64) ([]T, error), id func(T) int64, write func(T) error) error {
+	var after int64
+	for {
+		list, err := read(after)
+		if err != nil {
 			return err
 		}
+		for _, r := range list {
+			if err := write(r); err != nil {
+				return err
+			}
+			after = id(r)
+		}
+		if len(list) < pageSize {
+			return nil
+		}
 	}
-	return nil
 }
 
 func (s *Service) writeBadges(ctx context.Context, enc *json.Encoder, g model.Group) error {
@@ -463,49 +479,33 @@ func (s *Service) writeBadges(ctx context.Context, enc *json.Encoder, g model.Gr
 	}
 }
 
-// maxExportedPerGroup bounds the labels and boards one group's export
-// reads (far past what a group holds).
-const maxExportedPerGroup = 1_000_000
-
 func labelOf(l model.Label, groupID int64) labelRecord {
 	return labelRecord{ID: l.ID, Title: l.Title, Color: l.Color, Description: strPtr(l.Description), GroupID: &groupID,
 		Type: "GroupLabel", CreatedAt: timePtr(l.CreatedAt), UpdatedAt: timePtr(l.UpdatedAt), Priorities: json.RawMessage("[]")}
 }
 
 func (s *Service) writeLabels(ctx context.Context, enc *json.Encoder, g model.Group) error {
-	list, err := s.db.GroupLabels(ctx, g.ID, maxExportedPerGroup)
-	if err != nil {
-		return err
-	}
-	for _, l := range list {
-		if err := enc.Encode(labelOf(l, g.ID)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return pages(func(after int64) ([]model.Label, error) { return s.db.GroupLabels(ctx, g.ID, after, pageSize) },
+		func(l model.Label) int64 { return l.ID },
+		func(l model.Label) error { return enc.Encode(labelOf(l, g.ID)) })
 }
 
 func (s *Service) writeBoards(ctx context.Context, enc *json.Encoder, g model.Group) error {
-	list, err := s.db.GroupBoards(ctx, g.ID, maxExportedPerGroup)
-	if err != nil {
-		return err
-	}
-	for _, b := range list {
-		r := boardRecord{ID: b.ID, Name: b.Name, GroupID: &g.ID, HideBacklogList: b.HideBacklogList, HideClosedList: b.HideClosedList,
-			CreatedAt: timePtr(b.CreatedAt), UpdatedAt: timePtr(b.UpdatedAt), Lists: []listRecord{}}
-		for _, l := range b.Lists {
-			lr := listRecord{ID: l.ID, BoardID: b.ID, ListType: l.ListType}
-			if l.ListType == model.ListLabel {
-				pos, labelID, label := l.Position, l.Label.ID, labelOf(l.Label, l.Label.GroupID)
-				lr.Position, lr.LabelID, lr.Label = &pos, &labelID, &label
+	return pages(func(after int64) ([]model.Board, error) { return s.db.GroupBoards(ctx, g.ID, after, pageSize) },
+		func(b model.Board) int64 { return b.ID },
+		func(b model.Board) error {
+			r := boardRecord{ID: b.ID, Name: b.Name, GroupID: &g.ID, HideBacklogList: b.HideBacklogList, HideClosedList: b.HideClosedList,
+				CreatedAt: timePtr(b.CreatedAt), UpdatedAt: timePtr(b.UpdatedAt), Lists: []listRecord{}}
+			for _, l := range b.Lists {
+				lr := listRecord{ID: l.ID, BoardID: b.ID, ListType: l.ListType}
+				if l.ListType == model.ListLabel {
+					pos, labelID, label := l.Position, l.Label.ID, labelOf(l.Label, l.Label.GroupID)
+					lr.Position, lr.LabelID, lr.Label = &pos, &labelID, &label
+				}
+				r.Lists = append(r.Lists, lr)
 			}
-			r.Lists = append(r.Lists, lr)
-		}
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	}
-	return nil
+			return enc.Encode(r)
+		})
 }
 
 func (s *Service) writeMembers(ctx context.Context, enc *json.Encoder, g model.Group) error {

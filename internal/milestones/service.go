@@ -341,5 +341,5 @@ func (s *Service) Issuables(ctx context.Context, a auth.Actor, o Owner, id int64
 // GroupMilestones returns every milestone of a group by id, for exports:
 // the ids to remap on import.
 func (s *Service) GroupMilestones(ctx context.Context, groupID int64) ([]model.Milestone, error) {
-	return s.db.GroupMilestones(ctx, groupID)
+	return s.db.GroupMilestones(ctx, groupID, 0, 1<<30)
 }

@@ -106,12 +106,13 @@ func (tx *Tx) Boards(ctx context.Context, o BoardOwner, page model.Page) ([]mode
 	return out, info, tx.withLists(ctx, ptrs)
 }
 
-// GroupBoards lists all boards of a group by id with their label lists
-// (and the lists' labels), at most limit boards: what a group export
-// carries.
-func (tx *Tx) GroupBoards(ctx context.Context, groupID int64, limit int) ([]model.Board, error) {
+// GroupBoards lists a group's boards with ids after afterID, by id, with
+// their label lists (and the lists' labels), at most limit boards: what
+// a group export carries, a page at a time.
+func (tx *Tx) GroupBoards(ctx context.Context, groupID, afterID int64, limit int) ([]model.Board, error) {
 	var out []model.Board
-	err := tx.each(ctx, "SELECT "+boardColumns+" FROM boards b WHERE b.group_id = ? ORDER BY b.id LIMIT ?", []any{groupID, limit},
+	err := tx.each(ctx, "SELECT "+boardColumns+" FROM boards b WHERE b.group_id = ? AND b.id > ? ORDER BY b.id LIMIT ?",
+		[]any{groupID, afterID, limit},
 		func(r *sql.Rows) error {
 			b, err := scanBoard(r)
 			out = append(out, b)

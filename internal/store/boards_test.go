@@ -99,7 +99,7 @@ func TestBoards_lists(t *testing.T) {
 		if got := order(pb); got != "bcd" {
 			t.Fatalf("project board after the label's removal %q", got)
 		}
-		if list, err := db.GroupBoards(ctx, g.ID, 10); err != nil || len(list) != 1 || len(list[0].Lists) != 3 || list[0].Lists[0].Label.Title != "b" {
+		if list, err := db.GroupBoards(ctx, g.ID, 0, 10); err != nil || len(list) != 1 || len(list[0].Lists) != 3 || list[0].Lists[0].Label.Title != "b" {
 			t.Fatalf("group boards %+v %v", list, err)
 		}
 		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteProject(ctx, &p) }); err != nil {
@@ -111,7 +111,7 @@ func TestBoards_lists(t *testing.T) {
 		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteNamespaceTree(ctx, g.Traversal) }); err != nil {
 			t.Fatal(err)
 		}
-		if list, err := db.GroupBoards(ctx, g.ID, 10); err != nil || len(list) != 0 {
+		if list, err := db.GroupBoards(ctx, g.ID, 0, 10); err != nil || len(list) != 0 {
 			t.Fatalf("group boards after the group %+v %v", list, err)
 		}
 	})

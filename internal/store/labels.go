@@ -196,11 +196,12 @@ func (tx *Tx) Labels(ctx context.Context, o LabelOwners, search string, page mod
 	}, page)
 }
 
-// GroupLabels lists all labels of a group by id, at most limit of them:
-// what a group export carries (with LabelPriorities of its projects).
-func (tx *Tx) GroupLabels(ctx context.Context, groupID int64, limit int) ([]model.Label, error) {
+// GroupLabels lists a group's labels with ids after afterID, by id, at
+// most limit of them: what a group export carries, a page at a time.
+func (tx *Tx) GroupLabels(ctx context.Context, groupID, afterID int64, limit int) ([]model.Label, error) {
 	var out []model.Label
-	err := tx.each(ctx, "SELECT "+labelColumns+" FROM labels l WHERE l.group_id = ? ORDER BY l.id LIMIT ?", []any{groupID, limit},
+	err := tx.each(ctx, "SELECT "+labelColumns+" FROM labels l WHERE l.group_id = ? AND l.id > ? ORDER BY l.id LIMIT ?",
+		[]any{groupID, afterID, limit},
 		func(r *sql.Rows) error {
 			l, err := scanLabel(r)
 			out = append(out, l)

@@ -44,7 +44,7 @@ func TestLabels_removedWithOwners(t *testing.T) {
 		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.CreateLabel(ctx, &dup) }); !errors.Is(err, model.ErrConflict) {
 			t.Fatalf("duplicate title: %v; want a conflict", err)
 		}
-		if list, err := db.GroupLabels(ctx, g.ID, 100); err != nil || len(list) != 1 || list[0].ID != gl.ID {
+		if list, err := db.GroupLabels(ctx, g.ID, 0, 100); err != nil || len(list) != 1 || list[0].ID != gl.ID {
 			t.Fatalf("group labels %+v %v", list, err)
 		}
 		if got, err := db.LabelPriorities(ctx, p.ID, []int64{gl.ID, pl.ID}); err != nil || len(got) != 1 || got[gl.ID] != 4 {

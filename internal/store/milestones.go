@@ -287,11 +287,13 @@ func (tx *Tx) ListMilestones(ctx context.Context, f MilestoneFilter, page model.
 	return list(ctx, tx, spec, page)
 }
 
-// GroupMilestones returns every milestone of a group, oldest first (for
-// exports: a group's milestones with their ids, to remap on import).
-func (tx *Tx) GroupMilestones(ctx context.Context, groupID int64) ([]model.Milestone, error) {
+// GroupMilestones returns a group's milestones with ids after afterID,
+// oldest first, at most limit (for exports, a page at a time: a group's
+// milestones with their ids, to remap on import).
+func (tx *Tx) GroupMilestones(ctx context.Context, groupID, afterID int64, limit int) ([]model.Milestone, error) {
 	var out []model.Milestone
-	err := tx.each(ctx, "SELECT "+milestoneColumns+" FROM "+milestoneFrom+" WHERE m.group_id = ? ORDER BY m.id", []any{groupID},
+	err := tx.each(ctx, "SELECT "+milestoneColumns+" FROM "+milestoneFrom+" WHERE m.group_id = ? AND m.id > ? ORDER BY m.id LIMIT ?",
+		[]any{groupID, afterID, limit},
 		func(r *sql.Rows) error {
 			m, err := scanMilestone(r)
 			out = append(out, m)

@@ -46,7 +46,7 @@ func TestMilestones_store(t *testing.T) {
 		if g2 := create(model.Milestone{GroupID: g.ID, Title: "b"}); g2.IID != 8 {
 			t.Fatalf("iid after import %d; want 8", g2.IID)
 		}
-		list, err := db.GroupMilestones(ctx, g.ID)
+		list, err := db.GroupMilestones(ctx, g.ID, 0, 100)
 		if err != nil || len(list) != 4 || list[1].IID != 7 || list[1].DueDate != "2030-01-02" || list[1].State != model.MilestoneClosed ||
 			list[0].ParentPath != g.FullPath {
 			t.Fatalf("group milestones %+v, %v", list, err)
@@ -90,7 +90,7 @@ func TestMilestones_store(t *testing.T) {
 		if err := write(func(tx *store.Tx) error { return tx.DeleteNamespaceTree(ctx, g.Traversal) }); err != nil {
 			t.Fatal(err)
 		}
-		if list, err := db.GroupMilestones(ctx, g.ID); err != nil || len(list) != 0 {
+		if list, err := db.GroupMilestones(ctx, g.ID, 0, 100); err != nil || len(list) != 0 {
 			t.Fatalf("group milestones after the group: %v, %v", list, err)
 		}
 	})
