@@ -157,6 +157,14 @@ var (
 
 // Create makes a group (a subgroup with ParentID) owned by the actor.
 func (s *Service) Create(ctx context.Context, a auth.Actor, in Input) (model.Group, error) {
+	return s.CreateWith(ctx, a, in, nil)
+}
+
+// CreateWith is Create that also runs fn (when not nil) in the
+// transaction creating the group, once the group and its Owner exist: the
+// group is created with whatever fn writes, or not at all when fn fails
+// (its error is returned as it is).
+func (s *Service) CreateWith(ctx context.Context, a auth.Actor, in Input, fn func(tx *store.Tx, g *model.Group) error) (model.Group, error) {
 	now := s.now().UTC()
 	st, err := s.instance(ctx)
 	if err != nil {
@@ -210,7 +218,13 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input) (model.Gro
 		if err != nil {
 			return err
 		}
-		return tx.RefreshAuthorizations(ctx, append(users, a.UserID())...)
+		if err := tx.RefreshAuthorizations(ctx, append(users, a.UserID())...); err != nil {
+			return err
+		}
+		if fn != nil {
+			return fn(tx, &g)
+		}
+		return nil
 	})
 	if err != nil {
 		return g, mapWriteErr(err)
