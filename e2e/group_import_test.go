@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,6 +263,39 @@ func TestGroupImport_hostileArchives(t *testing.T) {
 		gxNothingLeft(t, s, "gxhidden/gxin")
 		gxUpload(t, s, user.Token, map[string]string{"name": "In", "path": "gxin", "parent_id": itoa(shared)}, minimal).Want(t, 403)
 		gxNothingLeft(t, s, "gxdevonly/gxin")
+
+		// Imports racing for one path: one wins, the others fail to save
+		// and leave nothing.
+		res := make([]*apitest.Response, 4)
+		var wg sync.WaitGroup
+		for i := range res {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i] = gxUpload(t, s, user.Token, map[string]string{"name": "Race", "path": "gxrace"}, minimal)
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for _, r := range res {
+			switch {
+			case r.Status == http.StatusAccepted:
+				won++
+			case r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "has already been taken"):
+				t.Errorf("racing import: %d %s", r.Status, r.Body)
+			}
+		}
+		if won != 1 {
+			t.Errorf("%d racing imports to one path accepted; want 1", won)
+		}
+		gxWaitImport(t, s, user.Token, "gxrace")
+		gxStagingCleared(t, s)
+
+		// A user who may not create groups imports none.
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/users/" + itoa(user.ID), Token: s.RootToken,
+			JSON: map[string]any{"can_create_group": false}}).Want(t, 200)
+		gxUpload(t, s, user.Token, map[string]string{"name": "Refused", "path": "gxrefused"}, minimal).Want(t, 403)
+		gxNothingLeft(t, s, "gxrefused")
 	})
 }
 
@@ -539,6 +573,26 @@ func gxOneExportFile(t *testing.T, s *apitest.Server, id int64, suffix string) s
 	}
 }
 
+// gxEmptied waits until dir is empty or absent (an export's work
+// folder goes once its export is recorded as finished).
+func gxEmptied(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		es, err := os.ReadDir(dir)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if len(es) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still holds %d entries", dir, len(es))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func gxFileName(t *testing.T, h http.Header) string {
 	t.Helper()
 	cd := h.Get("Content-Disposition")
@@ -588,6 +642,7 @@ func TestGroupExport_permissionsAndLimits(t *testing.T) {
 			t.Errorf("second export has the first's name %q", first)
 		}
 		gxOneExportFile(t, s, g, second)
+		gxEmptied(t, filepath.Join(s.DataDir, "tmp", "group_exports"))
 
 		// The rates, each per minute.
 		s.Do(t, apitest.Request{Method: "PUT", Path: "/application/settings", Token: s.RootToken, JSON: map[string]any{
