@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"quarry/internal/importexport"
 	"quarry/internal/model"
@@ -195,6 +196,7 @@ func checkArchive(dir string) (manifest, error) {
 		return m, err
 	}
 	seen := map[int64]bool{}
+	siblings := map[string]int64{} // "<parent id> path|name <lower-case value>" → group id
 	for i, id := range ids {
 		g, err := readGroup(dir, id)
 		if err != nil {
@@ -203,6 +205,9 @@ func checkArchive(dir string) (manifest, error) {
 		if i > 0 {
 			if g.ParentID == nil || !seen[*g.ParentID] {
 				return m, formatError("Group %d of the archive comes before its parent", id)
+			}
+			if err := checkSubgroup(g, siblings); err != nil {
+				return m, err
 			}
 		}
 		seen[id] = true
@@ -216,6 +221,27 @@ func checkArchive(dir string) (manifest, error) {
 		m.Groups = append(m.Groups, g)
 	}
 	return m, nil
+}
+
+// checkSubgroup refuses a subgroup whose name or path the import could
+// not create (the root's come from the request): a format GitLab refuses,
+// or one a sibling of the archive has already (ignoring case).
+func checkSubgroup(g groupRecord, siblings map[string]int64) error {
+	name := strings.TrimSpace(g.Name)
+	if !model.ValidGroupName(name) || utf8.RuneCountInString(name) > 255 {
+		return formatError("Group %d of the archive has an invalid name %q: it %s", g.ID, name, model.GroupNameMessage)
+	}
+	if msgs := model.ValidateNamespacePath(g.Path, false); len(msgs) > 0 {
+		return formatError("Group %d of the archive has an invalid path %q: it %s", g.ID, g.Path, msgs[0])
+	}
+	for _, k := range []struct{ attr, value string }{{"path", g.Path}, {"name", name}} {
+		key := fmt.Sprintf("%d %s %s", *g.ParentID, k.attr, strings.ToLower(k.value))
+		if other, ok := siblings[key]; ok {
+			return formatError("Groups %d and %d of the archive have the same parent and the same %s %q", other, g.ID, k.attr, k.value)
+		}
+		siblings[key] = g.ID
+	}
+	return nil
 }
 
 // readIDs reads _all.ndjson: one group id a line, at least one, at most

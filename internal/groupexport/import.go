@@ -123,14 +123,16 @@ func (s *Service) Unpack(ctx context.Context, a auth.Actor, r io.Reader) (*Stage
 }
 
 // userError turns an archive's format error into a 400 with its reason
-// as a sentence; other errors pass.
+// as a sentence (a reason opening with a file's path keeps it as it is);
+// other errors pass.
 func userError(err error) error {
 	var fe *importexport.FormatError
 	if !errors.As(err, &fe) {
 		return err
 	}
 	msg := fe.Reason
-	if r, n := utf8.DecodeRuneInString(msg); n > 0 {
+	first, _, _ := strings.Cut(msg, " ")
+	if r, n := utf8.DecodeRuneInString(msg); n > 0 && !strings.Contains(first, "/") {
 		msg = string(unicode.ToUpper(r)) + msg[n:]
 	}
 	return model.BadRequestRaw(msg)
