@@ -138,6 +138,19 @@ func userError(err error) error {
 	return model.BadRequestRaw(msg)
 }
 
+// CheckParent refuses early, before an upload is read, an import under a
+// parent group the actor may not see (404) or create subgroups in (403).
+func (s *Service) CheckParent(ctx context.Context, a auth.Actor, parentID int64) error {
+	p, acc, err := s.groups.Resolve(ctx, a, strconv.FormatInt(parentID, 10))
+	if err != nil {
+		return err
+	}
+	if !auth.Can(a, auth.CreateSubgroup, auth.Resource{Group: &p, Access: acc}) {
+		return model.Forbidden("")
+	}
+	return nil
+}
+
 // ImportInput is what POST /groups/import names besides the file.
 type ImportInput struct {
 	Name, Path string
@@ -331,13 +344,10 @@ func (s *Service) importFailed(ctx context.Context, p importPayload, cause error
 	}
 }
 
-// importFailure is a failure's reason as the group shows it.
+// importFailure is a failure's reason as the group shows it: what failed
+// (the group being imported) and why, at most 1,000 characters.
 func importFailure(err error) string {
 	msg := err.Error()
-	var me *model.Error
-	if errors.As(err, &me) {
-		msg = me.Message
-	}
 	if r := []rune(msg); len(r) > 1000 {
 		msg = string(r[:1000])
 	}

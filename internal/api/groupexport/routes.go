@@ -81,6 +81,15 @@ func (h *Handlers) importGroup(c *endpoint.Call) error {
 				if staged != nil {
 					return model.Param("file is given twice")
 				}
+				// A parent named before the file is checked before the
+				// upload is read (clients send their fields first).
+				if v := strings.TrimSpace(fields["parent_id"]); v != "" {
+					if id, err := strconv.ParseInt(v, 10, 64); err == nil && id > 0 {
+						if err := h.svc.CheckParent(c.Ctx(), c.Actor, id); err != nil {
+							return err
+						}
+					}
+				}
 				if staged, err = h.svc.Unpack(c.Ctx(), c.Actor, part); err != nil {
 					return endpoint.BodyError(err)
 				}
