@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -331,4 +332,30 @@ func gxSame(t *testing.T, what string, got, want gxSnap) {
 		w, _ := json.MarshalIndent(want, "", " ")
 		t.Errorf("%s:\ngot  %s\nwant %s", what, g, w)
 	}
+}
+
+// TestGroupExport_expires: a finished export is downloadable for
+// --group-export-ttl, then gone: 404 "Not found or has expired", and its
+// file removed.
+func TestGroupExport_expires(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		gxUnlimited(t, s)
+		owner := s.NewUser(t, "gxexp")
+		id, _ := agGroup(t, s, owner.Token, "gxexp", 0)
+		if body, _ := gxExport(t, s, owner.Token, id); len(body) == 0 {
+			t.Fatal("empty archive")
+		}
+		files := filepath.Join(s.DataDir, "group_exports", itoa(id), "*")
+		if found, _ := filepath.Glob(files); len(found) != 1 {
+			t.Fatalf("export files %v", found)
+		}
+		eventuallyFor(t, 30*time.Second, "the export expired", func() bool {
+			r := s.Get(t, fmt.Sprintf("/groups/%d/export/download", id), owner.Token)
+			return r.Status == http.StatusNotFound && string(r.Body) == `{"message":"404 Not found or has expired"}`
+		})
+		eventuallyFor(t, 30*time.Second, "the export's file removed", func() bool {
+			found, _ := filepath.Glob(files)
+			return len(found) == 0
+		})
+	}, func(c *config) { c.GroupExportTTL = time.Second })
 }
