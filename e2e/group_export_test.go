@@ -341,7 +341,7 @@ func TestGroupExport_expires(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
 		gxUnlimited(t, s)
 		owner := s.NewUser(t, "gxexp")
-		id, _ := agGroup(t, s, owner.Token, "gxexp", 0)
+		id, _ := agGroup(t, s, owner.Token, "gxexpiring", 0)
 		if body, _ := gxExport(t, s, owner.Token, id); len(body) == 0 {
 			t.Fatal("empty archive")
 		}
