@@ -56,13 +56,6 @@ func New(db *store.DB, projects Projects, groups Groups, repos Repos, externalUR
 	return s
 }
 
-// Owner names a badge owner as the API does: a project's or a group's,
-// by id or URL-decoded full path.
-type Owner struct {
-	Group bool
-	Ref   string
-}
-
 // View is a badge with its URLs rendered.
 type View struct {
 	model.Badge
@@ -90,7 +83,7 @@ var errNotFound = model.NotFound("Badge")
 // open resolves the owner (404 when the caller may not see it); admin
 // asks for admin_group / admin_project (403), GitLab's
 // authorize_adm_source!.
-func (s *Service) open(ctx context.Context, a auth.Actor, o Owner, admin bool) (*owner, error) {
+func (s *Service) open(ctx context.Context, a auth.Actor, o model.OwnerRef, admin bool) (*owner, error) {
 	if admin && !a.SignedIn() {
 		return nil, model.Unauthorized("")
 	}
@@ -248,7 +241,7 @@ func (s *Service) valuesOf(ctx context.Context, w *owner) *values {
 
 // List returns one page of the owner's badges, oldest first, optionally
 // only those named name.
-func (s *Service) List(ctx context.Context, a auth.Actor, o Owner, name *string, page model.Page) ([]View, model.PageInfo, error) {
+func (s *Service) List(ctx context.Context, a auth.Actor, o model.OwnerRef, name *string, page model.Page) ([]View, model.PageInfo, error) {
 	w, err := s.open(ctx, a, o, false)
 	if err != nil {
 		return nil, model.PageInfo{}, err
@@ -278,7 +271,7 @@ func (s *Service) List(ctx context.Context, a auth.Actor, o Owner, name *string,
 }
 
 // Get returns one badge the owner lists (a project lists its groups').
-func (s *Service) Get(ctx context.Context, a auth.Actor, o Owner, id int64) (View, error) {
+func (s *Service) Get(ctx context.Context, a auth.Actor, o model.OwnerRef, id int64) (View, error) {
 	w, err := s.open(ctx, a, o, false)
 	if err != nil {
 		return View{}, err
@@ -311,7 +304,7 @@ func (s *Service) rendered(ctx context.Context, a auth.Actor, w *owner, b model.
 
 // Preview renders URLs as a badge of the owner would show them, without
 // storing anything (GitLab's render endpoint; admin only).
-func (s *Service) Preview(ctx context.Context, a auth.Actor, o Owner, linkURL, imageURL string) (View, error) {
+func (s *Service) Preview(ctx context.Context, a auth.Actor, o model.OwnerRef, linkURL, imageURL string) (View, error) {
 	w, err := s.open(ctx, a, o, true)
 	if err != nil {
 		return View{}, err
@@ -324,7 +317,7 @@ func (s *Service) Preview(ctx context.Context, a auth.Actor, o Owner, linkURL, i
 }
 
 // Create adds a badge to the owner.
-func (s *Service) Create(ctx context.Context, a auth.Actor, o Owner, in Input) (View, error) {
+func (s *Service) Create(ctx context.Context, a auth.Actor, o model.OwnerRef, in Input) (View, error) {
 	w, err := s.open(ctx, a, o, true)
 	if err != nil {
 		return View{}, err
@@ -361,7 +354,7 @@ func (s *Service) own(ctx context.Context, w *owner, id int64) (model.Badge, err
 
 // Update changes a badge of the owner; a concurrent change of the same
 // badge is a 409.
-func (s *Service) Update(ctx context.Context, a auth.Actor, o Owner, id int64, in Input) (View, error) {
+func (s *Service) Update(ctx context.Context, a auth.Actor, o model.OwnerRef, id int64, in Input) (View, error) {
 	w, err := s.open(ctx, a, o, true)
 	if err != nil {
 		return View{}, err
@@ -384,7 +377,7 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, o Owner, id int64, i
 }
 
 // Delete removes a badge of the owner.
-func (s *Service) Delete(ctx context.Context, a auth.Actor, o Owner, id int64) error {
+func (s *Service) Delete(ctx context.Context, a auth.Actor, o model.OwnerRef, id int64) error {
 	w, err := s.open(ctx, a, o, true)
 	if err != nil {
 		return err

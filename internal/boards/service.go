@@ -53,13 +53,6 @@ const (
 	MaxLists = 100
 )
 
-// Owner names a board's parent as the API does: a project or a group, by
-// id or URL-decoded full path.
-type Owner struct {
-	Group bool
-	Ref   string
-}
-
 // View is a board with its project or group, for rendering.
 type View struct {
 	model.Board
@@ -117,7 +110,7 @@ func (p *parent) view(b model.Board) View {
 
 // open resolves o (404 when the caller does not see it) and checks
 // action (403).
-func (s *Service) open(ctx context.Context, a auth.Actor, o Owner, action auth.Action) (*parent, error) {
+func (s *Service) open(ctx context.Context, a auth.Actor, o model.OwnerRef, action auth.Action) (*parent, error) {
 	p := &parent{}
 	if o.Group {
 		g, acc, err := s.groups.Resolve(ctx, a, o.Ref)
@@ -154,7 +147,7 @@ func (s *Service) board(ctx context.Context, p *parent, id int64) (model.Board, 
 }
 
 // List returns a page of the owner's boards by id.
-func (s *Service) List(ctx context.Context, a auth.Actor, o Owner, page model.Page) ([]View, model.PageInfo, error) {
+func (s *Service) List(ctx context.Context, a auth.Actor, o model.OwnerRef, page model.Page) ([]View, model.PageInfo, error) {
 	p, err := s.open(ctx, a, o, auth.ReadIssueBoard)
 	if err != nil {
 		return nil, model.PageInfo{}, err
@@ -171,7 +164,7 @@ func (s *Service) List(ctx context.Context, a auth.Actor, o Owner, page model.Pa
 }
 
 // Get returns one board.
-func (s *Service) Get(ctx context.Context, a auth.Actor, o Owner, id int64) (View, error) {
+func (s *Service) Get(ctx context.Context, a auth.Actor, o model.OwnerRef, id int64) (View, error) {
 	p, err := s.open(ctx, a, o, auth.ReadIssueBoard)
 	if err != nil {
 		return View{}, err
@@ -202,7 +195,7 @@ func validate(in *Input) error {
 }
 
 // Create adds a board, with its backlog and closed lists (Reporters up).
-func (s *Service) Create(ctx context.Context, a auth.Actor, o Owner, in Input) (View, error) {
+func (s *Service) Create(ctx context.Context, a auth.Actor, o model.OwnerRef, in Input) (View, error) {
 	p, err := s.open(ctx, a, o, auth.AdminIssueBoard)
 	if err != nil {
 		return View{}, err
@@ -233,7 +226,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, o Owner, in Input) (
 
 // Update changes a board's name and which implicit lists it hides
 // (Reporters up).
-func (s *Service) Update(ctx context.Context, a auth.Actor, o Owner, id int64, in Input) (View, error) {
+func (s *Service) Update(ctx context.Context, a auth.Actor, o model.OwnerRef, id int64, in Input) (View, error) {
 	p, err := s.open(ctx, a, o, auth.AdminIssueBoard)
 	if err != nil {
 		return View{}, err
@@ -255,7 +248,7 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, o Owner, id int64, i
 }
 
 // Delete removes a board with its lists (Reporters up).
-func (s *Service) Delete(ctx context.Context, a auth.Actor, o Owner, id int64) error {
+func (s *Service) Delete(ctx context.Context, a auth.Actor, o model.OwnerRef, id int64) error {
 	p, err := s.open(ctx, a, o, auth.AdminIssueBoard)
 	if err != nil {
 		return err
@@ -271,7 +264,7 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, o Owner, id int64) e
 }
 
 // Lists returns a board's label lists by position, and the board.
-func (s *Service) Lists(ctx context.Context, a auth.Actor, o Owner, boardID int64) ([]model.BoardList, error) {
+func (s *Service) Lists(ctx context.Context, a auth.Actor, o model.OwnerRef, boardID int64) ([]model.BoardList, error) {
 	b, err := s.Get(ctx, a, o, boardID)
 	return b.Lists, err
 }
@@ -286,7 +279,7 @@ func findList(b model.Board, listID int64) (model.BoardList, error) {
 }
 
 // GetList returns one label list of a board.
-func (s *Service) GetList(ctx context.Context, a auth.Actor, o Owner, boardID, listID int64) (model.BoardList, error) {
+func (s *Service) GetList(ctx context.Context, a auth.Actor, o model.OwnerRef, boardID, listID int64) (model.BoardList, error) {
 	b, err := s.Get(ctx, a, o, boardID)
 	if err != nil {
 		return model.BoardList{}, err
@@ -300,7 +293,7 @@ func errAPI(msg string) error { return model.WrappedError(model.KindBadRequest, 
 // CreateList appends a list of a label the board's owner sees
 // (Reporters up): 400 "Label not found!" for any other label, 400 "Label
 // has already been taken" when the board has a list of it.
-func (s *Service) CreateList(ctx context.Context, a auth.Actor, o Owner, boardID, labelID int64) (model.BoardList, error) {
+func (s *Service) CreateList(ctx context.Context, a auth.Actor, o model.OwnerRef, boardID, labelID int64) (model.BoardList, error) {
 	p, err := s.open(ctx, a, o, auth.ReadIssueBoard)
 	if err != nil {
 		return model.BoardList{}, err
@@ -348,7 +341,7 @@ func (s *Service) CreateList(ctx context.Context, a auth.Actor, o Owner, boardID
 
 // MoveList moves a label list to position (0.. below the number of
 // label lists, not its own): 400 "List could not be moved!" otherwise.
-func (s *Service) MoveList(ctx context.Context, a auth.Actor, o Owner, boardID, listID int64, position int64) (model.BoardList, error) {
+func (s *Service) MoveList(ctx context.Context, a auth.Actor, o model.OwnerRef, boardID, listID int64, position int64) (model.BoardList, error) {
 	p, err := s.open(ctx, a, o, auth.ReadIssueBoard)
 	if err != nil {
 		return model.BoardList{}, err
@@ -401,7 +394,7 @@ func ValidMove(from int, to int64, n int) bool {
 
 // DeleteList removes a label list, moving the later ones up (Reporters
 // up).
-func (s *Service) DeleteList(ctx context.Context, a auth.Actor, o Owner, boardID, listID int64) error {
+func (s *Service) DeleteList(ctx context.Context, a auth.Actor, o model.OwnerRef, boardID, listID int64) error {
 	p, err := s.open(ctx, a, o, auth.AdminIssueBoard)
 	if err != nil {
 		return err

@@ -128,17 +128,11 @@ func (s *Service) group(ctx context.Context, a auth.Actor, ref string) (owner, e
 	return owner{group: &g, acc: acc, groupIDs: traversalIDs(g.Traversal)}, nil
 }
 
-// Ref is a project (Project) or group reference and the caller.
-type Ref struct {
-	Project bool
-	ID      string
-}
-
-func (s *Service) resolve(ctx context.Context, a auth.Actor, r Ref) (owner, error) {
-	if r.Project {
-		return s.project(ctx, a, r.ID)
+func (s *Service) resolve(ctx context.Context, a auth.Actor, r model.OwnerRef) (owner, error) {
+	if !r.Group {
+		return s.project(ctx, a, r.Ref)
 	}
-	return s.group(ctx, a, r.ID)
+	return s.group(ctx, a, r.Ref)
 }
 
 // mayAdmin: Reporters up (and administrators) write labels.
@@ -156,7 +150,7 @@ type ListOptions struct {
 }
 
 // List returns a page of the labels a project or group sees, by title.
-func (s *Service) List(ctx context.Context, a auth.Actor, r Ref, opt ListOptions, page model.Page) ([]View, model.PageInfo, error) {
+func (s *Service) List(ctx context.Context, a auth.Actor, r model.OwnerRef, opt ListOptions, page model.Page) ([]View, model.PageInfo, error) {
 	o, err := s.resolve(ctx, a, r)
 	if err != nil {
 		return nil, model.PageInfo{}, err
@@ -253,7 +247,7 @@ func (s *Service) view(ctx context.Context, a auth.Actor, o owner, l model.Label
 }
 
 // Get returns one label by id or title.
-func (s *Service) Get(ctx context.Context, a auth.Actor, r Ref, labelRef string, includeAncestors bool) (View, error) {
+func (s *Service) Get(ctx context.Context, a auth.Actor, r model.OwnerRef, labelRef string, includeAncestors bool) (View, error) {
 	o, err := s.resolve(ctx, a, r)
 	if err != nil {
 		return View{}, err
@@ -311,7 +305,7 @@ func errExists() error { return model.Conflict("Label already exists") }
 
 // Create adds a label to a project or group (Reporters up). A title the
 // project or group already has is 409 Label already exists.
-func (s *Service) Create(ctx context.Context, a auth.Actor, r Ref, in Input) (View, error) {
+func (s *Service) Create(ctx context.Context, a auth.Actor, r model.OwnerRef, in Input) (View, error) {
 	o, err := s.resolve(ctx, a, r)
 	if err != nil {
 		return View{}, err
@@ -361,7 +355,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, r Ref, in Input) (Vi
 
 // Update changes a project's or group's own label (Reporters up): title,
 // colour, description and (projects) priority.
-func (s *Service) Update(ctx context.Context, a auth.Actor, r Ref, labelRef string, in Input) (View, error) {
+func (s *Service) Update(ctx context.Context, a auth.Actor, r model.OwnerRef, labelRef string, in Input) (View, error) {
 	o, err := s.resolve(ctx, a, r)
 	if err != nil {
 		return View{}, err
@@ -398,7 +392,7 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, r Ref, labelRef stri
 }
 
 // Delete removes a project's or group's own label (Reporters up).
-func (s *Service) Delete(ctx context.Context, a auth.Actor, r Ref, labelRef string) error {
+func (s *Service) Delete(ctx context.Context, a auth.Actor, r model.OwnerRef, labelRef string) error {
 	o, err := s.resolve(ctx, a, r)
 	if err != nil {
 		return err
@@ -420,7 +414,7 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, r Ref, labelRef stri
 // Subscribe subscribes (on) or unsubscribes the caller to a label the
 // project or group sees; 304 when that changes nothing, 401 for
 // anonymous callers.
-func (s *Service) Subscribe(ctx context.Context, a auth.Actor, r Ref, labelRef string, on bool) (View, error) {
+func (s *Service) Subscribe(ctx context.Context, a auth.Actor, r model.OwnerRef, labelRef string, on bool) (View, error) {
 	if !a.SignedIn() {
 		return View{}, model.Unauthorized("")
 	}

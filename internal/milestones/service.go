@@ -41,13 +41,6 @@ func New(db *store.DB, projects Projects, groups Groups) *Service {
 	return &Service{db: db, projects: projects, groups: groups, now: db.Now}
 }
 
-// Owner names the milestones' parent as the API does: a project or a
-// group, by id or URL-decoded full path.
-type Owner struct {
-	Group bool
-	Ref   string
-}
-
 // Limits on what a caller sends.
 const (
 	MaxTitle       = 255
@@ -68,7 +61,7 @@ func (p *parent) resource() auth.Resource {
 
 // open resolves o (404 when the caller does not see it) and checks action
 // (403).
-func (s *Service) open(ctx context.Context, a auth.Actor, o Owner, action auth.Action) (*parent, error) {
+func (s *Service) open(ctx context.Context, a auth.Actor, o model.OwnerRef, action auth.Action) (*parent, error) {
 	p := &parent{}
 	if o.Group {
 		g, acc, err := s.groups.Resolve(ctx, a, o.Ref)
@@ -126,7 +119,7 @@ type ListInput struct {
 
 // List returns a project's or a group's milestones, with the ancestor
 // groups' (include_ancestors) and, for a group, its descendants'.
-func (s *Service) List(ctx context.Context, a auth.Actor, o Owner, in ListInput, page model.Page) ([]model.Milestone, model.PageInfo, error) {
+func (s *Service) List(ctx context.Context, a auth.Actor, o model.OwnerRef, in ListInput, page model.Page) ([]model.Milestone, model.PageInfo, error) {
 	p, err := s.open(ctx, a, o, auth.ReadMilestone)
 	if err != nil {
 		return nil, model.PageInfo{}, err
@@ -168,7 +161,7 @@ func (s *Service) List(ctx context.Context, a auth.Actor, o Owner, in ListInput,
 }
 
 // Get returns one milestone of a project or group by its id.
-func (s *Service) Get(ctx context.Context, a auth.Actor, o Owner, id int64) (model.Milestone, error) {
+func (s *Service) Get(ctx context.Context, a auth.Actor, o model.OwnerRef, id int64) (model.Milestone, error) {
 	p, err := s.open(ctx, a, o, auth.ReadMilestone)
 	if err != nil {
 		return model.Milestone{}, err
@@ -200,7 +193,7 @@ type Input struct {
 }
 
 // Create makes a milestone (reporters up).
-func (s *Service) Create(ctx context.Context, a auth.Actor, o Owner, in Input) (model.Milestone, error) {
+func (s *Service) Create(ctx context.Context, a auth.Actor, o model.OwnerRef, in Input) (model.Milestone, error) {
 	p, err := s.open(ctx, a, o, auth.AdminMilestone)
 	if err != nil {
 		return model.Milestone{}, err
@@ -218,7 +211,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, o Owner, in Input) (
 
 // Update changes a milestone (reporters up). A lost race with another
 // writer is a 409.
-func (s *Service) Update(ctx context.Context, a auth.Actor, o Owner, id int64, in Input) (model.Milestone, error) {
+func (s *Service) Update(ctx context.Context, a auth.Actor, o model.OwnerRef, id int64, in Input) (model.Milestone, error) {
 	p, err := s.open(ctx, a, o, auth.AdminMilestone)
 	if err != nil {
 		return model.Milestone{}, err
@@ -314,7 +307,7 @@ func failed(verb string, err error) error {
 }
 
 // Delete removes a milestone (reporters up).
-func (s *Service) Delete(ctx context.Context, a auth.Actor, o Owner, id int64) error {
+func (s *Service) Delete(ctx context.Context, a auth.Actor, o model.OwnerRef, id int64) error {
 	p, err := s.open(ctx, a, o, auth.AdminMilestone)
 	if err != nil {
 		return err
@@ -333,7 +326,7 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, o Owner, id int64) e
 // Issuables checks that milestone id of o is there for the caller, for
 // the lists of its issues and merge requests. Quarry has no issues, and
 // its merge requests carry no milestone, so both lists are empty.
-func (s *Service) Issuables(ctx context.Context, a auth.Actor, o Owner, id int64) error {
+func (s *Service) Issuables(ctx context.Context, a auth.Actor, o model.OwnerRef, id int64) error {
 	_, err := s.Get(ctx, a, o, id)
 	return err
 }

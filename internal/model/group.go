@@ -77,3 +77,11 @@ func VisibilityRank(v Visibility) int {
 func ValidVisibility(v string) bool {
 	return v == string(Private) || v == string(Internal) || v == string(Public)
 }
+
+// OwnerRef names the project or group that owns what a request reaches
+// (labels, milestones, boards, badges, wikis), as the request names it:
+// Ref is the path's :id, an integer id or a full path.
+type OwnerRef struct {
+	Group bool
+	Ref   string
+}

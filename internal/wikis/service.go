@@ -86,13 +86,6 @@ func New(db *store.DB, projects Projects, groups Groups, settings Settings, stor
 	return s
 }
 
-// Owner names a wiki as the API does: a project's or a group's, by id or
-// URL-decoded full path.
-type Owner struct {
-	Group bool
-	Ref   string
-}
-
 // Page is one wiki page. Content is loaded only when asked for.
 type Page struct {
 	Format string
@@ -166,7 +159,7 @@ func (s *Service) lease(ctx context.Context, w *wiki) (end func(), err error) {
 
 // openWrite is open for a write (action), leased: call end once the
 // write is over.
-func (s *Service) openWrite(ctx context.Context, a auth.Actor, o Owner, action auth.Action) (*wiki, func(), error) {
+func (s *Service) openWrite(ctx context.Context, a auth.Actor, o model.OwnerRef, action auth.Action) (*wiki, func(), error) {
 	w, err := s.open(ctx, a, o, action)
 	if err != nil {
 		return nil, nil, err
@@ -180,7 +173,7 @@ func (s *Service) openWrite(ctx context.Context, a auth.Actor, o Owner, action a
 
 // open resolves the owner (404 when the caller may not see it) and checks
 // the action on its wiki (403).
-func (s *Service) open(ctx context.Context, a auth.Actor, o Owner, action auth.Action) (*wiki, error) {
+func (s *Service) open(ctx context.Context, a auth.Actor, o model.OwnerRef, action auth.Action) (*wiki, error) {
 	w := &wiki{}
 	if o.Group {
 		g, acc, err := s.groups.Resolve(ctx, a, o.Ref)
@@ -295,7 +288,7 @@ func load(ctx context.Context, repo *gitrepo.Repo, p *Page) error {
 
 // List returns the wiki's pages sorted by path, with their content when
 // withContent.
-func (s *Service) List(ctx context.Context, a auth.Actor, o Owner, withContent bool) ([]Page, error) {
+func (s *Service) List(ctx context.Context, a auth.Actor, o model.OwnerRef, withContent bool) ([]Page, error) {
 	w, err := s.open(ctx, a, o, auth.ReadWiki)
 	if err != nil {
 		return nil, err
@@ -323,7 +316,7 @@ var versionFormat = regexp.MustCompile(`^[0-9a-fA-F]{4,64}$`)
 
 // Get returns a page with its content, at the default branch or at
 // version (a commit of the wiki), rendered as HTML when renderHTML.
-func (s *Service) Get(ctx context.Context, a auth.Actor, o Owner, slug, version string, renderHTML bool) (Page, error) {
+func (s *Service) Get(ctx context.Context, a auth.Actor, o model.OwnerRef, slug, version string, renderHTML bool) (Page, error) {
 	w, err := s.open(ctx, a, o, auth.ReadWiki)
 	if err != nil {
 		return Page{}, err
@@ -361,7 +354,7 @@ func (s *Service) Get(ctx context.Context, a auth.Actor, o Owner, slug, version 
 
 // Create adds a page: title (its slashes make folders), content and
 // format (a writable one; the API checks it).
-func (s *Service) Create(ctx context.Context, a auth.Actor, o Owner, title, content, format string) (Page, error) {
+func (s *Service) Create(ctx context.Context, a auth.Actor, o model.OwnerRef, title, content, format string) (Page, error) {
 	w, end, err := s.openWrite(ctx, a, o, auth.CreateWiki)
 	if err != nil {
 		return Page{}, err
@@ -440,7 +433,7 @@ type Update struct {
 // folder of pages below it; a title without "/" keeps the page's folder,
 // a leading "/" moves it to the root; the rename is recorded in the
 // wiki's redirect file).
-func (s *Service) Update(ctx context.Context, a auth.Actor, o Owner, slug string, in Update) (Page, error) {
+func (s *Service) Update(ctx context.Context, a auth.Actor, o model.OwnerRef, slug string, in Update) (Page, error) {
 	w, end, err := s.openWrite(ctx, a, o, auth.CreateWiki)
 	if err != nil {
 		return Page{}, err
@@ -575,7 +568,7 @@ func folderMoves(ctx context.Context, repo *gitrepo.Repo, base git.ObjectID, fro
 func fixed(msg string) func() string { return func() string { return msg } }
 
 // Delete removes a page (its folder of sub-pages stays).
-func (s *Service) Delete(ctx context.Context, a auth.Actor, o Owner, slug string) error {
+func (s *Service) Delete(ctx context.Context, a auth.Actor, o model.OwnerRef, slug string) error {
 	w, end, err := s.openWrite(ctx, a, o, auth.AdminWiki)
 	if err != nil {
 		return err
@@ -599,7 +592,7 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, o Owner, slug string
 // wiki's default branch when empty; a new branch starts from it). size is
 // the upload's length, checked against the instance's attachment limit
 // before anything is stored.
-func (s *Service) Attach(ctx context.Context, a auth.Actor, o Owner, fileName string, size int64, content io.Reader, branch string) (Attachment, error) {
+func (s *Service) Attach(ctx context.Context, a auth.Actor, o model.OwnerRef, fileName string, size int64, content io.Reader, branch string) (Attachment, error) {
 	w, end, err := s.openWrite(ctx, a, o, auth.CreateWiki)
 	if err != nil {
 		return Attachment{}, err

@@ -9,6 +9,7 @@ import (
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/entity"
 	"quarry/internal/badges"
+	"quarry/internal/model"
 )
 
 // Handlers answer the badges area.
@@ -34,7 +35,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 		base  string
 		group bool
 	}{{"/projects/{id}/badges", false}, {"/groups/{id}/badges", true}} {
-		o := func(c *endpoint.Call) badges.Owner { return badges.Owner{Group: owner.group, Ref: c.Path("id")} }
+		o := func(c *endpoint.Call) model.OwnerRef { return model.OwnerRef{Group: owner.group, Ref: c.Path("id")} }
 		rows = append(rows,
 			row("GET", owner.base, public, api, parsed, func(c *endpoint.Call) error { return h.list(c, o(c)) }),
 			row("POST", owner.base, token, api, parsed, func(c *endpoint.Call) error { return h.create(c, o(c)) }),
@@ -47,7 +48,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 	return rows
 }
 
-func (h *Handlers) list(c *endpoint.Call, o badges.Owner) error {
+func (h *Handlers) list(c *endpoint.Call, o model.OwnerRef) error {
 	name := c.P.StringPtr("name")
 	pg, err := c.Page()
 	if err != nil {
@@ -67,7 +68,7 @@ func (h *Handlers) list(c *endpoint.Call, o badges.Owner) error {
 	return c.List(pg, info, out)
 }
 
-func (h *Handlers) get(c *endpoint.Call, o badges.Owner) error {
+func (h *Handlers) get(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := c.PathID("badge_id")
 	if err != nil {
 		return err
@@ -79,7 +80,7 @@ func (h *Handlers) get(c *endpoint.Call, o badges.Owner) error {
 	return c.JSON(http.StatusOK, h.r.Badge(v))
 }
 
-func (h *Handlers) render(c *endpoint.Call, o badges.Owner) error {
+func (h *Handlers) render(c *endpoint.Call, o model.OwnerRef) error {
 	c.P.Require("link_url", "image_url")
 	link, _ := c.P.String("link_url")
 	image, _ := c.P.String("image_url")
@@ -107,7 +108,7 @@ func (h *Handlers) input(c *endpoint.Call) badges.Input {
 	return in
 }
 
-func (h *Handlers) create(c *endpoint.Call, o badges.Owner) error {
+func (h *Handlers) create(c *endpoint.Call, o model.OwnerRef) error {
 	c.P.Require("link_url", "image_url")
 	in := h.input(c)
 	if err := c.P.Err(); err != nil {
@@ -120,7 +121,7 @@ func (h *Handlers) create(c *endpoint.Call, o badges.Owner) error {
 	return c.JSON(http.StatusCreated, h.r.Badge(v))
 }
 
-func (h *Handlers) update(c *endpoint.Call, o badges.Owner) error {
+func (h *Handlers) update(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := c.PathID("badge_id")
 	if err != nil {
 		return err
@@ -136,7 +137,7 @@ func (h *Handlers) update(c *endpoint.Call, o badges.Owner) error {
 	return c.JSON(http.StatusOK, h.r.Badge(v))
 }
 
-func (h *Handlers) delete(c *endpoint.Call, o badges.Owner) error {
+func (h *Handlers) delete(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := c.PathID("badge_id")
 	if err != nil {
 		return err

@@ -33,7 +33,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 		group bool
 	}{{"/projects/{id}/boards", false}, {"/groups/{id}/boards", true}} {
 		group := owner.group
-		o := func(c *endpoint.Call) boards.Owner { return boards.Owner{Group: group, Ref: c.Path("id")} }
+		o := func(c *endpoint.Call) model.OwnerRef { return model.OwnerRef{Group: group, Ref: c.Path("id")} }
 		one, lists := owner.base+"/{board_id}", owner.base+"/{board_id}/lists"
 		rows = append(rows,
 			row("GET", owner.base, token, api, parsed, func(c *endpoint.Call) error { return h.list(c, o(c)) }),
@@ -65,7 +65,7 @@ func (h *Handlers) render(v *boards.View, c *endpoint.Call) entity.Board {
 	return h.r.Board(v, c.Actor)
 }
 
-func (h *Handlers) list(c *endpoint.Call, o boards.Owner) error {
+func (h *Handlers) list(c *endpoint.Call, o model.OwnerRef) error {
 	pg, err := c.Page()
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func (h *Handlers) list(c *endpoint.Call, o boards.Owner) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-func (h *Handlers) get(c *endpoint.Call, o boards.Owner) error {
+func (h *Handlers) get(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := pathInt(c, "board_id")
 	if err != nil {
 		return err
@@ -103,7 +103,7 @@ func input(p *endpoint.Params) boards.Input {
 	return in
 }
 
-func (h *Handlers) create(c *endpoint.Call, o boards.Owner) error {
+func (h *Handlers) create(c *endpoint.Call, o model.OwnerRef) error {
 	c.P.Require("name")
 	in := input(c.P)
 	if err := c.P.Err(); err != nil {
@@ -116,7 +116,7 @@ func (h *Handlers) create(c *endpoint.Call, o boards.Owner) error {
 	return c.JSON(http.StatusCreated, h.render(&v, c))
 }
 
-func (h *Handlers) update(c *endpoint.Call, o boards.Owner) error {
+func (h *Handlers) update(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := pathInt(c, "board_id")
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func (h *Handlers) update(c *endpoint.Call, o boards.Owner) error {
 	return c.JSON(http.StatusOK, h.render(&v, c))
 }
 
-func (h *Handlers) delete(c *endpoint.Call, o boards.Owner) error {
+func (h *Handlers) delete(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := pathInt(c, "board_id")
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ func (h *Handlers) delete(c *endpoint.Call, o boards.Owner) error {
 	return c.NoContent()
 }
 
-func (h *Handlers) lists(c *endpoint.Call, o boards.Owner) error {
+func (h *Handlers) lists(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := pathInt(c, "board_id")
 	if err != nil {
 		return err
@@ -177,7 +177,7 @@ func ids(c *endpoint.Call) (board, list int64, err error) {
 	return board, list, err
 }
 
-func (h *Handlers) getList(c *endpoint.Call, o boards.Owner) error {
+func (h *Handlers) getList(c *endpoint.Call, o model.OwnerRef) error {
 	b, l, err := ids(c)
 	if err != nil {
 		return err
@@ -189,7 +189,7 @@ func (h *Handlers) getList(c *endpoint.Call, o boards.Owner) error {
 	return c.JSON(http.StatusOK, h.r.BoardList(&v))
 }
 
-func (h *Handlers) createList(c *endpoint.Call, o boards.Owner) error {
+func (h *Handlers) createList(c *endpoint.Call, o model.OwnerRef) error {
 	b, err := pathInt(c, "board_id")
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func (h *Handlers) createList(c *endpoint.Call, o boards.Owner) error {
 	return c.JSON(http.StatusCreated, h.r.BoardList(&v))
 }
 
-func (h *Handlers) moveList(c *endpoint.Call, o boards.Owner) error {
+func (h *Handlers) moveList(c *endpoint.Call, o model.OwnerRef) error {
 	b, l, err := ids(c)
 	if err != nil {
 		return err
@@ -223,7 +223,7 @@ func (h *Handlers) moveList(c *endpoint.Call, o boards.Owner) error {
 	return c.JSON(http.StatusOK, h.r.BoardList(&v))
 }
 
-func (h *Handlers) deleteList(c *endpoint.Call, o boards.Owner) error {
+func (h *Handlers) deleteList(c *endpoint.Call, o model.OwnerRef) error {
 	b, l, err := ids(c)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/entity"
 	"quarry/internal/labels"
+	"quarry/internal/model"
 )
 
 // Handlers answer the area.
@@ -29,7 +30,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 		project bool
 	}{{"/projects/{id}/labels", true}, {"/groups/{id}/labels", false}} {
 		project, one := kind.project, kind.base+"/{label_id}"
-		ref := func(c *endpoint.Call) labels.Ref { return labels.Ref{Project: project, ID: c.Path("id")} }
+		ref := func(c *endpoint.Call) model.OwnerRef { return model.OwnerRef{Group: !project, Ref: c.Path("id")} }
 		rows = append(rows,
 			row("GET", kind.base, public, api, parsed, func(c *endpoint.Call) error { return h.list(c, ref(c)) }),
 			row("POST", kind.base, token, api, parsed, func(c *endpoint.Call) error { return h.create(c, ref(c)) }),
@@ -61,7 +62,7 @@ func (h *Handlers) render(list []labels.View) []any {
 	return out
 }
 
-func (h *Handlers) list(c *endpoint.Call, ref labels.Ref) error {
+func (h *Handlers) list(c *endpoint.Call, ref model.OwnerRef) error {
 	pg, err := c.Page()
 	if err != nil {
 		return err
@@ -69,8 +70,8 @@ func (h *Handlers) list(c *endpoint.Call, ref labels.Ref) error {
 	opt := labels.ListOptions{
 		WithCounts:              boolParam(c, "with_counts", false),
 		IncludeAncestorGroups:   boolParam(c, "include_ancestor_groups", true),
-		IncludeDescendantGroups: !ref.Project && boolParam(c, "include_descendant_groups", false),
-		OnlyGroupLabels:         ref.Project || boolParam(c, "only_group_labels", true),
+		IncludeDescendantGroups: ref.Group && boolParam(c, "include_descendant_groups", false),
+		OnlyGroupLabels:         !ref.Group || boolParam(c, "only_group_labels", true),
 	}
 	opt.Search, _ = c.P.String("search")
 	if len(opt.Search) > labels.MaxTitleLength*4 {
@@ -86,7 +87,7 @@ func (h *Handlers) list(c *endpoint.Call, ref labels.Ref) error {
 	return c.List(pg, info, h.render(list))
 }
 
-func (h *Handlers) get(c *endpoint.Call, ref labels.Ref) error {
+func (h *Handlers) get(c *endpoint.Call, ref model.OwnerRef) error {
 	inc := boolParam(c, "include_ancestor_groups", true)
 	if err := c.P.Err(); err != nil {
 		return err
@@ -100,9 +101,9 @@ func (h *Handlers) get(c *endpoint.Call, ref labels.Ref) error {
 
 // input reads the optional attributes of a create or an update; name is
 // the parameter carrying the title.
-func input(c *endpoint.Call, ref labels.Ref, name string) labels.Input {
+func input(c *endpoint.Call, ref model.OwnerRef, name string) labels.Input {
 	in := labels.Input{Title: c.P.StringPtr(name), Color: c.P.StringPtr("color"), Description: c.P.StringPtr("description")}
-	if ref.Project && c.P.Has("priority") {
+	if !ref.Group && c.P.Has("priority") {
 		in.SetPriority = true
 		if !c.P.IsNull("priority") {
 			if raw, _ := c.P.Raw("priority"); strings.TrimSpace(raw) != "" {
@@ -113,7 +114,7 @@ func input(c *endpoint.Call, ref labels.Ref, name string) labels.Input {
 	return in
 }
 
-func (h *Handlers) create(c *endpoint.Call, ref labels.Ref) error {
+func (h *Handlers) create(c *endpoint.Call, ref model.OwnerRef) error {
 	c.P.Require("name", "color")
 	in := input(c, ref, "name")
 	if err := c.P.Err(); err != nil {
@@ -137,10 +138,10 @@ func labelRef(c *endpoint.Call, nameParam string) string {
 	return v
 }
 
-func (h *Handlers) update(c *endpoint.Call, ref labels.Ref, nameParam string) error {
+func (h *Handlers) update(c *endpoint.Call, ref model.OwnerRef, nameParam string) error {
 	lr := labelRef(c, nameParam)
 	keys := []string{"new_name", "color", "description"}
-	if ref.Project {
+	if !ref.Group {
 		keys = append(keys, "priority")
 	}
 	c.P.AtLeastOneOf(keys...)
@@ -155,7 +156,7 @@ func (h *Handlers) update(c *endpoint.Call, ref labels.Ref, nameParam string) er
 	return c.JSON(http.StatusOK, h.r.Label(v))
 }
 
-func (h *Handlers) delete(c *endpoint.Call, ref labels.Ref, nameParam string) error {
+func (h *Handlers) delete(c *endpoint.Call, ref model.OwnerRef, nameParam string) error {
 	lr := labelRef(c, nameParam)
 	if err := c.P.Err(); err != nil {
 		return err
@@ -166,7 +167,7 @@ func (h *Handlers) delete(c *endpoint.Call, ref labels.Ref, nameParam string) er
 	return c.NoContent()
 }
 
-func (h *Handlers) subscribe(c *endpoint.Call, ref labels.Ref, on bool) error {
+func (h *Handlers) subscribe(c *endpoint.Call, ref model.OwnerRef, on bool) error {
 	v, err := h.labels.Subscribe(c.Ctx(), c.Actor, ref, c.Path("label_id"), on)
 	if err != nil {
 		return err

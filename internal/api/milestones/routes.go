@@ -31,8 +31,8 @@ func (h *Handlers) Routes() []endpoint.Route {
 		base  string
 		group bool
 	}{{"/projects/{id}/milestones", false}, {"/groups/{id}/milestones", true}} {
-		o := func(c *endpoint.Call) milestones.Owner {
-			return milestones.Owner{Group: owner.group, Ref: c.Path("id")}
+		o := func(c *endpoint.Call) model.OwnerRef {
+			return model.OwnerRef{Group: owner.group, Ref: c.Path("id")}
 		}
 		group := owner.group
 		rows = append(rows,
@@ -48,7 +48,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 	return rows
 }
 
-func (h *Handlers) list(c *endpoint.Call, o milestones.Owner, group bool) error {
+func (h *Handlers) list(c *endpoint.Call, o model.OwnerRef, group bool) error {
 	var in milestones.ListInput
 	p := c.P
 	if p.Has("include_ancestors") && p.Has("include_parent_milestones") {
@@ -94,7 +94,7 @@ func (h *Handlers) list(c *endpoint.Call, o milestones.Owner, group bool) error 
 	return c.JSON(http.StatusOK, out)
 }
 
-func (h *Handlers) get(c *endpoint.Call, o milestones.Owner) error {
+func (h *Handlers) get(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := c.PathID("milestone_id")
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func input(p *endpoint.Params) milestones.Input {
 	return in
 }
 
-func (h *Handlers) create(c *endpoint.Call, o milestones.Owner) error {
+func (h *Handlers) create(c *endpoint.Call, o model.OwnerRef) error {
 	c.P.Require("title")
 	in := input(c.P)
 	if err := c.P.Err(); err != nil {
@@ -144,7 +144,7 @@ func (h *Handlers) create(c *endpoint.Call, o milestones.Owner) error {
 	return c.JSON(http.StatusCreated, h.r.Milestone(&m))
 }
 
-func (h *Handlers) update(c *endpoint.Call, o milestones.Owner) error {
+func (h *Handlers) update(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := c.PathID("milestone_id")
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func (h *Handlers) update(c *endpoint.Call, o milestones.Owner) error {
 	return c.JSON(http.StatusOK, h.r.Milestone(&m))
 }
 
-func (h *Handlers) delete(c *endpoint.Call, o milestones.Owner) error {
+func (h *Handlers) delete(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := c.PathID("milestone_id")
 	if err != nil {
 		return err
@@ -176,7 +176,7 @@ func (h *Handlers) delete(c *endpoint.Call, o milestones.Owner) error {
 // issuables lists a milestone's issues or merge requests: Quarry has no
 // issues and its merge requests carry no milestone, so the list of an
 // existing milestone is empty.
-func (h *Handlers) issuables(c *endpoint.Call, o milestones.Owner) error {
+func (h *Handlers) issuables(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := c.PathID("milestone_id")
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/entity"
+	"quarry/internal/model"
 	"quarry/internal/wikis"
 )
 
@@ -34,7 +35,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 		base  string
 		group bool
 	}{{"/projects/{id}/wikis", false}, {"/groups/{id}/wikis", true}} {
-		o := func(c *endpoint.Call) wikis.Owner { return wikis.Owner{Group: owner.group, Ref: c.Path("id")} }
+		o := func(c *endpoint.Call) model.OwnerRef { return model.OwnerRef{Group: owner.group, Ref: c.Path("id")} }
 		rows = append(rows,
 			row("GET", owner.base, public, api, parsed, func(c *endpoint.Call) error { return h.list(c, o(c)) }),
 			row("POST", owner.base, public, api, page, func(c *endpoint.Call) error { return h.create(c, o(c)) }),
@@ -47,7 +48,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 	return rows
 }
 
-func (h *Handlers) list(c *endpoint.Call, o wikis.Owner) error {
+func (h *Handlers) list(c *endpoint.Call, o model.OwnerRef) error {
 	withContent, _ := c.P.Bool("with_content")
 	if err := c.P.Err(); err != nil {
 		return err
@@ -63,7 +64,7 @@ func (h *Handlers) list(c *endpoint.Call, o wikis.Owner) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-func (h *Handlers) get(c *endpoint.Call, o wikis.Owner) error {
+func (h *Handlers) get(c *endpoint.Call, o model.OwnerRef) error {
 	version, _ := c.P.String("version")
 	render, _ := c.P.Bool("render_html")
 	if err := c.P.Err(); err != nil {
@@ -76,7 +77,7 @@ func (h *Handlers) get(c *endpoint.Call, o wikis.Owner) error {
 	return c.JSON(http.StatusOK, h.r.WikiPage(p))
 }
 
-func (h *Handlers) create(c *endpoint.Call, o wikis.Owner) error {
+func (h *Handlers) create(c *endpoint.Call, o model.OwnerRef) error {
 	c.P.Require("title", "content")
 	title, _ := c.P.String("title")
 	content, _ := c.P.String("content")
@@ -94,7 +95,7 @@ func (h *Handlers) create(c *endpoint.Call, o wikis.Owner) error {
 	return c.JSON(http.StatusCreated, h.r.WikiPage(p))
 }
 
-func (h *Handlers) update(c *endpoint.Call, o wikis.Owner) error {
+func (h *Handlers) update(c *endpoint.Call, o model.OwnerRef) error {
 	c.P.AtLeastOneOf("content", "title", "format")
 	in := wikis.Update{Title: c.P.StringPtr("title"), Content: c.P.StringPtr("content")}
 	if f, ok := c.P.Enum("format", wikis.WritableFormats...); ok {
@@ -110,14 +111,14 @@ func (h *Handlers) update(c *endpoint.Call, o wikis.Owner) error {
 	return c.JSON(http.StatusOK, h.r.WikiPage(p))
 }
 
-func (h *Handlers) delete(c *endpoint.Call, o wikis.Owner) error {
+func (h *Handlers) delete(c *endpoint.Call, o model.OwnerRef) error {
 	if err := h.wikis.Delete(c.Ctx(), c.Actor, o, c.Path("slug")); err != nil {
 		return err
 	}
 	return c.NoContent()
 }
 
-func (h *Handlers) attach(c *endpoint.Call, o wikis.Owner) error {
+func (h *Handlers) attach(c *endpoint.Call, o model.OwnerRef) error {
 	f := c.P.File("file")
 	if f == nil && (!c.P.Has("file") || c.P.IsNull("file")) {
 		c.P.Fail("file is missing")
