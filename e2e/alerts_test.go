@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"quarry/internal/apitest"
+	"quarry/internal/storetest"
 )
 
 // Alert management end to end: HTTP integrations (keys shown once, hashed,
@@ -517,4 +518,29 @@ func alertStorm(t *testing.T, urls []string, key string, n int, body string) map
 	}
 	wg.Wait()
 	return iids
+}
+
+// TestAlerts_concurrentIntakeTwoProcesses spreads 32 posts of one payload
+// over two Quarry processes on one PostgreSQL: one open alert, 32 events.
+func TestAlerts_concurrentIntakeTwoProcesses(t *testing.T) {
+	onSharedPostgres(t, func(t *testing.T, target storetest.Target, dir string) {
+		s := apitest.StartIn(t, target, dir)
+		owner, project := alertProject(t, s)
+		in := newIntegration(t, s, owner.Token, project, map[string]any{"name": "storm"})
+		child := startChild(t, target, dir)
+		child.send(t, "listen", nil)
+		childURL, ok := strings.CutPrefix(child.next(t, time.Minute), "listening ")
+		if !ok || child.next(t, time.Minute) != "done" {
+			t.Fatalf("second process did not listen")
+		}
+		there := childURL + strings.TrimPrefix(in.URL, s.URL)
+		iids := alertStorm(t, []string{in.URL, there}, in.Token, 32, `{"title":"storm","fingerprint":"two-processes"}`)
+		if len(iids) != 1 {
+			t.Fatalf("iids %v; want one alert", iids)
+		}
+		list := s.Get(t, "/projects/"+itoa(project)+"/alert_management/alerts", owner.Token).Want(t, 200).Array(t)
+		if len(list) != 1 || list[0]["event_count"] != 32.0 {
+			t.Errorf("alerts %v", list)
+		}
+	})
 }
