@@ -3,8 +3,8 @@ package e2e
 import (
 	"bytes"
 	"crypto/sha1"
-	"encoding/hex"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
