@@ -26,7 +26,7 @@ import (
 
 // alertProject makes a private project "ops/app" owned by a new user and
 // returns the owner and the project's id.
-func alertProject(t *testing.T, s *apitest.Server) (apitest.User, int64) {
+func alertProject(t testing.TB, s *apitest.Server) (apitest.User, int64) {
 	t.Helper()
 	owner := s.NewUser(t, "alertowner")
 	var g, p struct{ ID int64 }
@@ -46,7 +46,7 @@ type alertIntegration struct {
 	Token  string `json:"token"`
 }
 
-func newIntegration(t *testing.T, s *apitest.Server, token string, project int64, body map[string]any) alertIntegration {
+func newIntegration(t testing.TB, s *apitest.Server, token string, project int64, body map[string]any) alertIntegration {
 	t.Helper()
 	var in alertIntegration
 	s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(project) + "/alert_management/http_integrations", Token: token,
