@@ -95,6 +95,9 @@ func IsIntakePath(path string) bool {
 // integration it names; ok is false for any other path.
 func MatchIntake(path string) (alerts.IntakeRequest, bool) {
 	var req alerts.IntakeRequest
+	if !strings.HasPrefix(path, "/") {
+		return req, false
+	}
 	project := ""
 	switch {
 	case strings.HasSuffix(path, "/prometheus/alerts/notify.json"):
@@ -123,7 +126,7 @@ func MatchIntake(path string) (alerts.IntakeRequest, bool) {
 		req.Route, req.Identifier = alerts.ByIdentifier, id
 	}
 	project = strings.TrimPrefix(project, "/")
-	if !strings.Contains(project, "/") || strings.Contains(project, "//") || strings.HasSuffix(project, "/") ||
+	if !strings.Contains(project, "/") || strings.Contains(project, "//") || strings.HasPrefix(project, "/") || strings.HasSuffix(project, "/") ||
 		strings.Contains(project, "/-/") || strings.HasPrefix(project, "api/") || strings.HasPrefix(project, "-/") {
 		return req, false
 	}
