@@ -31,6 +31,7 @@ type Service struct {
 	db       *store.DB
 	projects Projects
 	now      func() time.Time
+	targets  targetCache
 }
 
 // New returns the alerts service.
@@ -220,6 +221,7 @@ func (s *Service) CreateIntegration(ctx context.Context, a auth.Actor, ref strin
 	if in.Mappings != nil {
 		i.Mappings = normalizeMappings(*in.Mappings)
 	}
+	defer s.targets.clear()
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		n, err := tx.CountAlertIntegrations(ctx, p.ID)
 		if err != nil {
@@ -248,6 +250,7 @@ func (s *Service) UpdateIntegration(ctx context.Context, a auth.Actor, ref strin
 		return model.AlertIntegration{}, p, err
 	}
 	var i model.AlertIntegration
+	defer s.targets.clear()
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		if i, err = tx.AlertIntegration(ctx, p.ID, id); err != nil {
 			return err
@@ -274,6 +277,7 @@ func (s *Service) ResetKey(ctx context.Context, a auth.Actor, ref string, id int
 		return i, "", p, err
 	}
 	key, digest := newKey()
+	defer s.targets.clear()
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		if i, err = tx.AlertIntegration(ctx, p.ID, id); err != nil {
 			return err
@@ -290,6 +294,7 @@ func (s *Service) DeleteIntegration(ctx context.Context, a auth.Actor, ref strin
 	if err != nil {
 		return err
 	}
+	defer s.targets.clear()
 	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteAlertIntegration(ctx, p.ID, id) })
 	return model.NotFoundAs(err, "Integration")
 }
@@ -345,7 +350,7 @@ func (s *Service) Notify(ctx context.Context, req IntakeRequest) (IntakeResult, 
 	if err != nil {
 		return IntakeResult{}, err
 	}
-	projectID, in, found, err := s.db.IntakeTarget(ctx, req.ProjectPath, req.Route, req.Identifier)
+	projectID, in, found, err := s.target(ctx, req)
 	if errors.Is(err, model.ErrNotFound) {
 		return IntakeResult{}, model.NotFound("Project")
 	}
@@ -395,6 +400,22 @@ func (s *Service) Notify(ctx context.Context, req IntakeRequest) (IntakeResult, 
 		return IntakeResult{}, model.BadRequest("no open alert to resolve")
 	}
 	return IntakeResult{Alerts: []Recorded{r}}, nil
+}
+
+// target resolves the integration an intake URL names, from the cache
+// when it was resolved within IntakeCacheTTL.
+func (s *Service) target(ctx context.Context, req IntakeRequest) (int64, model.AlertIntegration, bool, error) {
+	k := targetKey{path: strings.ToLower(req.ProjectPath), route: req.Route, identifier: req.Identifier}
+	now := time.Now()
+	if t, ok := s.targets.get(k, now); ok {
+		return t.projectID, t.in, t.found, t.err
+	}
+	gen := s.targets.generation()
+	projectID, in, found, err := s.db.IntakeTarget(ctx, req.ProjectPath, req.Route, req.Identifier)
+	if err == nil || errors.Is(err, model.ErrNotFound) {
+		s.targets.put(k, target{projectID: projectID, in: in, found: found, err: err, until: now.Add(IntakeCacheTTL)}, gen)
+	}
+	return projectID, in, found, err
 }
 
 // record applies one normalized payload in one transaction: a resolving
