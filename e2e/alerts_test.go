@@ -544,3 +544,55 @@ func TestAlerts_concurrentIntakeTwoProcesses(t *testing.T) {
 		}
 	})
 }
+
+func TestAlerts_metricImages(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner, project := alertProject(t, s)
+		in := newIntegration(t, s, owner.Token, project, map[string]any{"name": "generic"})
+		created(t, notify(t, s, in.URL, bearer(in.Token), `{"title":"with images"}`))
+		rep, dev := s.NewUser(t, "imgrep"), s.NewUser(t, "imgdev")
+		for _, m := range []struct {
+			id    int64
+			level int
+		}{{rep.ID, 20}, {dev.ID, 30}} {
+			s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(project) + "/members", Token: owner.Token,
+				JSON: map[string]any{"user_id": m.id, "access_level": m.level}}).Want(t, 201)
+		}
+		base := "/projects/" + itoa(project) + "/alert_management_alerts/1/metric_images"
+		png := []byte("\x89PNG\r\n\x1a\nnot really")
+		upload := func(token, name string, content []byte, fields map[string]string) *apitest.Response {
+			return s.Do(t, apitest.Request{Method: "POST", Path: base, Token: token, Multipart: fields,
+				Files: map[string]apitest.File{"file": {Name: name, Content: content}}})
+		}
+		img := upload(dev.Token, "cpu graph.png", png, map[string]string{"url": "https://grafana.example/d/1", "url_text": "CPU"}).Want(t, 201).Object(t)
+		fp, _ := img["file_path"].(string)
+		if img["filename"] != "cpu_graph" || img["url"] != "https://grafana.example/d/1" || img["url_text"] != "CPU" ||
+			!regexp.MustCompile(`^/uploads/-/system/alert_metric_image/file/\d+/[0-9a-f]{32}/cpu_graph\.png$`).MatchString(fp) {
+			t.Errorf("uploaded %v", img)
+		}
+		s.Get(t, fp, "").Want(t, 200).WantText(t, string(png))
+		upload(rep.Token, "a.png", png, nil).Want(t, 403)
+		upload(dev.Token, "a.exe", png, nil).Want(t, 400)
+		s.Do(t, apitest.Request{Method: "POST", Path: base, Token: dev.Token, Multipart: map[string]string{"url": "x"}}).Want(t, 400)
+		upload(dev.Token, "a.png", png, map[string]string{"url": "ftp://x"}).Want(t, 400)
+		// Past the attachment limit (1 MiB here).
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/application/settings", Token: s.RootToken, JSON: map[string]any{"max_attachment_size": 1}}).Want(t, 200)
+		if r := upload(dev.Token, "big.png", bytes.Repeat([]byte("x"), 1<<20+1), nil); r.Status != 400 && r.Status != 413 {
+			t.Errorf("oversized upload: %d", r.Status)
+		}
+		list := s.Get(t, base, rep.Token).Want(t, 200).Array(t)
+		if len(list) != 1 || list[0]["id"] != img["id"] {
+			t.Errorf("list %v", list)
+		}
+		s.Get(t, "/projects/"+itoa(project)+"/alert_management_alerts/9/metric_images", rep.Token).Want(t, 404).WantBody(t, `{"message":"Alert not found"}`)
+		id := itoa(int64(img["id"].(float64)))
+		s.Do(t, apitest.Request{Method: "PUT", Path: base + "/" + id, Token: rep.Token, JSON: map[string]any{"url_text": "no"}}).Want(t, 403)
+		up := s.Do(t, apitest.Request{Method: "PUT", Path: base + "/" + id, Token: dev.Token, JSON: map[string]any{"url_text": "CPU, 5m"}}).Want(t, 200).Object(t)
+		if up["url_text"] != "CPU, 5m" || up["url"] != "https://grafana.example/d/1" {
+			t.Errorf("updated %v", up)
+		}
+		s.Do(t, apitest.Request{Method: "DELETE", Path: base + "/" + id, Token: dev.Token}).Want(t, 204)
+		s.Do(t, apitest.Request{Method: "DELETE", Path: base + "/" + id, Token: dev.Token}).Want(t, 404)
+		s.Get(t, fp, "").Want(t, 404)
+	})
+}

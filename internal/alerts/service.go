@@ -18,6 +18,7 @@ import (
 	"quarry/internal/auth"
 	"quarry/internal/model"
 	"quarry/internal/store"
+	"quarry/internal/uploads"
 )
 
 // Projects resolves projects with the caller's access (the projects
@@ -26,17 +27,25 @@ type Projects interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
 }
 
+// Settings reads the instance's application settings (the attachment
+// limit).
+type Settings interface {
+	Current(ctx context.Context) (model.ApplicationSettings, error)
+}
+
 // Service answers every alert question.
 type Service struct {
 	db       *store.DB
 	projects Projects
+	settings Settings
+	files    *uploads.Store
 	now      func() time.Time
 	targets  targetCache
 }
 
-// New returns the alerts service.
-func New(db *store.DB, projects Projects) *Service {
-	return &Service{db: db, projects: projects, now: db.Now}
+// New returns the alerts service; metric images are kept in files.
+func New(db *store.DB, projects Projects, settings Settings, files *uploads.Store) *Service {
+	return &Service{db: db, projects: projects, settings: settings, files: files, now: db.Now}
 }
 
 // Limits on what a caller keeps and sends.

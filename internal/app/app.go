@@ -336,7 +336,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Boards:     a.Boards,
 		Settings:   set,
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, GroupTransfers: a.GroupTransfers,
-		Alerts: alerts.New(db, a.Projects),
+		Alerts: alerts.New(db, a.Projects, set, up),
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
 		Uploads: up, DB: db, Log: log,

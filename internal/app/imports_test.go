@@ -52,7 +52,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/labels":                    {"store", "auth", "model"},
 	"quarry/internal/milestones":                {"store", "auth", "model"},
 	"quarry/internal/boards":                    {"store", "auth", "model"},
-	"quarry/internal/alerts":                    {"store", "auth", "model"},
+	"quarry/internal/alerts":                    {"store", "auth", "model", "uploads"},
 	"quarry/internal/events":                    {"tasks", "store", "model"},
 	"quarry/internal/uploads":                   {"model"},
 	"quarry/internal/users":                     {"store", "auth", "model", "uploads", "tasks"},

@@ -476,3 +476,16 @@ func (tx *Tx) DeleteAlertMetricImage(ctx context.Context, alertID, id int64) err
 	}
 	return err
 }
+
+// CountAlertMetricImages is how many images an alert has.
+func (tx *Tx) CountAlertMetricImages(ctx context.Context, alertID int64) (int, error) {
+	var n int
+	err := tx.row(ctx, []any{&n}, "SELECT COUNT(*) FROM alert_metric_images WHERE alert_id = ?", alertID)
+	return n, err
+}
+
+// SetAlertMetricImagePath records where image id's file is stored.
+func (tx *Tx) SetAlertMetricImagePath(ctx context.Context, id int64, rel string) error {
+	_, err := tx.exec(ctx, "UPDATE alert_metric_images SET file_path = ? WHERE id = ?", rel, id)
+	return err
+}

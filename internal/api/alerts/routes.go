@@ -34,6 +34,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 	row, parsed, token, api := endpoint.Row, endpoint.Parsed, endpoint.Token, endpoint.ScopeAPI
 	integrations := "/projects/{id}/alert_management/http_integrations"
 	list := "/projects/{id}/alert_management/alerts"
+	images := "/projects/{id}/alert_management_alerts/{alert_iid}/metric_images"
 	return []endpoint.Route{
 		row("GET", integrations, token, api, parsed, h.listIntegrations),
 		row("POST", integrations, token, api, parsed, h.createIntegration),
@@ -44,6 +45,10 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("GET", list, token, api, parsed, h.list),
 		row("GET", list+"/{alert_iid}", token, api, parsed, h.get),
 		row("PUT", list+"/{alert_iid}", token, api, parsed, h.update),
+		row("GET", images, token, api, parsed, h.listImages),
+		row("POST", images, token, api, endpoint.Carrying(endpoint.ContentAttachment), h.addImage),
+		row("PUT", images+"/{metric_image_id}", token, api, parsed, h.updateImage),
+		row("DELETE", images+"/{metric_image_id}", token, api, parsed, h.deleteImage),
 	}
 }
 
@@ -354,4 +359,98 @@ func (h *Handlers) update(c *endpoint.Call) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, h.alert(&v, true))
+}
+
+// MetricImage is GitLab's Entities::MetricImage.
+type MetricImage struct {
+	ID        int64     `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	Filename  string    `json:"filename"`
+	FilePath  string    `json:"file_path"`
+	URL       *string   `json:"url"`
+	URLText   *string   `json:"url_text"`
+}
+
+func metricImage(m *model.AlertMetricImage) MetricImage {
+	return MetricImage{ID: m.ID, CreatedAt: m.CreatedAt, Filename: m.Filename, FilePath: "/uploads/-/system/" + m.FilePath,
+		URL: nilEmpty(m.URL), URLText: nilEmpty(m.URLText)}
+}
+
+func imageInput(p *endpoint.Params) alerts.ImageInput {
+	in := alerts.ImageInput{URL: p.StringPtr("url"), URLText: p.StringPtr("url_text")}
+	if (in.URL != nil && len(*in.URL) > 4*alerts.MaxImageURL) || (in.URLText != nil && len(*in.URLText) > 4*alerts.MaxImageURLText) {
+		p.Fail("url is too long")
+	}
+	return in
+}
+
+func (h *Handlers) listImages(c *endpoint.Call) error {
+	iid, err := c.PathID("alert_iid")
+	if err != nil {
+		return err
+	}
+	ms, err := h.alerts.MetricImages(c.Ctx(), c.Actor, c.Path("id"), iid)
+	if err != nil {
+		return err
+	}
+	out := make([]MetricImage, len(ms))
+	for i := range ms {
+		out[i] = metricImage(&ms[i])
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *Handlers) addImage(c *endpoint.Call) error {
+	iid, err := c.PathID("alert_iid")
+	if err != nil {
+		return err
+	}
+	f := c.P.File("file")
+	if f == nil {
+		c.P.Fail("file is missing")
+	}
+	in := imageInput(c.P)
+	if err := c.P.Err(); err != nil {
+		return err
+	}
+	m, err := h.alerts.AddMetricImage(c.Ctx(), c.Actor, c.Path("id"), iid, f, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, metricImage(&m))
+}
+
+func (h *Handlers) updateImage(c *endpoint.Call) error {
+	iid, err := c.PathID("alert_iid")
+	if err != nil {
+		return err
+	}
+	id, err := c.PathID("metric_image_id")
+	if err != nil {
+		return err
+	}
+	in := imageInput(c.P)
+	if err := c.P.Err(); err != nil {
+		return err
+	}
+	m, err := h.alerts.UpdateMetricImage(c.Ctx(), c.Actor, c.Path("id"), iid, id, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, metricImage(&m))
+}
+
+func (h *Handlers) deleteImage(c *endpoint.Call) error {
+	iid, err := c.PathID("alert_iid")
+	if err != nil {
+		return err
+	}
+	id, err := c.PathID("metric_image_id")
+	if err != nil {
+		return err
+	}
+	if err := h.alerts.DeleteMetricImage(c.Ctx(), c.Actor, c.Path("id"), iid, id); err != nil {
+		return err
+	}
+	return c.NoContent()
 }
