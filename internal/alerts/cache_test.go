@@ -30,7 +30,7 @@ func TestTargetCache(t *testing.T) {
 	// The cache empties itself when full.
 	gen = c.generation()
 	for i := 0; i <= intakeCacheLimit; i++ {
-		c.put(targetKey{path: "g/p", identifier: string(rune('a' + i%26)) + string(rune(i))}, target{until: now.Add(time.Second)}, gen)
+		c.put(targetKey{path: "g/p", identifier: string(rune('a'+i%26)) + string(rune(i))}, target{until: now.Add(time.Second)}, gen)
 	}
 	if n := len(c.m); n > intakeCacheLimit {
 		t.Errorf("%d entries; limit %d", n, intakeCacheLimit)
