@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -43,6 +44,8 @@ const (
 //
 //	finish <id>…   finish each job once, eight at a time; answers "won <id>"
 //	               for each finish that moved its job, then "done"
+//	listen         serve the API on a free local port; answers
+//	               "listening <url>", then "done"
 //	drive <id>…    take and finish the release jobs of these pipelines as
 //	               their resource group hands them out, until all are done;
 //	               answers "done"
@@ -81,6 +84,18 @@ func ciChild() int {
 			for _, id := range finishRace(ctx, a.CI, ids) {
 				fmt.Println("won", id)
 			}
+		case "listen":
+			// Serve the API too (answers "listening <url>"), until the
+			// end of stdin.
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "child:", err)
+				return 1
+			}
+			srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second}
+			go srv.Serve(ln)
+			defer srv.Close()
+			fmt.Println("listening", "http://"+ln.Addr().String())
 		case "drive":
 			if err := driveReleases(ctx, a, ids); err != nil {
 				fmt.Fprintln(os.Stderr, "child:", err)

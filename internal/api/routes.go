@@ -3,8 +3,10 @@ package api
 import (
 	"net/http"
 	"slices"
+	"strings"
 
 	"quarry/internal/api/agents"
+	apialerts "quarry/internal/api/alerts"
 	"quarry/internal/api/approvals"
 	"quarry/internal/api/attributes"
 	"quarry/internal/api/badges"
@@ -64,6 +66,7 @@ func (s *Server) Table() []endpoint.Route {
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
 		storagemoves.New(d.Moves, r).Routes(),
+		apialerts.New(d.Alerts, r).Routes(),
 	)
 }
 
@@ -71,6 +74,21 @@ func (s *Server) Table() []endpoint.Route {
 // at.
 func (s *Server) snippetRawHandler(site *endpoint.Site) http.Handler {
 	return snippets.New(s.Snippets, s.render).WebRaw(site)
+}
+
+// alertIntakeHandler serves the alert intake URLs (project web paths,
+// authenticated by the integration's key in the handler).
+func (s *Server) alertIntakeHandler() http.Handler {
+	if s.Alerts == nil {
+		return nil
+	}
+	return apialerts.New(s.Alerts, s.render).Intake(s.log)
+}
+
+// isAlertIntake reports whether a path outside the API is an alert
+// intake URL's shape.
+func isAlertIntake(path string) bool {
+	return !strings.HasPrefix(path, "/api/") && apialerts.IsIntakePath(path)
 }
 
 // shapes are the row shapes ServeMux cannot hold side by side; their rows

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"quarry/internal/agents"
+	"quarry/internal/alerts"
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/entity"
 	"quarry/internal/approvals"
@@ -86,6 +87,8 @@ type Deps struct {
 	Moves *storagemoves.Service
 	// GroupTransfers are group exports and imports.
 	GroupTransfers *groupexport.Service
+	// Alerts are alert integrations, the intake and alerts.
+	Alerts *alerts.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git         http.Handler
 	Uploads     *uploads.Store
@@ -115,6 +118,8 @@ type Server struct {
 	// snippetRaw serves /-/snippets/:id/raw… and its twins under
 	// projects' paths.
 	snippetRaw http.Handler
+	// alertIntake serves the alert intake URLs under projects' paths.
+	alertIntake http.Handler
 }
 
 // New builds the server and its route table; a table ServeMux cannot hold
@@ -141,6 +146,7 @@ func New(d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.snippetRaw = s.snippetRawHandler(site)
+	s.alertIntake = s.alertIntakeHandler()
 	// Service endpoints outside the API.
 	mux.Handle("GET /-/health", http.HandlerFunc(s.health))
 	mux.Handle("GET /-/liveness", http.HandlerFunc(s.liveness))
@@ -256,6 +262,10 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			s.snippetRaw.ServeHTTP(rec, r)
 			return
 		}
+		if s.alertIntake != nil && isAlertIntake(r.URL.Path) {
+			s.alertIntake.ServeHTTP(rec, r)
+			return
+		}
 		next.ServeHTTP(rec, r)
 	})
 }
@@ -267,6 +277,9 @@ func isWrite(r *http.Request) bool {
 	p := r.URL.Path
 	if strings.Contains(p, ".git/") && !strings.HasPrefix(p, "/api/") {
 		return strings.HasSuffix(p, "/git-receive-pack") || r.URL.Query().Get("service") == "git-receive-pack"
+	}
+	if isAlertIntake(p) {
+		return r.Method == http.MethodPost
 	}
 	if !strings.HasPrefix(p, "/api/") {
 		return false

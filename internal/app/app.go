@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"quarry/internal/agents"
+	"quarry/internal/alerts"
 	"quarry/internal/api"
 	"quarry/internal/approvals"
 	"quarry/internal/attributes"
@@ -335,6 +336,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Boards:     a.Boards,
 		Settings:   set,
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, GroupTransfers: a.GroupTransfers,
+		Alerts: alerts.New(db, a.Projects, set, up),
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
 		Uploads: up, DB: db, Log: log,

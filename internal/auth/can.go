@@ -147,6 +147,16 @@ const (
 	// reporters up (GitLab's admin_issue_board and
 	// admin_issue_board_list), never in an archived project.
 	AdminIssueBoard Action = "admin_issue_board"
+
+	// ReadAlert: a project's alerts and their metric images — reporters
+	// up (GitLab's read_alert_management_alert).
+	ReadAlert Action = "read_alert_management_alert"
+	// UpdateAlert: change an alert's status and assignees, add metric
+	// images — developers up (update_alert_management_alert).
+	UpdateAlert Action = "update_alert_management_alert"
+	// AdminAlertIntegrations: a project's alert HTTP integrations and
+	// their keys — maintainers up (GitLab's admin_operations).
+	AdminAlertIntegrations Action = "admin_alert_management_http_integration"
 )
 
 // Branch is the branch a push or file write targets, with the project's
@@ -359,6 +369,9 @@ var rules = map[Action]rule{
 		}
 		return a.Admin() || r.Access >= model.Reporter
 	},
+	ReadAlert:              func(a Actor, r Resource) bool { return projectRole(a, r, model.Reporter) },
+	UpdateAlert:            func(a Actor, r Resource) bool { return projectRole(a, r, model.Developer) },
+	AdminAlertIntegrations: func(a Actor, r Resource) bool { return projectRole(a, r, model.Maintainer) },
 }
 
 // readIssueBoard: a group's boards are read by its readers; a project's
@@ -569,4 +582,10 @@ func Can(a Actor, action Action, r Resource) bool {
 	}
 	f, ok := rules[action]
 	return ok && f(a, r)
+}
+
+// projectRole: a signed-in user (no job) with at least role in a project
+// it reads, or an administrator.
+func projectRole(a Actor, r Resource, role model.AccessLevel) bool {
+	return a.SignedIn() && a.Job == nil && readProject(a, r) && (a.Admin() || r.Access >= role)
 }

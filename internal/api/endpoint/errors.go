@@ -180,3 +180,16 @@ func trimBearer(h string) string {
 	}
 	return ""
 }
+
+// WriteHead answers an error with its status alone, no body (GitLab's
+// `head`, as its alert intake answers). Unclassified errors are logged
+// and become a 500.
+func WriteHead(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var e *model.Error
+	if !errors.As(err, &e) {
+		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "request_id", w.Header().Get("X-Request-Id"), "err", err)
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(kindStatus[e.Kind])
+}

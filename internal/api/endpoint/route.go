@@ -187,6 +187,7 @@ var identifierWildcards = map[string]bool{
 	"agent_id": true, "target_project_id": true, "target_group_id": true,
 	"runner_id": true, "slug": true, "snippet_id": true, "repository_storage_id": true,
 	"badge_id": true, "label_id": true, "milestone_id": true, "board_id": true, "list_id": true,
+	"integration_id": true, "alert_iid": true, "metric_image_id": true,
 }
 
 // Check reports what is wrong with a row: an unknown method, a path that
