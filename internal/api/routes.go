@@ -11,6 +11,7 @@ import (
 	"quarry/internal/api/boards"
 	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
+	"quarry/internal/api/errortracking"
 	"quarry/internal/api/geo"
 	"quarry/internal/api/groupexport"
 	"quarry/internal/api/groups"
@@ -64,6 +65,7 @@ func (s *Server) Table() []endpoint.Route {
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
 		storagemoves.New(d.Moves, r).Routes(),
+		errortracking.New(d.ErrorTracking, r).Routes(),
 	)
 }
 

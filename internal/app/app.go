@@ -31,6 +31,7 @@ import (
 	"quarry/internal/changelog"
 	"quarry/internal/ci"
 	"quarry/internal/config"
+	"quarry/internal/errortracking"
 	"quarry/internal/events"
 	"quarry/internal/geo"
 	"quarry/internal/git"
@@ -335,6 +336,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Boards:     a.Boards,
 		Settings:   set,
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, GroupTransfers: a.GroupTransfers,
+		ErrorTracking: errortracking.New(db, a.Projects, cfg.ExternalURL, errortracking.DefaultLimits),
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
 		Uploads: up, DB: db, Log: log,
