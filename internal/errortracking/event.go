@@ -1,7 +1,6 @@
 package errortracking
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -28,7 +27,7 @@ var errUnsupported = errors.New("unsupported sentry payload")
 
 // event is what grouping reads of a Sentry event.
 type event struct {
-	Exception   json.RawMessage `json:"exception"`
+	Exception   exceptions      `json:"exception"`
 	Message     json.RawMessage `json:"message"`
 	LogEntry    *logEntry       `json:"logentry"`
 	Transaction string          `json:"transaction"`
@@ -70,16 +69,25 @@ type frame struct {
 // description. now stamps an event without a timestamp.
 func report(projectID int64, payload []byte, now time.Time) (store.ErrorReport, error) {
 	var ev event
-	d := json.NewDecoder(bytes.NewReader(payload))
-	if err := d.Decode(&ev); err != nil || d.More() {
-		return store.ErrorReport{}, errParse
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		// One pass over the payload for the usual shape; the legacy list
+		// of exceptions (or a field of another type, ignored as GitLab's
+		// schema would not) costs a second.
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			return store.ErrorReport{}, errParse
+		}
+		var legacy legacyEvent
+		if json.Unmarshal(payload, &legacy) == nil {
+			ev.Exception.Values = legacy.Exception
+		}
 	}
 	r := store.ErrorReport{ProjectID: projectID, Platform: cut(ev.Platform, maxPlatform),
 		Environment: cutPtr(ev.Environment, maxShort), Level: cutPtr(ev.Level, maxShort)}
-	ex, hasException := firstException(ev.Exception)
 	var frames []frame
 	switch {
-	case hasException:
+	case len(ev.Exception.Values) > 0:
+		ex := ev.Exception.Values[0]
 		r.Name, r.Description = ex.Type, ex.Value
 		if ex.Stacktrace != nil {
 			frames = ex.Stacktrace.Frames
@@ -117,25 +125,15 @@ func report(projectID int64, payload []byte, now time.Time) (store.ErrorReport, 
 	return r, nil
 }
 
-// firstException reads exception.values[0] (or the legacy bare list),
-// the exception GitLab groups by.
-func firstException(raw json.RawMessage) (exception, bool) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return exception{}, false
-	}
-	var values []exception
-	var wrapped struct {
-		Values []exception `json:"values"`
-	}
-	if err := json.Unmarshal(raw, &wrapped); err == nil {
-		values = wrapped.Values
-	} else if err := json.Unmarshal(raw, &values); err != nil {
-		return exception{}, false
-	}
-	if len(values) == 0 {
-		return exception{}, false
-	}
-	return values[0], true
+// exceptions is an event's exception interface, {"values":[…]};
+// grouping takes the first (as GitLab does).
+type exceptions struct {
+	Values []exception `json:"values"`
+}
+
+// legacyEvent is an event whose exception is the legacy bare list.
+type legacyEvent struct {
+	Exception []exception `json:"exception"`
 }
 
 // message is a message event's text: the formatted log entry, or the

@@ -1,11 +1,48 @@
 package store
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"database/sql"
+	"fmt"
+	"io"
+	"sync"
 
 	"quarry/internal/model"
 )
+
+// Event payloads are stored DEFLATE-compressed; the writers are pooled
+// so that compression costs no allocation per event.
+var payloadWriters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestSpeed)
+	return w
+}}
+
+func compressPayload(p []byte) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(p)/3 + 64)
+	w := payloadWriters.Get().(*flate.Writer)
+	w.Reset(&buf)
+	_, _ = w.Write(p)
+	_ = w.Close()
+	payloadWriters.Put(w)
+	return buf.Bytes()
+}
+
+// maxPayload bounds a stored payload once inflated (the collector
+// stores none larger than 1 MiB).
+const maxPayload = 16 << 20
+
+func inflatePayload(z []byte) ([]byte, error) {
+	r := flate.NewReader(bytes.NewReader(z))
+	defer r.Close()
+	p, err := io.ReadAll(io.LimitReader(r, maxPayload+1))
+	if err == nil && len(p) > maxPayload {
+		err = fmt.Errorf("event payload over %d bytes", maxPayload)
+	}
+	return p, err
+}
 
 const errorTrackingSettingColumns = "project_id, enabled, integrated, api_url, project_name, created_at, updated_at"
 
@@ -128,7 +165,8 @@ type ErrorReport struct {
 
 // ReportError adds one event: the error of its group is created or has
 // its count incremented, its description replaced and its first and last
-// seen times widened, in one statement; then the event is inserted. It
+// seen times widened, in one statement; then the event is inserted, its
+// payload compressed. It
 // returns the error's id and the event's.
 func (tx *Tx) ReportError(ctx context.Context, r ErrorReport) (errorID, eventID int64, err error) {
 	now := micros(tx.Now())
@@ -144,7 +182,7 @@ func (tx *Tx) ReportError(ctx context.Context, r ErrorReport) (errorID, eventID 
 		return 0, 0, err
 	}
 	eventID, err = tx.insert(ctx, `INSERT INTO error_tracking_error_events (error_id, description, environment, level, occurred_at, payload, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, errorID, r.Description, r.Environment, r.Level, r.OccurredAt, string(r.Payload), now)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, errorID, r.Description, r.Environment, r.Level, r.OccurredAt, compressPayload(r.Payload), now)
 	return errorID, eventID, err
 }
 
@@ -231,9 +269,11 @@ func (tx *Tx) ListErrorEvents(ctx context.Context, errorID int64, page model.Pag
 		from:    "error_tracking_error_events v", idCol: "v.id", where: w, order: order{column: "v.id", desc: true},
 		scan: func(r *sql.Rows) (model.TrackedErrorEvent, error) {
 			var v model.TrackedErrorEvent
-			var payload string
+			var payload []byte
 			err := r.Scan(&v.ID, &v.ErrorID, &v.Description, &v.Environment, &v.Level, tsScan{&v.OccurredAt}, &payload, tsScan{&v.CreatedAt})
-			v.Payload = []byte(payload)
+			if err == nil {
+				v.Payload, err = inflatePayload(payload)
+			}
 			return v, err
 		},
 		keyOf: func(v model.TrackedErrorEvent) (any, int64) { return v.ID, v.ID },

@@ -4,7 +4,9 @@
 -- the collector finds a client key by its public key (unique, one index
 -- probe) joined with its project's settings. Errors are grouped by
 -- (project, name, actor, platform) — the unique index the collector's
--- upsert-and-increment relies on —; each event keeps its payload whole.
+-- upsert-and-increment relies on —; each event keeps its payload whole,
+-- compressed with DEFLATE (a Sentry event is repetitive JSON: a few
+-- events share a page, and each commit writes fewer pages).
 CREATE TABLE error_tracking_settings (
     project_id BIGINT PRIMARY KEY REFERENCES projects (id) ON DELETE CASCADE,
     enabled BOOLEAN NOT NULL DEFAULT FALSE,
@@ -49,7 +51,7 @@ CREATE TABLE error_tracking_error_events (
     environment TEXT,
     level TEXT,
     occurred_at BIGINT NOT NULL,
-    payload TEXT NOT NULL,
+    payload BLOB NOT NULL,
     created_at BIGINT NOT NULL
 );
 CREATE INDEX error_tracking_error_events_error ON error_tracking_error_events (error_id, id);
