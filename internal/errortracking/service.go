@@ -269,6 +269,7 @@ func (s *Service) Collect(ctx context.Context, a auth.Actor, projectRef string, 
 		case errors.Is(err, errUnsupported):
 			return model.BadRequest("Unsupported sentry payload")
 		}
+		r.Pack()
 		reports = append(reports, r)
 	}
 	for _, r := range reports {

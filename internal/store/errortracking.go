@@ -161,7 +161,12 @@ type ErrorReport struct {
 	Level       *string
 	OccurredAt  int64 // microseconds
 	Payload     []byte
+	packed      []byte
 }
+
+// Pack compresses the payload ahead of ReportError, so that the work is
+// done outside the write transaction.
+func (r *ErrorReport) Pack() { r.packed = compressPayload(r.Payload) }
 
 // ReportError adds one event: the error of its group is created or has
 // its count incremented, its description replaced and its first and last
@@ -169,6 +174,9 @@ type ErrorReport struct {
 // payload compressed. It
 // returns the error's id and the event's.
 func (tx *Tx) ReportError(ctx context.Context, r ErrorReport) (errorID, eventID int64, err error) {
+	if r.packed == nil {
+		r.Pack()
+	}
 	now := micros(tx.Now())
 	err = tx.row(ctx, []any{&errorID}, `INSERT INTO error_tracking_errors (project_id, name, description, actor, platform, status,
 		events_count, first_seen_at, last_seen_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'unresolved', 1, ?, ?, ?, ?)
@@ -182,7 +190,7 @@ func (tx *Tx) ReportError(ctx context.Context, r ErrorReport) (errorID, eventID 
 		return 0, 0, err
 	}
 	eventID, err = tx.insert(ctx, `INSERT INTO error_tracking_error_events (error_id, description, environment, level, occurred_at, payload, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, errorID, r.Description, r.Environment, r.Level, r.OccurredAt, compressPayload(r.Payload), now)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, errorID, r.Description, r.Environment, r.Level, r.OccurredAt, r.packed, now)
 	return errorID, eventID, err
 }
 
