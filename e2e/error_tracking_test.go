@@ -439,3 +439,50 @@ func TestErrorTracking_errorsAPI(t *testing.T) {
 		s.Get(t, bpath, "").Want(t, 401)
 	})
 }
+
+// Events of one new error from many clients at once: one error, every
+// event counted (the upsert-and-increment races nothing away).
+func TestErrorTracking_concurrentEvents(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		id, key := etProject(t, s, "racing")
+		url := fmt.Sprintf("%s/api/v4/error_tracking/collector/api/%d/envelope/?sentry_key=%s", s.URL, id, key["public_key"])
+		body := envelope("event", exceptionEvent("RaceError", "boom", "race"))
+		const clients, each = 8, 10
+		errs := make(chan error, clients)
+		for range clients {
+			go func() {
+				for range each {
+					resp, err := http.Post(url, "application/x-sentry-envelope", bytes.NewReader(body))
+					if err != nil {
+						errs <- err
+						return
+					}
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						errs <- fmt.Errorf("status %d", resp.StatusCode)
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range clients {
+			select {
+			case err := <-errs:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("clients did not finish")
+			}
+		}
+		list := etErrors(t, s, id, "")
+		if len(list) != 1 || list[0]["count"] != float64(clients*each) {
+			t.Fatalf("errors: %v", list)
+		}
+		r := s.Get(t, fmt.Sprintf("/projects/%d/error_tracking/errors/%v/events?per_page=1", id, list[0]["id"]), s.RootToken).Want(t, 200)
+		if r.Header.Get("X-Total") != itoa(clients*each) {
+			t.Errorf("events X-Total = %q", r.Header.Get("X-Total"))
+		}
+	})
+}
