@@ -130,7 +130,8 @@ func (tx *Tx) DeleteClientKey(ctx context.Context, projectID, id int64) (model.E
 }
 
 // CollectorKey is what the collector needs to know of a public key: the
-// key, and whether its project takes integrated error tracking now.
+// key, and whether its project takes integrated error tracking now (on,
+// and the project not being deleted).
 type CollectorKey struct {
 	ID        int64
 	ProjectID int64
@@ -143,10 +144,12 @@ type CollectorKey struct {
 func (tx *Tx) ActiveClientKey(ctx context.Context, publicKey string) (CollectorKey, error) {
 	var k CollectorKey
 	var enabled, integrated sql.NullBool
-	err := tx.row(ctx, []any{&k.ID, &k.ProjectID, &enabled, &integrated}, `SELECT k.id, k.project_id, s.enabled, s.integrated
-		FROM error_tracking_client_keys k LEFT JOIN error_tracking_settings s ON s.project_id = k.project_id
+	var deleting bool
+	err := tx.row(ctx, []any{&k.ID, &k.ProjectID, &enabled, &integrated, &deleting}, `SELECT k.id, k.project_id, s.enabled, s.integrated, p.pending_delete
+		FROM error_tracking_client_keys k JOIN projects p ON p.id = k.project_id
+		LEFT JOIN error_tracking_settings s ON s.project_id = k.project_id
 		WHERE k.public_key = ? AND k.active = ?`, publicKey, true)
-	k.Enabled = enabled.Bool && integrated.Bool
+	k.Enabled = enabled.Bool && integrated.Bool && !deleting
 	return k, err
 }
 
