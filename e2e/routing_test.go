@@ -19,6 +19,8 @@ func sample(path string) string {
 		switch {
 		case s == "{file_path}":
 			segs[i] = "README.md"
+		case s == "{$}":
+			segs[i] = "" // the path ends with its slash
 		case strings.HasPrefix(s, "{"):
 			segs[i] = "1"
 		}
@@ -45,7 +47,7 @@ func rowsMatching(rows []endpoint.Route, path string) []endpoint.Route {
 		}
 		ok := true
 		for i, s := range tmpl {
-			if !strings.HasPrefix(s, "{") && s != segs[i] {
+			if (!strings.HasPrefix(s, "{") || s == "{$}") && strings.TrimSuffix(s, "{$}") != segs[i] {
 				ok = false
 				break
 			}

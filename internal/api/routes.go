@@ -13,6 +13,7 @@ import (
 	"quarry/internal/api/boards"
 	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
+	"quarry/internal/api/errortracking"
 	"quarry/internal/api/geo"
 	"quarry/internal/api/groupexport"
 	"quarry/internal/api/groups"
@@ -67,6 +68,7 @@ func (s *Server) Table() []endpoint.Route {
 		geo.New(d.Geo, r).Routes(),
 		storagemoves.New(d.Moves, r).Routes(),
 		apialerts.New(d.Alerts, r).Routes(),
+		errortracking.New(d.ErrorTracking, r).Routes(),
 	)
 }
 

@@ -28,6 +28,7 @@ import (
 	"quarry/internal/boards"
 	"quarry/internal/changelog"
 	"quarry/internal/ci"
+	"quarry/internal/errortracking"
 	"quarry/internal/geo"
 	"quarry/internal/groupexport"
 	"quarry/internal/groups"
@@ -89,6 +90,9 @@ type Deps struct {
 	GroupTransfers *groupexport.Service
 	// Alerts are alert integrations, the intake and alerts.
 	Alerts *alerts.Service
+	// ErrorTracking is integrated error tracking (its client keys are the
+	// integration keys of the Sentry collector).
+	ErrorTracking *errortracking.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git         http.Handler
 	Uploads     *uploads.Store
@@ -140,7 +144,8 @@ func New(d Deps) (*Server, error) {
 	s := &Server{Deps: d, log: d.Log, render: entity.New(d.ExternalURL, d.Now)}
 	s.metrics = newMetrics(s.Registry)
 	site := &endpoint.Site{ExternalURL: s.render.ExternalURL, MaxParsed: d.MaxParsed, ContentLimit: s.contentLimit, Log: d.Log,
-		Personal: d.Tokens, Seen: seen, Jobs: secretFunc(d.CI.AuthenticateJobToken), Runners: secretFunc(d.Runners.Authenticate)}
+		Personal: d.Tokens, Seen: seen, Jobs: secretFunc(d.CI.AuthenticateJobToken), Runners: secretFunc(d.Runners.Authenticate),
+		Integrations: integrationKeys{errorTracking: d.ErrorTracking}}
 	mux, err := endpoint.NewMux(site, s.Table(), shapes)
 	if err != nil {
 		return nil, err
@@ -158,6 +163,20 @@ func New(d Deps) (*Server, error) {
 	}))
 	s.handler = s.middleware(mux)
 	return s, nil
+}
+
+// integrationKeys authenticates the keys of inbound integrations, each
+// kind by its prefix: "glet_" is an error-tracking client key. Any other
+// key is unknown (404, the collector's answer).
+type integrationKeys struct {
+	errorTracking *errortracking.Service
+}
+
+func (k integrationKeys) Authenticate(ctx context.Context, secret string) (auth.Actor, error) {
+	if k.errorTracking != nil && strings.HasPrefix(secret, model.ErrorTrackingClientKeyPrefix) {
+		return k.errorTracking.Authenticate(ctx, secret)
+	}
+	return auth.Anonymous, model.NotFound("")
 }
 
 // secretFunc adapts a function to endpoint.SecretAuthenticator.

@@ -32,6 +32,7 @@ import (
 	"quarry/internal/changelog"
 	"quarry/internal/ci"
 	"quarry/internal/config"
+	"quarry/internal/errortracking"
 	"quarry/internal/events"
 	"quarry/internal/geo"
 	"quarry/internal/git"
@@ -337,6 +338,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Settings:   set,
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, GroupTransfers: a.GroupTransfers,
 		Alerts: alerts.New(db, a.Projects, set, up),
+		ErrorTracking: errortracking.New(db, a.Projects, cfg.ExternalURL, errortracking.DefaultLimits),
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
 		Uploads: up, DB: db, Log: log,

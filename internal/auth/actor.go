@@ -29,6 +29,20 @@ type Actor struct {
 	// the request's token lacks the admin_mode scope: an administrator
 	// then acts as a regular user.
 	OutsideAdminMode bool
+	// Integration is set when an inbound integration's key authenticated
+	// the request (an error-tracking client key); User is nil then.
+	Integration *IntegrationActor
+}
+
+// IntegrationActor is the inbound integration whose key authenticated a
+// request: its kind, its key's id and the project it reports to.
+type IntegrationActor struct {
+	Kind      string
+	KeyID     int64
+	ProjectID int64
+	// Enabled tells whether the project takes what the integration sends
+	// now (integrated error tracking on).
+	Enabled bool
 }
 
 // JobActor is the running job whose token authenticated a request.

@@ -52,6 +52,16 @@ const (
 	MergeCode Action = "merge_code"
 )
 
+// Actions on integrated error tracking.
+const (
+	// ReadErrors: list and read tracked errors and their events — reporters.
+	ReadErrors Action = "read_sentry_issue"
+	// UpdateErrors: change an error's status — developers.
+	UpdateErrors Action = "update_sentry_issue"
+	// AdminOperations: error-tracking settings and client keys — maintainers.
+	AdminOperations Action = "admin_operations"
+)
+
 // Actions on CI: pipelines, jobs and their settings (GitLab's project
 // policy: read_pipeline, read_build, create_pipeline, update_build,
 // destroy_pipeline, admin_build, admin_cicd_variables, read and update
@@ -372,6 +382,18 @@ var rules = map[Action]rule{
 	ReadAlert:              func(a Actor, r Resource) bool { return projectRole(a, r, model.Reporter) },
 	UpdateAlert:            func(a Actor, r Resource) bool { return projectRole(a, r, model.Developer) },
 	AdminAlertIntegrations: func(a Actor, r Resource) bool { return projectRole(a, r, model.Maintainer) },
+	// Error tracking: GitLab's project policy (read_sentry_issue for
+	// reporters, update_sentry_issue for developers, admin_operations for
+	// maintainers); a job token never reaches them.
+	ReadErrors: func(a Actor, r Resource) bool {
+		return a.SignedIn() && a.Job == nil && readProject(a, r) && (a.Admin() || r.Access >= model.Reporter)
+	},
+	UpdateErrors: func(a Actor, r Resource) bool {
+		return a.SignedIn() && a.Job == nil && readProject(a, r) && (a.Admin() || r.Access >= model.Developer)
+	},
+	AdminOperations: func(a Actor, r Resource) bool {
+		return a.SignedIn() && a.Job == nil && readProject(a, r) && (a.Admin() || r.Access >= model.Maintainer)
+	},
 }
 
 // readIssueBoard: a group's boards are read by its readers; a project's

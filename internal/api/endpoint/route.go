@@ -188,6 +188,7 @@ var identifierWildcards = map[string]bool{
 	"runner_id": true, "slug": true, "snippet_id": true, "repository_storage_id": true,
 	"badge_id": true, "label_id": true, "milestone_id": true, "board_id": true, "list_id": true,
 	"integration_id": true, "alert_iid": true, "metric_image_id": true,
+	"key_id": true, "error_id": true,
 }
 
 // Check reports what is wrong with a row: an unknown method, a path that
@@ -214,7 +215,11 @@ func (rt Route) Check() error {
 	if rt.JobTokens && rt.Auth != Public && rt.Auth != Token {
 		return fmt.Errorf("%s: only public and token rows take job tokens too", rt.Pattern())
 	}
-	for _, seg := range strings.Split(rt.Path, "/") {
+	segs := strings.Split(rt.Path, "/")
+	for i, seg := range segs {
+		if seg == "{$}" && i == len(segs)-1 {
+			continue // the path ends with its slash, and nothing after it
+		}
 		if strings.HasPrefix(seg, "{") {
 			name := strings.TrimSuffix(strings.TrimPrefix(seg, "{"), "}")
 			if !strings.HasSuffix(seg, "}") || !identifierWildcards[name] {
