@@ -594,5 +594,13 @@ func TestAlerts_metricImages(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "DELETE", Path: base + "/" + id, Token: dev.Token}).Want(t, 204)
 		s.Do(t, apitest.Request{Method: "DELETE", Path: base + "/" + id, Token: dev.Token}).Want(t, 404)
 		s.Get(t, fp, "").Want(t, 404)
+
+		// A project's removal takes its images' files with it.
+		kept := upload(dev.Token, "kept.png", png, nil).Want(t, 201).Object(t)["file_path"].(string)
+		s.Get(t, kept, "").Want(t, 200)
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/projects/" + itoa(project), Token: owner.Token}).Want(t, 202)
+		eventuallyFor(t, 30*time.Second, "the removed project's image file gone", func() bool {
+			return s.Get(t, kept, "").Status == 404
+		})
 	})
 }

@@ -3,6 +3,7 @@ package alerts
 import (
 	"context"
 	"errors"
+	"os"
 	"net/url"
 	"path"
 	"strconv"
@@ -183,4 +184,19 @@ func (s *Service) DeleteMetricImage(ctx context.Context, a auth.Actor, ref strin
 		return err
 	}
 	return s.files.Remove(m.FilePath)
+}
+
+// RemoveProjectImages removes the files of a project's metric images (the
+// project is being removed; its rows go with it).
+func (s *Service) RemoveProjectImages(ctx context.Context, projectID int64) error {
+	paths, err := s.db.ProjectAlertImagePaths(ctx, projectID)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if err := s.files.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }

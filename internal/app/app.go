@@ -320,6 +320,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	gitAccess := gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus, a.Wikis)
 	gitAccess.SetSettings(set)
 	gitAccess.SetSnippets(a.Snippets)
+	alertsSvc := alerts.New(db, a.Projects, set, up)
+	a.Projects.OnRemoving(alertsSvc.RemoveProjectImages)
 	srv, err := api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
 		Members:    members.New(db, a.Projects, a.Groups, cfg.UserCap),
@@ -337,7 +339,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Boards:     a.Boards,
 		Settings:   set,
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, GroupTransfers: a.GroupTransfers,
-		Alerts: alerts.New(db, a.Projects, set, up),
+		Alerts:        alertsSvc,
 		ErrorTracking: errortracking.New(db, a.Projects, cfg.ExternalURL, errortracking.DefaultLimits),
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},

@@ -489,3 +489,17 @@ func (tx *Tx) SetAlertMetricImagePath(ctx context.Context, id int64, rel string)
 	_, err := tx.exec(ctx, "UPDATE alert_metric_images SET file_path = ? WHERE id = ?", rel, id)
 	return err
 }
+
+// ProjectAlertImagePaths lists the files of every metric image of a
+// project's alerts (to remove with the project).
+func (tx *Tx) ProjectAlertImagePaths(ctx context.Context, projectID int64) ([]string, error) {
+	var out []string
+	err := tx.each(ctx, `SELECT i.file_path FROM alert_metric_images i JOIN alerts a ON a.id = i.alert_id
+		WHERE a.project_id = ? AND i.file_path <> ''`, []any{projectID}, func(r *sql.Rows) error {
+		var p string
+		err := r.Scan(&p)
+		out = append(out, p)
+		return err
+	})
+	return out, err
+}
