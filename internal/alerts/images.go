@@ -3,8 +3,8 @@ package alerts
 import (
 	"context"
 	"errors"
-	"os"
 	"net/url"
+	"os"
 	"path"
 	"strconv"
 	"strings"
