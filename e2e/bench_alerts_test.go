@@ -80,6 +80,7 @@ func BenchmarkAlertIntake(b *testing.B) {
 			b.ReportMetric(float64(b.N)/secs, "posts/s")
 			b.ReportMetric(float64(store.Statements()-before)/float64(b.N), "stmts/op")
 			b.ReportMetric(h.MiB(), "heap-MiB")
+			b.ReportMetric(h.RetainedMiB(), "retained-MiB")
 		})
 	}
 }

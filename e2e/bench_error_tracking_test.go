@@ -81,6 +81,7 @@ func BenchmarkErrorTrackingCollector(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(heap.MiB(), "heap-MiB")
+	b.ReportMetric(heap.RetainedMiB(), "retained-MiB")
 	errs := s.Get(b, base+"/errors", s.RootToken).Want(b, http.StatusOK).Array(b)
 	if len(errs) != 1 || errs[0]["count"].(float64) < float64(b.N) {
 		b.Fatalf("errors after %d events: %v", b.N, errs)

@@ -47,6 +47,18 @@ func startHeapPeak() *heapPeak {
 	return h
 }
 
+// RetainedMiB is the live heap after a collection, above the one at the
+// start, in MiB: what a run left behind (call it once the run is over).
+func (h *heapPeak) RetainedMiB() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	if m.HeapAlloc < h.base {
+		return 0
+	}
+	return float64(m.HeapAlloc-h.base) / (1 << 20)
+}
+
 // MiB is the peak above the start, in MiB.
 func (h *heapPeak) MiB() float64 {
 	close(h.stop)
