@@ -167,6 +167,19 @@ const (
 	// AdminAlertIntegrations: a project's alert HTTP integrations and
 	// their keys — maintainers up (GitLab's admin_operations).
 	AdminAlertIntegrations Action = "admin_alert_management_http_integration"
+
+	// ReadRelease: a project's releases — whoever reads its code
+	// (reporters up; guests and the public where the project and its
+	// repository are open), as GitLab's releases API authorizes reads
+	// with read_release and download_code.
+	ReadRelease Action = "read_release"
+	// CreateRelease, UpdateRelease: developers up (a CI job token of the
+	// project too: its user's access counts), never in an archived
+	// project.
+	CreateRelease Action = "create_release"
+	UpdateRelease Action = "update_release"
+	// DestroyRelease: developers up, never with a job token.
+	DestroyRelease Action = "destroy_release"
 )
 
 // Branch is the branch a push or file write targets, with the project's
@@ -378,6 +391,12 @@ var rules = map[Action]rule{
 			return false
 		}
 		return a.Admin() || r.Access >= model.Reporter
+	},
+	ReadRelease:   readCode,
+	CreateRelease: writeRelease,
+	UpdateRelease: writeRelease,
+	DestroyRelease: func(a Actor, r Resource) bool {
+		return a.Job == nil && writeRelease(a, r)
 	},
 	ReadAlert:              func(a Actor, r Resource) bool { return projectRole(a, r, model.Reporter) },
 	UpdateAlert:            func(a Actor, r Resource) bool { return projectRole(a, r, model.Developer) },
@@ -610,4 +629,11 @@ func Can(a Actor, action Action, r Resource) bool {
 // it reads, or an administrator.
 func projectRole(a Actor, r Resource, role model.AccessLevel) bool {
 	return a.SignedIn() && a.Job == nil && readProject(a, r) && (a.Admin() || r.Access >= role)
+}
+
+// writeRelease: a signed-in developer (or a job running as one) of a
+// project it reads that is not archived, or an administrator.
+func writeRelease(a Actor, r Resource) bool {
+	return a.SignedIn() && readProject(a, r) && r.Project != nil && !r.Project.Archived &&
+		(a.Admin() || r.Access >= model.Developer)
 }

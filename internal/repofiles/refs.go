@@ -404,6 +404,33 @@ func (s *Service) CreateTag(ctx context.Context, a auth.Actor, projectRef, name,
 	if !auth.Can(a, auth.PushCode, auth.Resource{Project: &p, Access: acc, Branch: &auth.Branch{}}) {
 		return Tag{}, model.Forbidden("")
 	}
+	return s.createTag(ctx, a, p, name, ref, message)
+}
+
+// ReleaseTag returns tag name of p with its commit; ok false when p has
+// no such tag. It checks no permission: the caller (the releases
+// service) has.
+func (s *Service) ReleaseTag(ctx context.Context, p model.Project, name string) (t Tag, ok bool, err error) {
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil || !repo.Exists() {
+		return Tag{}, false, err
+	}
+	t, err = tag(ctx, p, repo, name)
+	if errors.Is(err, model.ErrNotFound) {
+		return Tag{}, false, nil
+	}
+	return t, err == nil, err
+}
+
+// CreateReleaseTag makes the tag a new release names, as CreateTag but
+// without its push check: the releases service has checked
+// create_release (GitLab's Releases::CreateService calls
+// Tags::CreateService the same way).
+func (s *Service) CreateReleaseTag(ctx context.Context, a auth.Actor, p model.Project, name, ref, message string) (Tag, error) {
+	return s.createTag(ctx, a, p, name, ref, message)
+}
+
+func (s *Service) createTag(ctx context.Context, a auth.Actor, p model.Project, name, ref, message string) (Tag, error) {
 	repo, end, err := s.leased(ctx, &p)
 	if err != nil {
 		return Tag{}, err
