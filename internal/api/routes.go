@@ -22,6 +22,7 @@ import (
 	"quarry/internal/api/mergerequests"
 	"quarry/internal/api/milestones"
 	"quarry/internal/api/projects"
+	apireleases "quarry/internal/api/releases"
 	"quarry/internal/api/repository"
 	"quarry/internal/api/runners"
 	"quarry/internal/api/settings"
@@ -69,6 +70,7 @@ func (s *Server) Table() []endpoint.Route {
 		storagemoves.New(d.Moves, r).Routes(),
 		apialerts.New(d.Alerts, r).Routes(),
 		errortracking.New(d.ErrorTracking, r).Routes(),
+		apireleases.New(d.Releases, r).Routes(),
 	)
 }
 

@@ -39,6 +39,7 @@ import (
 	"quarry/internal/milestones"
 	"quarry/internal/model"
 	"quarry/internal/projects"
+	"quarry/internal/releases"
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
 	"quarry/internal/settings"
@@ -93,6 +94,8 @@ type Deps struct {
 	// ErrorTracking is integrated error tracking (its client keys are the
 	// integration keys of the Sentry collector).
 	ErrorTracking *errortracking.Service
+	// Releases are projects' releases and their asset links.
+	Releases *releases.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git         http.Handler
 	Uploads     *uploads.Store

@@ -49,6 +49,7 @@ import (
 	"quarry/internal/milestones"
 	"quarry/internal/model"
 	"quarry/internal/projects"
+	"quarry/internal/releases"
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
 	"quarry/internal/settings"
@@ -341,6 +342,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, GroupTransfers: a.GroupTransfers,
 		Alerts:        alertsSvc,
 		ErrorTracking: errortracking.New(db, a.Projects, cfg.ExternalURL, errortracking.DefaultLimits),
+		Releases:      releases.New(db, a.Projects, a.Groups, repoFiles),
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
 		Uploads: up, DB: db, Log: log,

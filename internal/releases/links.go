@@ -1,13 +1,17 @@
 package releases
 
 import (
+	"context"
+	"errors"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"quarry/internal/auth"
 	"quarry/internal/model"
+	"quarry/internal/store"
 )
 
 // Bounds of a link's fields (GitLab keeps the columns unbounded text but
@@ -30,10 +34,6 @@ type LinkInput struct {
 	Filepath *string // direct_asset_path, or the deprecated filepath
 	LinkType *string
 }
-
-// linkError is a link validation message as GitLab's full_messages
-// writes it ("Url can't be blank").
-type linkError string
 
 // CheckLink validates a link's fields alone (not their uniqueness):
 // GitLab's Releases::Link validations, first failure wins. A link type
@@ -113,4 +113,132 @@ func duplicate(l model.ReleaseLink, others []model.ReleaseLink) string {
 		}
 	}
 	return ""
+}
+
+// LinkView is a link with the project and tag its URLs are made from.
+type LinkView struct {
+	model.ReleaseLink
+	Project model.Project
+	Tag     string
+}
+
+// linkRelease opens the release of tag for action.
+func (s *Service) linkRelease(ctx context.Context, a auth.Actor, projectRef, tag string, action auth.Action) (model.Project, model.Release, []model.ReleaseLink, error) {
+	p, _, err := s.open(ctx, a, projectRef, action)
+	if err != nil {
+		return p, model.Release{}, nil, err
+	}
+	r, err := s.byTag(ctx, p, tag)
+	if err != nil {
+		return p, r, nil, err
+	}
+	links, err := s.db.ReleaseLinks(ctx, []int64{r.ID})
+	return p, r, links[r.ID], err
+}
+
+// Links returns one page of a release's links, newest first.
+func (s *Service) Links(ctx context.Context, a auth.Actor, projectRef, tag string, page model.Page) ([]LinkView, model.PageInfo, error) {
+	p, r, links, err := s.linkRelease(ctx, a, projectRef, tag, auth.ReadRelease)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	list, info := model.PageOf(links, page)
+	out := make([]LinkView, len(list))
+	for i, l := range list {
+		out[i] = LinkView{ReleaseLink: l, Project: p, Tag: r.Tag}
+	}
+	return out, info, nil
+}
+
+var errLinkNotFound = model.NotFound("")
+
+func findLink(links []model.ReleaseLink, id int64) (model.ReleaseLink, error) {
+	for _, l := range links {
+		if l.ID == id {
+			return l, nil
+		}
+	}
+	return model.ReleaseLink{}, errLinkNotFound
+}
+
+// Link returns one link of a release.
+func (s *Service) Link(ctx context.Context, a auth.Actor, projectRef, tag string, id int64) (LinkView, error) {
+	p, r, links, err := s.linkRelease(ctx, a, projectRef, tag, auth.ReadRelease)
+	if err != nil {
+		return LinkView{}, err
+	}
+	l, err := findLink(links, id)
+	return LinkView{ReleaseLink: l, Project: p, Tag: r.Tag}, err
+}
+
+// checked validates l against its siblings, as GitLab answers a link's
+// validation failures: {"message":["Name has already been taken"]}.
+func checked(l model.ReleaseLink, siblings []model.ReleaseLink) error {
+	if msg, param := CheckLink(l); msg != "" {
+		if param {
+			return model.Param(msg)
+		}
+		return &model.Error{Kind: model.KindBadRequest, Message: msg, Raw: true, List: true}
+	}
+	if field := duplicate(l, siblings); field != "" {
+		return &model.Error{Kind: model.KindBadRequest, Message: field + " has already been taken", Raw: true, List: true}
+	}
+	return nil
+}
+
+func linkConflict(err error) error {
+	if errors.Is(err, model.ErrConflict) {
+		return &model.Error{Kind: model.KindBadRequest, Message: "Link has already been taken", Raw: true, List: true}
+	}
+	return err
+}
+
+// CreateLink adds a link to a release.
+func (s *Service) CreateLink(ctx context.Context, a auth.Actor, projectRef, tag string, in LinkInput) (LinkView, error) {
+	p, r, links, err := s.linkRelease(ctx, a, projectRef, tag, auth.CreateRelease)
+	if err != nil {
+		return LinkView{}, err
+	}
+	l := model.ReleaseLink{ReleaseID: r.ID}
+	in.apply(&l)
+	if err := checked(l, links); err != nil {
+		return LinkView{}, err
+	}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.CreateReleaseLink(ctx, &l) })
+	return LinkView{ReleaseLink: l, Project: p, Tag: r.Tag}, linkConflict(err)
+}
+
+// UpdateLink changes a link of a release.
+func (s *Service) UpdateLink(ctx context.Context, a auth.Actor, projectRef, tag string, id int64, in LinkInput) (LinkView, error) {
+	p, r, links, err := s.linkRelease(ctx, a, projectRef, tag, auth.UpdateRelease)
+	if err != nil {
+		return LinkView{}, err
+	}
+	l, err := findLink(links, id)
+	if err != nil {
+		return LinkView{}, err
+	}
+	in.apply(&l)
+	if err := checked(l, links); err != nil {
+		return LinkView{}, err
+	}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateReleaseLink(ctx, &l) })
+	return LinkView{ReleaseLink: l, Project: p, Tag: r.Tag}, linkConflict(err)
+}
+
+// DeleteLink removes a link of a release and returns it.
+func (s *Service) DeleteLink(ctx context.Context, a auth.Actor, projectRef, tag string, id int64) (LinkView, error) {
+	p, r, links, err := s.linkRelease(ctx, a, projectRef, tag, auth.DestroyRelease)
+	if err != nil {
+		return LinkView{}, err
+	}
+	l, err := findLink(links, id)
+	if err != nil {
+		return LinkView{}, err
+	}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteReleaseLink(ctx, id) })
+	if errors.Is(err, model.ErrNotFound) {
+		return LinkView{}, errLinkNotFound
+	}
+	return LinkView{ReleaseLink: l, Project: p, Tag: r.Tag}, err
 }

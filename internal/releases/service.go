@@ -46,6 +46,7 @@ type Groups interface {
 type Repos interface {
 	ReleaseTag(ctx context.Context, p model.Project, name string) (repofiles.Tag, bool, error)
 	CreateReleaseTag(ctx context.Context, a auth.Actor, p model.Project, name, ref, message string) (repofiles.Tag, error)
+	ReleaseCommit(ctx context.Context, p model.Project, sha string) (repofiles.Commit, bool, error)
 }
 
 // Service answers every release question.
@@ -64,9 +65,12 @@ func New(db *store.DB, projects Projects, groups Groups, repos Repos) *Service {
 // View is a release with what its entity shows.
 type View struct {
 	model.Release
-	Project    model.Project
-	Author     *model.User
-	Tag        *repofiles.Tag // nil when the tag is gone
+	Project model.Project
+	Author  *model.User
+	// Commit is the commit the release was made at (GitLab's
+	// release.commit: by its sha, so a removed tag leaves it); nil when
+	// the repository no longer holds it.
+	Commit     *repofiles.Commit
 	Links      []model.ReleaseLink
 	Milestones []model.Milestone
 	// CanReadMilestones tells whether the caller sees the project's
@@ -196,12 +200,12 @@ func (s *Service) views(ctx context.Context, a auth.Actor, projects map[int64]pr
 			}
 			v.Author = u
 		}
-		t, ok, err := s.repos.ReleaseTag(ctx, pa.p, r.Tag)
+		c, ok, err := s.repos.ReleaseCommit(ctx, pa.p, r.SHA)
 		if err != nil {
-			return nil, fmt.Errorf("read tag %q: %w", r.Tag, err)
+			return nil, fmt.Errorf("read commit of release %q: %w", r.Tag, err)
 		}
 		if ok {
-			v.Tag = &t
+			v.Commit = &c
 		}
 		out[i] = v
 	}

@@ -528,3 +528,18 @@ func (s *Service) LatestTag(ctx context.Context, p model.Project) (string, error
 	}
 	return best.Name, nil
 }
+
+// ReleaseCommit reads the commit sha of p for a release's entity; ok
+// false when the repository no longer holds it. It checks no
+// permission: the caller has.
+func (s *Service) ReleaseCommit(ctx context.Context, p model.Project, sha string) (c Commit, ok bool, err error) {
+	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	if err != nil || !repo.Exists() || sha == "" || strings.HasPrefix(sha, "-") {
+		return Commit{}, false, err
+	}
+	c, err = repo.ReadCommit(ctx, sha)
+	if errors.Is(err, gitrepo.ErrRefNotFound) {
+		return Commit{}, false, nil
+	}
+	return c, err == nil, err
+}

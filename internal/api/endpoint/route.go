@@ -189,6 +189,7 @@ var identifierWildcards = map[string]bool{
 	"badge_id": true, "label_id": true, "milestone_id": true, "board_id": true, "list_id": true,
 	"integration_id": true, "alert_iid": true, "metric_image_id": true,
 	"key_id": true, "error_id": true,
+	"tag_name": true, "link_id": true,
 }
 
 // Check reports what is wrong with a row: an unknown method, a path that
