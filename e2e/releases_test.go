@@ -92,8 +92,13 @@ func TestReleases_clientRoundTrip(t *testing.T) {
 		}
 		// Keyset pages.
 		r := s.Get(t, base+"/releases?pagination=keyset&per_page=1&order_by=created_at&sort=asc", s.RootToken).Want(t, http.StatusOK)
-		if a := r.Array(t); len(a) != 1 || a[0]["tag_name"] != tag || apitest.Links(t, r.Header)["next"] == "" {
-			t.Errorf("keyset page: %v %v", a, r.Header)
+		next := apitest.Links(t, r.Header)["next"]
+		if a := r.Array(t); len(a) != 1 || a[0]["tag_name"] != tag || next == "" {
+			t.Fatalf("keyset page: %v %v", a, r.Header)
+		}
+		r = s.Get(t, next, s.RootToken).Want(t, http.StatusOK)
+		if a := r.Array(t); len(a) != 1 || a[0]["tag_name"] != "v0.9" || apitest.Links(t, r.Header)["next"] != "" {
+			t.Errorf("second keyset page: %v %v", a, r.Header)
 		}
 
 		got, _, err := c.Releases.GetRelease(pid, tag)
@@ -274,5 +279,33 @@ func TestReleases_jobToken(t *testing.T) {
 			t.Errorf("a job token made a release of another project: %d", res.Status)
 		}
 		s.Get(t, base+"/ci-1", owner.Token).Want(t, http.StatusOK)
+	})
+}
+
+// Releases of one new tag made at once: one wins, the others are 409.
+func TestReleases_concurrentCreate(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		pid, _, _ := newReleaseProject(t, s, s.RootToken, "race", "private")
+		const n = 6
+		codes := make(chan int, n)
+		for range n {
+			go func() {
+				res := s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(pid) + "/releases", Token: s.RootToken,
+					JSON: map[string]any{"tag_name": "v1", "ref": "main"}})
+				codes <- res.Status
+			}()
+		}
+		count := map[int]int{}
+		for range n {
+			select {
+			case c := <-codes:
+				count[c]++
+			case <-time.After(30 * time.Second):
+				t.Fatal("no answer within 30s")
+			}
+		}
+		if count[http.StatusCreated] != 1 || count[http.StatusConflict] != n-1 {
+			t.Errorf("answers %v; want one 201 and %d 409", count, n-1)
+		}
 	})
 }

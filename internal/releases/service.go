@@ -362,7 +362,13 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, projectRef string, i
 			return View{}, model.Unprocessable("Ref is not specified")
 		}
 		if tag, err = s.repos.CreateReleaseTag(ctx, a, p, in.Tag, in.Ref, in.TagMessage); err != nil {
-			return View{}, err
+			// Another request may have made the tag meanwhile (two
+			// releases of one new tag racing): take its tag, and let the
+			// unique index answer 409 to the later release.
+			var raced bool
+			if tag, raced, _ = s.repos.ReleaseTag(ctx, p, in.Tag); !raced {
+				return View{}, err
+			}
 		}
 	}
 	r := model.Release{ProjectID: p.ID, Tag: in.Tag, Name: in.Tag, SHA: string(tag.Commit.ID)}
