@@ -50,6 +50,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/snippets":                  {"store", "auth", "model", "git", "tasks"},
 	"quarry/internal/badges":                    {"store", "auth", "model"},
 	"quarry/internal/errortracking":             {"store", "auth", "model"},
+	"quarry/internal/oidc":                      {"store", "model"},
 	"quarry/internal/labels":                    {"store", "auth", "model"},
 	"quarry/internal/milestones":                {"store", "auth", "model"},
 	"quarry/internal/boards":                    {"store", "auth", "model"},
