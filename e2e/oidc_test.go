@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"crypto/rsa"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/big"
 	"net/http"
 	"strings"
@@ -13,6 +16,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"quarry/internal/apitest"
+	"quarry/internal/app"
+	"quarry/internal/secrets"
 )
 
 // The OIDC ID tokens of CI jobs (id_tokens:): a real job on Quarry's
@@ -193,4 +198,60 @@ func TestOIDC_secretsRefused(t *testing.T) {
 			JSON: map[string]any{"ref": "main"}}).Want(t, http.StatusBadRequest).
 			WantBody(t, `{"message":{"base":["`+msg+`"]}}`)
 	})
+}
+
+// TestOIDC_keysSealedAndRotated: the signing key is sealed in the
+// database with the secrets keyring, resealed by a keyring rotation and
+// still the same key after a restart; an OIDC key rotation publishes the
+// new key first and keeps the previous one.
+func TestOIDC_keysSealedAndRotated(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		jwks := func(s *apitest.Server) []string {
+			var set struct{ Keys []struct{ Kid string } }
+			s.Do(t, apitest.Request{Path: s.URL + "/oauth/discovery/keys"}).Want(t, http.StatusOK).JSON(t, &set)
+			var kids []string
+			for _, k := range set.Keys {
+				kids = append(kids, k.Kid)
+			}
+			return kids
+		}
+		first := jwks(s)
+		if len(first) != 1 {
+			t.Fatalf("jwks kids %v; want the one made on first use", first)
+		}
+		sealedWith := func() string {
+			db, q := rawDB(t, s)
+			defer db.Close()
+			var v string
+			if err := db.QueryRow(q("SELECT private_key FROM oidc_signing_keys")).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			id, ok := secrets.SealedWith(v)
+			if !ok {
+				t.Fatalf("the signing key is stored in plain text")
+			}
+			return id
+		}
+		cfg := s.App.Config
+		s.Stop()
+		before := sealedWith()
+		_, next, err := app.RotateSecretsKey(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after := sealedWith(); after != next.KeyID || after == before {
+			t.Errorf("signing key sealed with %s after the keyring rotation; want %s (was %s)", after, next.KeyID, before)
+		}
+		s = restart(t, s)
+		if got := jwks(s); fmt.Sprint(got) != fmt.Sprint(first) {
+			t.Errorf("jwks after restart %v; want %v", got, first)
+		}
+		kid, err := s.App.OIDC.Rotate(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jwks(s); len(got) != 2 || got[0] != kid || got[1] != first[0] {
+			t.Errorf("jwks after rotation %v; want [%s %s]", got, kid, first[0])
+		}
+	}, shortPoll)
 }
