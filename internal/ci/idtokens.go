@@ -44,6 +44,11 @@ func (s *Service) idTokens(ctx context.Context, p model.Project, pl model.Pipeli
 			user = &u
 		}
 	}
+	key, err := s.oidc.Current(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("id tokens of job %d: %w", j.ID, err)
+	}
+	configPath := s.configPath(ctx, p)
 	names := make([]string, 0, len(toks))
 	for name := range toks {
 		names = append(names, name)
@@ -64,12 +69,12 @@ func (s *Service) idTokens(ctx context.Context, p model.Project, pl model.Pipeli
 			aud = l
 		}
 		claims, err := oidc.Claims(oidc.Job{Issuer: s.oidc.Issuer(), Aud: aud, Project: p, Pipeline: pl, User: user, JobID: j.ID,
-			RunnerID: r.ID, ConfigPath: s.configPath(ctx, p), ConfigFromRepo: !pl.Child(), Now: now,
+			RunnerID: r.ID, ConfigPath: configPath, ConfigFromRepo: !pl.Child(), Now: now,
 			TTL: time.Duration(timeout) * time.Second})
 		if err != nil {
 			return nil, err
 		}
-		tok, err := s.oidc.Sign(ctx, claims)
+		tok, err := key.Sign(claims)
 		if err != nil {
 			return nil, fmt.Errorf("id token %s of job %d: %w", name, j.ID, err)
 		}

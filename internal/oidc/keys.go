@@ -149,14 +149,25 @@ func (s *Service) Rotate(ctx context.Context) (string, error) {
 
 // Sign signs claims with the current key (RS256, the kid in the header).
 func (s *Service) Sign(ctx context.Context, claims map[string]any) (string, error) {
-	ks, err := s.keys(ctx)
+	k, err := s.Current(ctx)
 	if err != nil {
 		return "", err
 	}
-	return sign(ks[0], claims)
+	return k.Sign(claims)
 }
 
-func sign(k Key, claims map[string]any) (string, error) {
+// Current is the key that signs now (made on first use); a caller
+// signing several tokens at once reads it once.
+func (s *Service) Current(ctx context.Context) (Key, error) {
+	ks, err := s.keys(ctx)
+	if err != nil {
+		return Key{}, err
+	}
+	return ks[0], nil
+}
+
+// Sign signs claims with k (RS256, k's kid in the header).
+func (k Key) Sign(claims map[string]any) (string, error) {
 	header, err := json.Marshal(map[string]string{"alg": "RS256", "kid": k.KID, "typ": "JWT"})
 	if err != nil {
 		return "", err
