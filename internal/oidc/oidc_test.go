@@ -202,3 +202,34 @@ func TestDiscovery(t *testing.T) {
 		t.Errorf("discovery %+v", d)
 	}
 }
+
+// TestService_firstKeyRace: processes meeting an empty table at once
+// (here, services on one database) make one key and all sign with it.
+func TestService_firstKeyRace(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		db := storetest.Open(t, target, "")
+		const n = 4
+		kids := make(chan string, n)
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				k, err := New(db, "http://quarry.test").Current(ctx)
+				kids <- k.KID
+				errs <- err
+			}()
+		}
+		seen := map[string]bool{}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+			seen[<-kids] = true
+		}
+		stored, err := db.OIDCKeys(ctx)
+		if err != nil || len(stored) != 1 || len(seen) != 1 || !seen[stored[0].KID] {
+			t.Errorf("stored %d keys (%v), services used %v; want one", len(stored), err, seen)
+		}
+	})
+}
