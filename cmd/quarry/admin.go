@@ -18,6 +18,8 @@ Commands:
   create-token         --user U --name N [--scopes api,read_user] [--expires-at YYYY-MM-DD]
   rotate-secrets-key   add a fresh current key to the secrets key file and
                        seal every secret in the database with it
+  rotate-oidc-key      make a new key to sign CI ID tokens (id_tokens:) with;
+                       the key it replaces stays published until the next
 
 All take the storage flags of "quarry serve" (--data-dir, --database-url)
 and --secrets-key-file; create-user and create-token also take its account
@@ -37,6 +39,8 @@ func admin(args []string, stdout, stderr io.Writer) error {
 		return createToken(args[1:], stdout, stderr)
 	case "rotate-secrets-key":
 		return rotateSecretsKey(args[1:], stdout, stderr)
+	case "rotate-oidc-key":
+		return rotateOIDCKey(args[1:], stdout, stderr)
 	}
 	return fmt.Errorf("unknown admin command %q\n%s", args[0], adminUsage)
 }
@@ -122,5 +126,23 @@ func rotateSecretsKey(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "secrets key rotated: %s is current (was %s); %d values sealed again, %d sealed from plain text\n",
 		next.KeyID, old.KeyID, next.Resealed, old.Plain+next.Plain)
 	fmt.Fprintf(stdout, "the file %s keeps the older keys; copy it to every process sharing the database\n", cfg.SecretsKeyPath())
+	return nil
+}
+
+// rotateOIDCKey makes a new signing key for CI ID tokens. The key it
+// replaces stays in the JWKS (GET /oauth/discovery/keys), so tokens of
+// jobs running now still verify; the rotation after next drops it, so
+// rotate no more often than the longest job timeout.
+func rotateOIDCKey(args []string, stdout, stderr io.Writer) error {
+	a, err := openApp("admin rotate-oidc-key", args, stderr, nil)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	kid, err := a.OIDC.Rotate(context.Background())
+	if err != nil {
+		return app.Describe(err)
+	}
+	fmt.Fprintf(stdout, "oidc signing key rotated: %s signs ID tokens; the previous key stays published until the next rotation\n", kid)
 	return nil
 }

@@ -254,6 +254,21 @@ func TestRun_migrateAndAdmin(t *testing.T) {
 		if !strings.Contains(out.String(), "secrets key rotated") {
 			t.Errorf("rotate-secrets-key output %q", out.String())
 		}
+		// The OIDC signing key: made on first use, sealed with the
+		// current secrets key; each rotation names a new kid.
+		kids := map[string]bool{}
+		for range 2 {
+			out.Reset()
+			if err := run(append([]string{"admin", "rotate-oidc-key"}, base...), &out, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			f := strings.Fields(out.String())
+			if len(f) < 5 || !strings.HasPrefix(out.String(), "oidc signing key rotated: ") || kids[f[4]] {
+				t.Errorf("rotate-oidc-key output %q", out.String())
+			} else {
+				kids[f[4]] = true
+			}
+		}
 		var file struct {
 			Current string
 			Keys    []struct{ ID string }

@@ -21,6 +21,7 @@ import (
 	"quarry/internal/alerts"
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/entity"
+	apioidc "quarry/internal/api/oidc"
 	"quarry/internal/approvals"
 	"quarry/internal/attributes"
 	"quarry/internal/auth"
@@ -38,6 +39,7 @@ import (
 	"quarry/internal/mergerequests"
 	"quarry/internal/milestones"
 	"quarry/internal/model"
+	"quarry/internal/oidc"
 	"quarry/internal/projects"
 	"quarry/internal/releases"
 	"quarry/internal/repofiles"
@@ -96,6 +98,8 @@ type Deps struct {
 	ErrorTracking *errortracking.Service
 	// Releases are projects' releases and their asset links.
 	Releases *releases.Service
+	// OIDC publishes the discovery document and keys of CI ID tokens.
+	OIDC *oidc.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git         http.Handler
 	Uploads     *uploads.Store
@@ -161,6 +165,11 @@ func New(d Deps) (*Server, error) {
 	mux.Handle("GET /-/readiness", http.HandlerFunc(s.readiness))
 	mux.Handle("GET /-/metrics", s.metricsHandler())
 	mux.Handle("GET /uploads/-/system/{path...}", http.HandlerFunc(s.upload))
+	if d.OIDC != nil {
+		h := apioidc.New(d.OIDC, d.Log)
+		mux.Handle("GET /.well-known/openid-configuration", http.HandlerFunc(h.Discovery))
+		mux.Handle("GET /oauth/discovery/keys", http.HandlerFunc(h.Keys))
+	}
 	mux.Handle("/api/v3/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		endpoint.WriteJSON(w, http.StatusGone, endpoint.ErrorBody{Error: "API V3 is no longer supported. Use API V4 instead."})
 	}))

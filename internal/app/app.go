@@ -48,6 +48,7 @@ import (
 	"quarry/internal/mergerequests"
 	"quarry/internal/milestones"
 	"quarry/internal/model"
+	"quarry/internal/oidc"
 	"quarry/internal/projects"
 	"quarry/internal/releases"
 	"quarry/internal/repofiles"
@@ -109,6 +110,8 @@ type App struct {
 	Geo     *geo.Service
 	stopGeo context.CancelFunc
 	geoDone chan struct{}
+	// OIDC signs CI ID tokens (id_tokens:) and publishes their keys.
+	OIDC *oidc.Service
 }
 
 // New opens the data folder and database, migrates, reads the secrets key
@@ -216,6 +219,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		ExternalURL: strings.TrimRight(cfg.ExternalURL, "/"), ServerVersion: buildinfo.APIVersion, ServerRevision: buildinfo.Revision(),
 		SweepInterval: cfg.StuckJobsInterval, RunnerSilence: cfg.RunnerSilence, MaxLogBytes: cfg.MaxJobLogBytes})
 	a.CI.SetSettings(set)
+	a.OIDC = oidc.New(db, cfg.ExternalURL)
+	a.CI.SetOIDC(a.OIDC)
 	a.Projects.SetSettings(set)
 	a.Groups.SetSettings(set)
 	a.Users.SetSettings(set)
@@ -343,6 +348,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Alerts:        alertsSvc,
 		ErrorTracking: errortracking.New(db, a.Projects, cfg.ExternalURL, errortracking.DefaultLimits),
 		Releases:      releases.New(db, a.Projects, a.Groups, repoFiles),
+		OIDC:          a.OIDC,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
 		Uploads: up, DB: db, Log: log,

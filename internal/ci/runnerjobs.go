@@ -705,6 +705,10 @@ func (s *Service) jobVariables(ctx context.Context, p model.Project, pl model.Pi
 	add("CI_RUNNER_ID", strconv.FormatInt(r.ID, 10), true, false)
 	add("CI_RUNNER_DESCRIPTION", r.Description, true, false)
 	add("CI_RUNNER_TAGS", "["+strings.Join(quoteAll(r.TagList), ", ")+"]", true, false)
+	// The ID tokens (id_tokens:) come here, GitLab's place for them;
+	// their audiences are expanded with every variable, so they are
+	// made last and put back here.
+	tokensAt := len(out)
 	predefined, err := s.pipelinePredefined(ctx, p, pl)
 	if err != nil {
 		return nil, err
@@ -731,7 +735,11 @@ func (s *Service) jobVariables(ctx context.Context, p model.Project, pl model.Pi
 			out = append(out, RequestVariable{Key: v.Key, Value: v.Value, File: v.VariableType == model.VarFile, Raw: v.Raw})
 		}
 	}
-	return out, nil
+	tokens, err := s.idTokens(ctx, p, pl, j, r, opts, out, JobTimeout(j, p, r))
+	if err != nil {
+		return nil, err
+	}
+	return slices.Insert(out, tokensAt, tokens...), nil
 }
 
 func quoteAll(v []string) []string {

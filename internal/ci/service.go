@@ -24,6 +24,7 @@ import (
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/jobfiles"
 	"quarry/internal/model"
+	"quarry/internal/oidc"
 	"quarry/internal/store"
 	"quarry/internal/tasks"
 )
@@ -68,6 +69,7 @@ type Service struct {
 	cfg      Config
 	configs  *lru.Cache[configKey, cachedConfig]
 	settings SettingsSource
+	oidc     *oidc.Service
 }
 
 // Durable work of the engine.

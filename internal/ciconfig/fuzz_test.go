@@ -30,6 +30,8 @@ func FuzzLoad(f *testing.F) {
 		"a: {script: x, needs: [b]}\nb: {script: x, needs: [a]}",
 		"job: {trigger: {include: [a.yml]}, needs: [{pipeline: $P, job: x}]}",
 		"variables: {V: 2024-01-01, W: 1:30, X: 0x1F, Y: .inf}\njob: {script: x}",
+		"default: {id_tokens: {A: {aud: x}}}\njob: {script: x, id_tokens: {B: {aud: [y, $Z]}, C: {aud: []}}}",
+		"job: {script: x, secrets: {S: {vault: a/b@c, file: false}}}",
 	} {
 		f.Add([]byte(s))
 	}

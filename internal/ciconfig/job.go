@@ -81,6 +81,11 @@ func (l *loader) decodeJob(name string, m *mapping, kind jobKind, d *defaults, w
 	}
 	j := &Job{Name: name, Stage: "test", When: "on_success"}
 	val := func(k string) any { v, _ := m.get(k); return v }
+	if val("secrets") != nil {
+		// Quarry has no Vault, Azure Key Vault or GCP Secret Manager: a
+		// job asking for a secret is refused, never run without it.
+		return nil, configError("%s:secrets config is not supported: Quarry has no secrets provider", loc)
+	}
 	if w := val("when"); w != nil {
 		j.When = w.(string)
 	}
@@ -159,6 +164,8 @@ func (l *loader) decodeJob(name string, m *mapping, kind jobKind, d *defaults, w
 			err = j.decodeAllowFailure(kloc, v)
 		case "trigger":
 			j.Trigger, err = decodeTrigger(kloc, v)
+		case "id_tokens":
+			err = checkIDTokens(kloc, v)
 		}
 		if err != nil {
 			return nil, err
@@ -462,6 +469,11 @@ func (d *defaults) decode(prefix string, m *mapping, keys []string) error {
 		case "artifacts":
 			j.Artifacts, err = decodeArtifacts(loc(k), v)
 		case "hooks", "id_tokens":
+			if k == "id_tokens" {
+				if err := checkIDTokens(loc(k), v); err != nil {
+					return err
+				}
+			}
 			if j.Kept == nil {
 				j.Kept = map[string]any{}
 			}
@@ -472,4 +484,59 @@ func (d *defaults) decode(prefix string, m *mapping, keys []string) error {
 		}
 	}
 	return nil
+}
+
+// checkIDTokens validates id_tokens: as GitLab does: a hash of tokens,
+// each a hash with aud: (required, the only key), a string or a list of
+// strings. The job's payload makes the tokens (Quarry's oidc package).
+func checkIDTokens(loc string, v any) error {
+	m, ok := v.(*mapping)
+	if !ok {
+		return entryError(loc, "config should be a hash")
+	}
+	for _, name := range m.keys {
+		tloc := loc + ":" + name
+		tm, ok := m.vals[name].(*mapping)
+		if !ok {
+			return entryError(tloc, "config should be a hash")
+		}
+		if err := allowedKeys(tloc, tm, "aud"); err != nil {
+			return err
+		}
+		aud, _ := tm.get("aud")
+		if aud == nil {
+			return entryError(tloc, "config missing required keys: aud")
+		}
+		if _, ok := aud.(string); ok {
+			continue
+		}
+		if l, ok := stringList(aud); !ok || len(l) == 0 {
+			return entryError(tloc+":aud", "config should be an array of strings or a string")
+		}
+	}
+	return nil
+}
+
+// IDTokens are the ID tokens a job asks for (id_tokens:), by variable
+// name, each with its audience as written: a string or a list of
+// strings, not yet expanded.
+func (j *Job) IDTokens() map[string]any {
+	m, _ := j.Kept["id_tokens"].(map[string]any)
+	out := make(map[string]any, len(m))
+	for name, t := range m {
+		tm, _ := t.(map[string]any)
+		switch aud := tm["aud"].(type) {
+		case string:
+			out[name] = aud
+		case []any:
+			l := make([]string, 0, len(aud))
+			for _, a := range aud {
+				if s, ok := a.(string); ok {
+					l = append(l, s)
+				}
+			}
+			out[name] = l
+		}
+	}
+	return out
 }

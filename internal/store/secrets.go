@@ -196,6 +196,7 @@ func (db *DB) SealSecrets(ctx context.Context) (SealReport, error) {
 		{table: "ci_pipeline_variables", column: "value", context: sealPipelineVar, pk: []pkColumn{{name: "pipeline_id"}, {name: "key", text: true}}},
 		{table: "ci_jobs", column: "manual_variables", context: sealManualVars, pk: []pkColumn{{name: "id"}}},
 		{table: "geo_nodes", column: "secret_access_key", context: sealGeoSecret, pk: []pkColumn{{name: "id"}}},
+		{table: "oidc_signing_keys", column: "private_key", context: sealOIDCKey, pk: []pkColumn{{name: "generation"}}},
 	} {
 		if err := p.column(ctx, c); err != nil {
 			return p.rep, err
