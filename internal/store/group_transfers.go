@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -135,24 +134,8 @@ func (tx *Tx) DeleteGroupExport(ctx context.Context, groupID, generation int64) 
 const groupImportColumns = `i.id, i.group_id, i.user_id, i.state, i.dir, i.error_message, i.progress, i.version, i.created_at, i.updated_at`
 
 func groupImportDest(i *model.GroupImport) []any {
-	return []any{&i.ID, &i.GroupID, &i.UserID, &i.State, &i.Dir, nullString{&i.ErrorMessage}, jsonScan{&i.Progress},
+	return []any{&i.ID, &i.GroupID, &i.UserID, &i.State, &i.Dir, nullString{&i.ErrorMessage}, jsonDoc{&i.Progress},
 		&i.Version, tsScan{&i.CreatedAt}, tsScan{&i.UpdatedAt}}
-}
-
-// jsonScan decodes a JSON text column into v.
-type jsonScan struct{ v any }
-
-func (s jsonScan) Scan(v any) error {
-	var b []byte
-	switch x := v.(type) {
-	case string:
-		b = []byte(x)
-	case []byte:
-		b = x
-	default:
-		return fmt.Errorf("json column holds %T", v)
-	}
-	return json.Unmarshal(b, s.v)
 }
 
 // CreateGroupImport stores a scheduled import and sets its id, version
