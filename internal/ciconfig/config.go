@@ -236,8 +236,10 @@ type Job struct {
 	Interruptible    bool          `json:"interruptible,omitempty"`
 	Parallel         *Parallel     `json:"parallel,omitempty"`
 	Trigger          *Trigger      `json:"trigger,omitempty"`
+	// Release is release: (nil without it): the job's release step.
+	Release *Release `json:"release,omitempty"`
 	// Kept holds the keys the engine does not act on (environment,
-	// release, pages, secrets, id_tokens, hooks, inherit, identity, …) as
+	// pages, secrets, id_tokens, hooks, inherit, identity, …) as
 	// written, so that nothing the file says is lost.
 	Kept map[string]any `json:"kept,omitempty"`
 }

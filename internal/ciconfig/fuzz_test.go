@@ -32,6 +32,8 @@ func FuzzLoad(f *testing.F) {
 		"variables: {V: 2024-01-01, W: 1:30, X: 0x1F, Y: .inf}\njob: {script: x}",
 		"default: {id_tokens: {A: {aud: x}}}\njob: {script: x, id_tokens: {B: {aud: [y, $Z]}, C: {aud: []}}}",
 		"job: {script: x, secrets: {S: {vault: a/b@c, file: false}}}",
+		"job: {script: x, release: {tag_name: v$X, description: d, ref: main, released_at: '2024-01-02T03:04:05Z', milestones: [m1, 2], assets: {links: [{name: n, url: 'https://e/x', link_type: package, direct_asset_path: /bin}]}}}",
+		"job: {script: x, release: {tag_name: [v1], description: '', assets: {links: [1]}}}",
 	} {
 		f.Add([]byte(s))
 	}

@@ -23,9 +23,9 @@ func laughs() string {
 	return b.String()
 }
 
-// nested is a job whose release: nests n levels deep.
+// nested is a configuration whose hidden job nests n levels deep.
 func nested(n int) string {
-	return "job: {script: x, release: " + strings.Repeat("{a: ", n) + "b" + strings.Repeat("}", n) + "}"
+	return "job: {script: x}\n.template: {kept: " + strings.Repeat("{a: ", n) + "b" + strings.Repeat("}", n) + "}"
 }
 
 // amplified is a template of many lines that many jobs extend (or

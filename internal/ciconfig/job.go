@@ -18,7 +18,7 @@ var (
 		"release", "id_tokens", "publish", "pages", "manual_confirmation", "run", "secrets",
 		"dast_configuration", "identity"}
 	bridgeKeys = []string{"trigger", "parallel"}
-	keptKeys   = []string{"environment", "release", "pages", "secrets", "id_tokens", "hooks", "inherit",
+	keptKeys   = []string{"environment", "pages", "secrets", "id_tokens", "hooks", "inherit",
 		"identity", "dast_configuration", "publish", "manual_confirmation", "run"}
 	jobWhen    = []string{"on_success", "on_failure", "always", "manual", "delayed"}
 	bridgeWhen = []string{"on_success", "on_failure", "always", "manual"}
@@ -32,6 +32,20 @@ var (
 	defaultKeys = []string{"before_script", "after_script", "hooks", "cache", "image", "services",
 		"interruptible", "timeout", "retry", "tags", "artifacts", "id_tokens"}
 )
+
+// refusedKeys are keywords Quarry cannot honour and that would change
+// what the job does if ignored: the configuration is invalid, so a job
+// never runs without what it asked for (secrets:, hooks:, …). pages:
+// false is no Pages job and passes.
+var refusedKeys = []struct{ key, why string }{
+	// Quarry has no Vault, Azure Key Vault or GCP Secret Manager.
+	{"secrets", "Quarry has no secrets provider"},
+	{"hooks", "Quarry runs no job hooks"},
+	{"pages", "Quarry has no Pages server"},
+	{"identity", "Quarry has no identity federation"},
+	{"dast_configuration", "Quarry has no DAST profiles"},
+	{"run", "Quarry runs no CI steps"},
+}
 
 // jobKind is what a top-level key is, as GitLab tells: a hidden job (a
 // name starting with "."), a job (a hash with script: or run:), a
@@ -81,10 +95,10 @@ func (l *loader) decodeJob(name string, m *mapping, kind jobKind, d *defaults, w
 	}
 	j := &Job{Name: name, Stage: "test", When: "on_success"}
 	val := func(k string) any { v, _ := m.get(k); return v }
-	if val("secrets") != nil {
-		// Quarry has no Vault, Azure Key Vault or GCP Secret Manager: a
-		// job asking for a secret is refused, never run without it.
-		return nil, configError("%s:secrets config is not supported: Quarry has no secrets provider", loc)
+	for _, k := range refusedKeys {
+		if v := val(k.key); v != nil && (k.key != "pages" || v != false) {
+			return nil, configError("%s:%s config is not supported: %s", loc, k.key, k.why)
+		}
 	}
 	if w := val("when"); w != nil {
 		j.When = w.(string)
@@ -166,6 +180,8 @@ func (l *loader) decodeJob(name string, m *mapping, kind jobKind, d *defaults, w
 			j.Trigger, err = decodeTrigger(kloc, v)
 		case "id_tokens":
 			err = checkIDTokens(kloc, v)
+		case "release":
+			j.Release, err = decodeRelease(kloc, v)
 		}
 		if err != nil {
 			return nil, err
@@ -469,6 +485,9 @@ func (d *defaults) decode(prefix string, m *mapping, keys []string) error {
 		case "artifacts":
 			j.Artifacts, err = decodeArtifacts(loc(k), v)
 		case "hooks", "id_tokens":
+			if k == "hooks" {
+				return configError("%s config is not supported: Quarry runs no job hooks", loc(k))
+			}
 			if k == "id_tokens" {
 				if err := checkIDTokens(loc(k), v); err != nil {
 					return err
