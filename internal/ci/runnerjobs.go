@@ -301,6 +301,10 @@ type JobRequest struct {
 	Credentials   []RequestCredentials `json:"credentials"`
 	Dependencies  []RequestDependency  `json:"dependencies"`
 	Features      RequestFeatures      `json:"features"`
+	// Release is the job's release: as written, beside the release
+	// step, for runners that make the release themselves (Quarry's);
+	// gitlab-runner ignores the key and runs the step's release-cli.
+	Release *ciconfig.Release `json:"release,omitempty"`
 }
 
 // RequestJobInfo is the payload's job_info.
@@ -531,6 +535,12 @@ func (s *Service) Payload(ctx context.Context, j model.Job, token string, r mode
 	}
 	script := append(slices.Clone(opts.BeforeScript), opts.Script...)
 	out.Steps = []RequestStep{{Name: "script", Script: nonNil(script), Timeout: timeout, When: "on_success"}}
+	if opts.Release != nil {
+		// GitLab's Step.from_release: after the script, before after_script.
+		out.Steps = append(out.Steps, RequestStep{Name: "release", Script: []string{opts.Release.CLICommand()}, Timeout: timeout,
+			When: "on_success"})
+		out.Release = opts.Release
+	}
 	if len(opts.AfterScript) > 0 {
 		out.Steps = append(out.Steps, RequestStep{Name: "after_script", Script: opts.AfterScript, Timeout: timeout, When: "always",
 			AllowFailure: true})

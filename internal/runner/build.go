@@ -352,6 +352,9 @@ func (b *build) runSteps() {
 			if s.Name == "after_script" {
 				b.trace.Printf("Running after script...\n")
 			}
+			if s.Name == "release" && b.job.Release != nil {
+				return b.runRelease(ctx, s)
+			}
 			return b.runStep(ctx, s, status)
 		})
 		cancel()

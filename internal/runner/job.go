@@ -15,6 +15,9 @@ type job struct {
 	Artifacts     []artifact   `json:"artifacts"`
 	Dependencies  []dependency `json:"dependencies"`
 	Features      jobFeatures  `json:"features"`
+	// Release is the job's release: (Quarry's servers only): the
+	// release step is then made here (runRelease), not by release-cli.
+	Release *release `json:"release"`
 }
 
 type jobInfo struct {
