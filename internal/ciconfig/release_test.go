@@ -45,6 +45,9 @@ func TestLoad_release(t *testing.T) {
 			err: "jobs:job:release:assets:links:link url is blocked: only allowed schemes are http, https"},
 		{name: "link type", src: job("{tag_name: v1, description: d, assets: {links: [{name: a, url: 'https://x', link_type: video}]}}"),
 			err: "jobs:job:release:assets:links:link link type should be one of: other, runbook, image, package"},
+		// GitLab's Entry::Job: script is required, a release job too.
+		{name: "without script", src: "job: {release: {tag_name: v1, description: d}}",
+			err: "jobs job config should implement the script:, run:, or trigger: keyword"},
 		{name: "bridge", src: "job: {trigger: a/b, release: {tag_name: v1, description: d}}", err: "jobs:job config contains unknown keys: release"},
 	}, Options{})
 }
