@@ -171,3 +171,31 @@ job:
 		}
 	})
 }
+
+// TestCIKeywords_refused: keywords Quarry cannot honour, whose omission
+// would change what the job does, make the configuration invalid: a
+// failed push pipeline with the message, a 400 from the API.
+func TestCIKeywords_refused(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "refuser")
+		p := newCIProject(t, s, owner, "refused", nil)
+		for i, c := range []struct{ ci, msg string }{
+			{"pages:\n  script: [make site]\n  pages: {publish: public}\n", "jobs:pages:pages config is not supported: Quarry has no Pages server"},
+			{"build:\n  script: [make]\n  hooks:\n    pre_get_sources_script: [git config --global x y]\n", "jobs:build:hooks config is not supported: Quarry runs no job hooks"},
+			{"default:\n  hooks:\n    pre_get_sources_script: [x]\nbuild:\n  script: [make]\n", "default:hooks config is not supported: Quarry runs no job hooks"},
+			{"deploy:\n  script: [gcloud deploy]\n  identity: google_cloud\n", "jobs:deploy:identity config is not supported: Quarry has no identity federation"},
+			{"dast:\n  script: [scan]\n  dast_configuration: {site_profile: s}\n", "jobs:dast:dast_configuration config is not supported: Quarry has no DAST profiles"},
+			{"steps:\n  run:\n    - name: a\n      script: echo a\n", "jobs:steps:run config is not supported: Quarry runs no CI steps"},
+			{"rel:\n  script: [x]\n  release: {tag_name: v1}\n", "jobs:rel:release description should be a string"},
+		} {
+			p.commit(t, "main", map[string]string{".gitlab-ci.yml": c.ci})
+			p.settle(t, i+1)
+			pushed := p.pipeline(t, p.pipelines(t, "ref=main")[0].ID)
+			if pushed.Status != "failed" || pushed.YAMLErrors == nil || *pushed.YAMLErrors != c.msg {
+				t.Errorf("push pipeline %s (yaml_errors %s); want failed with %q", pushed.Status, pushDeref(pushed.YAMLErrors), c.msg)
+			}
+			s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/pipeline", p.ID), Token: owner.Token,
+				JSON: map[string]any{"ref": "main"}}).Want(t, 400).WantBody(t, `{"message":{"base":["`+c.msg+`"]}}`)
+		}
+	})
+}
