@@ -50,6 +50,7 @@ import (
 	"quarry/internal/model"
 	"quarry/internal/oidc"
 	"quarry/internal/projects"
+	"quarry/internal/protectedenvs"
 	"quarry/internal/releases"
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
@@ -347,7 +348,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, GroupTransfers: a.GroupTransfers,
 		Alerts:        alertsSvc,
 		ErrorTracking: errortracking.New(db, a.Projects, cfg.ExternalURL, errortracking.DefaultLimits),
-		Releases:      releases.New(db, a.Projects, a.Groups, repoFiles),
+		Releases:      releases.New(db, a.Projects, a.Groups, repoFiles), ProtectedEnvironments: protectedenvs.New(db, a.Projects),
 		OIDC:          a.OIDC,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
