@@ -330,7 +330,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	alertsSvc := alerts.New(db, a.Projects, set, up)
 	a.Projects.OnRemoving(alertsSvc.RemoveProjectImages)
 	srv, err := api.New(api.Deps{
-		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db),
+		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db), ProtectedEnvironments: protectedenvs.New(db, a.Projects),
 		Members:    members.New(db, a.Projects, a.Groups, cfg.UserCap),
 		Files:      repoFiles,
 		Changelog:  changelog.New(db, a.Projects, a.Groups, repoFiles, storages, cfg.ExternalURL),
@@ -348,7 +348,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, GroupTransfers: a.GroupTransfers,
 		Alerts:        alertsSvc,
 		ErrorTracking: errortracking.New(db, a.Projects, cfg.ExternalURL, errortracking.DefaultLimits),
-		Releases:      releases.New(db, a.Projects, a.Groups, repoFiles), ProtectedEnvironments: protectedenvs.New(db, a.Projects),
+		Releases:      releases.New(db, a.Projects, a.Groups, repoFiles),
 		OIDC:          a.OIDC,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
