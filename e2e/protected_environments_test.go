@@ -49,7 +49,8 @@ func TestProtectedEnvironments_API(t *testing.T) {
 		}
 		d := pe.DeployAccessLevels
 		if d[0].AccessLevel != gitlab.MaintainerPermissions || d[0].AccessLevelDescription != "Maintainers" || d[0].ID == 0 ||
-			d[1].UserID != deployer.ID || d[2].GroupID != g.ID || d[2].GroupInheritanceType != 1 {
+			d[1].UserID != deployer.ID || d[1].AccessLevelDescription != "Deployer" || d[2].GroupID != g.ID || d[2].AccessLevelDescription != "ops" ||
+			d[2].GroupInheritanceType != 1 {
 			t.Errorf("deploy access levels: %+v %+v %+v", d[0], d[1], d[2])
 		}
 		if r := pe.ApprovalRules[0]; r.AccessLevel != gitlab.MaintainerPermissions || r.RequiredApprovalCount != 2 {

@@ -45,6 +45,9 @@ type EnvironmentAccess struct {
 	GroupID              *int64
 	GroupInheritanceType int
 	RequiredApprovals    int
+	// Name is the user's or group's name, for the entity's description
+	// (filled by the service that reads the grant).
+	Name string
 }
 
 // ProtectedEnvironment guards the environment called Name of a project
@@ -75,10 +78,8 @@ func EnvironmentAccessDescription(a EnvironmentAccess) string {
 			return "Developers + Maintainers"
 		}
 		return RoleName(*a.AccessLevel)
-	case a.UserID != nil:
-		return "user"
-	case a.GroupID != nil:
-		return "group"
+	case a.UserID != nil, a.GroupID != nil:
+		return a.Name
 	}
 	return ""
 }

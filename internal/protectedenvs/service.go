@@ -134,7 +134,36 @@ func (s *Service) List(ctx context.Context, a auth.Actor, ref string, page model
 		return nil, model.PageInfo{}, err
 	}
 	list, info := model.PageOf(list, page)
+	for i := range list {
+		if err := s.describe(ctx, &list[i]); err != nil {
+			return nil, info, err
+		}
+	}
 	return list, info, nil
+}
+
+// describe names the users and groups of a protection's grants (GitLab's
+// access_level_description is the user's or group's name).
+func (s *Service) describe(ctx context.Context, e *model.ProtectedEnvironment) error {
+	for _, list := range [][]model.EnvironmentAccess{e.Deploy, e.ApprovalRules} {
+		for i := range list {
+			switch a := &list[i]; {
+			case a.UserID != nil:
+				u, err := s.db.UserByID(ctx, *a.UserID)
+				if err != nil && !errors.Is(err, model.ErrNotFound) {
+					return err
+				}
+				a.Name = u.Name
+			case a.GroupID != nil:
+				g, err := s.db.GroupByID(ctx, *a.GroupID)
+				if err != nil && !errors.Is(err, model.ErrNotFound) {
+					return err
+				}
+				a.Name = g.Name
+			}
+		}
+	}
+	return nil
 }
 
 // Get returns the protection of the environment named name, or 404.
@@ -143,7 +172,11 @@ func (s *Service) Get(ctx context.Context, a auth.Actor, ref, name string) (mode
 	if err != nil {
 		return model.ProtectedEnvironment{}, err
 	}
-	return s.get(ctx, p.ID, name)
+	e, err := s.get(ctx, p.ID, name)
+	if err != nil {
+		return e, err
+	}
+	return e, s.describe(ctx, &e)
 }
 
 func (s *Service) get(ctx context.Context, projectID int64, name string) (model.ProtectedEnvironment, error) {
@@ -209,7 +242,10 @@ func (s *Service) Protect(ctx context.Context, a auth.Actor, ref string, in Inpu
 	if store.IsUnique(err, store.UniqueProtectedEnvironment) {
 		return e, unprocessable("Name has already been taken")
 	}
-	return e, err
+	if err != nil {
+		return e, err
+	}
+	return e, s.describe(ctx, &e)
 }
 
 // Update changes a protection (maintainers): grants with an id are
@@ -236,7 +272,10 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, ref, name string, in
 		return e, err
 	}
 	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateProtectedEnvironment(ctx, &e) })
-	return e, err
+	if err != nil {
+		return e, err
+	}
+	return e, s.describe(ctx, &e)
 }
 
 // Unprotect removes a protection (maintainers).
