@@ -22,6 +22,7 @@ import (
 	"quarry/internal/api/mergerequests"
 	"quarry/internal/api/milestones"
 	"quarry/internal/api/projects"
+	apiprotectedenvs "quarry/internal/api/protectedenvs"
 	apireleases "quarry/internal/api/releases"
 	"quarry/internal/api/repository"
 	"quarry/internal/api/runners"
@@ -71,6 +72,7 @@ func (s *Server) Table() []endpoint.Route {
 		apialerts.New(d.Alerts, r).Routes(),
 		errortracking.New(d.ErrorTracking, r).Routes(),
 		apireleases.New(d.Releases, r).Routes(),
+		apiprotectedenvs.New(d.ProtectedEnvironments, r).Routes(),
 	)
 }
 

@@ -41,6 +41,7 @@ import (
 	"quarry/internal/model"
 	"quarry/internal/oidc"
 	"quarry/internal/projects"
+	"quarry/internal/protectedenvs"
 	"quarry/internal/releases"
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
@@ -98,6 +99,8 @@ type Deps struct {
 	ErrorTracking *errortracking.Service
 	// Releases are projects' releases and their asset links.
 	Releases *releases.Service
+	// ProtectedEnvironments are projects' protected environments.
+	ProtectedEnvironments *protectedenvs.Service
 	// OIDC publishes the discovery document and keys of CI ID tokens.
 	OIDC *oidc.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….

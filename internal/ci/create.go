@@ -309,10 +309,12 @@ func (s *Service) existsAt(ctx context.Context, repo *gitrepo.Repo, commit git.O
 }
 
 // protectedRef reports whether a pipeline's ref is protected: a branch
-// some protected branch rule covers (Quarry has no protected tags yet).
+// some protected branch rule covers, or a tag some protected tag rule
+// covers.
 func (s *Service) protectedRef(ctx context.Context, projectID int64, ref resolvedRef) (bool, error) {
 	if ref.tag {
-		return false, nil
+		tags, err := s.db.ProtectedTags(ctx, projectID)
+		return len(model.ProtectedTagsMatching(tags, ref.name)) > 0, err
 	}
 	rules, err := s.db.ProtectedBranches(ctx, projectID, "")
 	if err != nil && !errors.Is(err, model.ErrNotFound) {
@@ -327,14 +329,23 @@ func (s *Service) protectedRef(ctx context.Context, projectID int64, ref resolve
 }
 
 // mayRunOn reports whether the actor may run pipelines for a ref of a
-// resolved project: developers, and on a protected branch those who may
-// push to it or merge into it.
+// resolved project: developers, on a protected branch those who may push
+// to it or merge into it, on a protected tag those who may create it.
 func (s *Service) mayRunOn(ctx context.Context, a auth.Actor, p *model.Project, acc model.AccessLevel, ref string, tag bool) (bool, error) {
 	if !auth.Can(a, auth.RunPipeline, auth.Resource{Project: p, Access: acc}) {
 		return false, nil
 	}
 	if tag {
-		return true, nil
+		tags, err := s.db.ProtectedTags(ctx, p.ID)
+		if err != nil || len(model.ProtectedTagsMatching(tags, ref)) == 0 {
+			return err == nil, err
+		}
+		today := s.now().UTC().Format(model.DateLayout)
+		inGroup := func(groupID int64) bool {
+			ok, err := s.db.UserInGroup(ctx, groupID, a.UserID(), true, today)
+			return err == nil && ok
+		}
+		return auth.CanCreateTag(a, acc, ref, tags, inGroup), nil
 	}
 	rules, err := s.db.ProtectedBranches(ctx, p.ID, "")
 	if err != nil && !errors.Is(err, model.ErrNotFound) {

@@ -30,6 +30,9 @@ type Passwords interface {
 type Projects interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
 	ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error)
+	ProtectedTagRules(ctx context.Context, projectID int64) ([]model.ProtectedTag, error)
+	// InGroup tests a user's membership of groups (protected tag grants).
+	InGroup(ctx context.Context, userID int64) func(groupID int64) bool
 	RepositoryLocation(p model.Project) (root, rel string, err error)
 	FirstWrite(ctx context.Context, id int64) error
 	// BeginWrite registers a write to p's repository (refused with
@@ -283,8 +286,63 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 			g.Rules.NoForce = append(g.Rules.NoForce, ref)
 		}
 	}
+	if err := s.tagRules(ctx, a, &p, acc, &g.Rules); err != nil {
+		return g, err
+	}
 	g.Push = true
 	return g, nil
+}
+
+// Messages of refused pushes of protected tags (GitLab's TagCheck).
+const (
+	msgDeleteProtectedTag = "You are not allowed to delete protected tags from this project. " +
+		"Only a project maintainer or owner can delete a protected tag."
+	msgDeleteProtectedTagNonWeb = "You can only delete protected tags using the web interface."
+)
+
+// tagRules adds the project's protected tags to a push's rules: every
+// covered tag is refused updates and deletions, and created only when a
+// rule covering it grants the pusher (auth.CanCreateTag).
+func (s *Service) tagRules(ctx context.Context, a auth.Actor, p *model.Project, acc model.AccessLevel, rules *smarthttp.PushRules) error {
+	tags, err := s.projects.ProtectedTagRules(ctx, p.ID)
+	if err != nil || len(tags) == 0 {
+		return err
+	}
+	inGroup := s.projects.InGroup(ctx, a.UserID())
+	rules.TagDeleteMessage = msgDeleteProtectedTagNonWeb
+	if !a.Admin() && acc < model.Maintainer {
+		rules.TagDeleteMessage = msgDeleteProtectedTag
+	}
+	for _, t := range tags {
+		pat, ok := HookPattern(t.Name)
+		if !ok {
+			continue // no tag can match it
+		}
+		rules.ProtectedTags = append(rules.ProtectedTags, "refs/tags/"+pat)
+		for _, g := range t.Create {
+			if auth.CanCreateTag(a, acc, t.Name, []model.ProtectedTag{{Name: t.Name, Create: []model.BranchAccess{g}}}, inGroup) {
+				rules.CreateTags = append(rules.CreateTags, "refs/tags/"+pat)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// HookPattern turns a protected ref name into the shell pattern the
+// pre-receive hook matches refs with: `*` stays a wildcard; false for a
+// name holding what no ref name may hold (blanks, `?`, `[`, `\`, control
+// characters), which matches no ref and is left out.
+func HookPattern(name string) (string, bool) {
+	if name == "" {
+		return "", false
+	}
+	for _, r := range name {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune("?[\\~^:", r) {
+			return "", false
+		}
+	}
+	return name, true
 }
 
 // authorizeWiki grants a clone or push of the wiki of the project or

@@ -31,6 +31,21 @@ type Branch struct {
 // service).
 type ProtectionSource interface {
 	ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error)
+	ProtectedTagRules(ctx context.Context, projectID int64) ([]model.ProtectedTag, error)
+	InGroup(ctx context.Context, userID int64) func(groupID int64) bool
+}
+
+// MsgCreateProtectedTag refuses a tag a protected tag rule keeps from the
+// caller (GitLab's TagCheck, through the API a 400).
+const MsgCreateProtectedTag = "You are not allowed to create this tag as it is protected."
+
+// mayCreateTag applies p's protected tags to a new tag.
+func (s *Service) mayCreateTag(ctx context.Context, a auth.Actor, p model.Project, acc model.AccessLevel, name string) (bool, error) {
+	rules, err := s.protection.ProtectedTagRules(ctx, p.ID)
+	if err != nil || len(model.ProtectedTagsMatching(rules, name)) == 0 {
+		return err == nil, err
+	}
+	return auth.CanCreateTag(a, acc, name, rules, s.protection.InGroup(ctx, a.UserID())), nil
 }
 
 func (s *Service) branches(ctx context.Context, a auth.Actor, p model.Project, acc model.AccessLevel, repo *gitrepo.Repo, refs []gitrepo.Ref) ([]Branch, error) {
@@ -404,6 +419,12 @@ func (s *Service) CreateTag(ctx context.Context, a auth.Actor, projectRef, name,
 	if !auth.Can(a, auth.PushCode, auth.Resource{Project: &p, Access: acc, Branch: &auth.Branch{}}) {
 		return Tag{}, model.Forbidden("")
 	}
+	if ok, err := s.mayCreateTag(ctx, a, p, acc, name); err != nil || !ok {
+		if err == nil {
+			err = model.BadRequestRaw(MsgCreateProtectedTag)
+		}
+		return Tag{}, err
+	}
 	return s.createTag(ctx, a, p, name, ref, message)
 }
 
@@ -426,7 +447,20 @@ func (s *Service) ReleaseTag(ctx context.Context, p model.Project, name string) 
 // without its push check: the releases service has checked
 // create_release (GitLab's Releases::CreateService calls
 // Tags::CreateService the same way).
+//
+// A tag a protected tag rule keeps from the caller is GitLab's 403
+// "Access Denied" (ReleasePolicy prevents create_release then).
 func (s *Service) CreateReleaseTag(ctx context.Context, a auth.Actor, p model.Project, name, ref, message string) (Tag, error) {
+	acc, err := s.projects.Access(ctx, a, p.ID)
+	if err != nil {
+		return Tag{}, err
+	}
+	if ok, err := s.mayCreateTag(ctx, a, p, acc, name); err != nil || !ok {
+		if err == nil {
+			err = model.ForbiddenRaw("Access Denied")
+		}
+		return Tag{}, err
+	}
 	return s.createTag(ctx, a, p, name, ref, message)
 }
 
@@ -485,6 +519,16 @@ func (s *Service) DeleteTag(ctx context.Context, a auth.Actor, projectRef, name 
 	}
 	for _, r := range refs {
 		if r.Name == name {
+			// A protected tag goes only by maintainers (GitLab's TagPolicy).
+			if !a.Admin() && acc < model.Maintainer {
+				rules, err := s.protection.ProtectedTagRules(ctx, p.ID)
+				if err != nil {
+					return err
+				}
+				if len(model.ProtectedTagsMatching(rules, name)) > 0 {
+					return model.Forbidden("")
+				}
+			}
 			if err := repo.DeleteRef(ctx, "refs/tags/"+name, r.Target); err != nil {
 				return err
 			}

@@ -32,6 +32,8 @@ type ProjectResolver interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
 	CanPush(ctx context.Context, a auth.Actor, p *model.Project, acc model.AccessLevel, branch string) (bool, error)
 	BeginWrite(ctx context.Context, p *model.Project) (end func(), err error)
+	// Access is the actor's effective access to a project.
+	Access(ctx context.Context, a auth.Actor, projectID int64) (model.AccessLevel, error)
 }
 
 // Service answers repository file questions.

@@ -70,6 +70,12 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("PATCH", "/projects/{id}/protected_branches/{name}", token, api, parsed, h.updateProtectedBranch),
 		row("DELETE", "/projects/{id}/protected_branches/{name}", token, api, parsed, h.unprotectBranch),
 
+		// Protected tags.
+		row("GET", "/projects/{id}/protected_tags", token, api, parsed, h.listProtectedTags),
+		row("POST", "/projects/{id}/protected_tags", token, api, parsed, h.protectTag),
+		row("GET", "/projects/{id}/protected_tags/{name}", token, api, parsed, h.getProtectedTag),
+		row("DELETE", "/projects/{id}/protected_tags/{name}", token, api, parsed, h.unprotectTag),
+
 		// A tar of the bare repository, for administrators.
 		row("GET", "/projects/{id}/snapshot", token, api, parsed, h.snapshot),
 

@@ -63,6 +63,13 @@ type PushRules struct {
 	OnlyRef  string
 	MaxFiles int
 	MaxBytes int64
+	// ProtectedTags are the tag refs protected tag rules cover: they
+	// take no updates, no deletions (TagDeleteMessage says why), and are
+	// created only when they match CreateTags too (the refs the
+	// pusher's grants cover).
+	ProtectedTags    []string
+	CreateTags       []string
+	TagDeleteMessage string
 }
 
 // Options describe one request.
@@ -101,6 +108,19 @@ while read old new ref; do
       esac
     done
   fi
+  case "$ref" in refs/tags/*)
+    for t in $QUARRY_PROTECTED_TAGS; do
+      case "$ref" in $t)
+        if [ "$old" != "$zero" ] && [ "$new" != "$zero" ]; then echo "Protected tags cannot be updated."; exit 1; fi
+        if [ "$new" = "$zero" ]; then echo "$QUARRY_TAG_DELETE_MESSAGE"; exit 1; fi
+        allowed=
+        for c in $QUARRY_CREATE_TAGS; do
+          case "$ref" in $c) allowed=1;; esac
+        done
+        if [ -z "$allowed" ]; then echo "You are not allowed to create this tag as it is protected."; exit 1; fi;;
+      esac
+    done;;
+  esac
   if [ -n "$QUARRY_ONLY_REF" ]; then
     if [ "$ref" != "$QUARRY_ONLY_REF" ] || [ "$new" = "$zero" ]; then echo "You can not create or delete branches."; exit 1; fi
     if [ -n "$QUARRY_MAX_FILES" ]; then
@@ -214,6 +234,9 @@ func Serve(ctx context.Context, runner *git.Runner, w http.ResponseWriter, r *ht
 		"QUARRY_NODELETE_REFS=" + strings.Join(o.Rules.NoDelete, " "),
 		"QUARRY_PUSH_LOG=" + o.PushLog,
 		"QUARRY_ONLY_REF=" + o.Rules.OnlyRef,
+		"QUARRY_PROTECTED_TAGS=" + strings.Join(o.Rules.ProtectedTags, " "),
+		"QUARRY_CREATE_TAGS=" + strings.Join(o.Rules.CreateTags, " "),
+		"QUARRY_TAG_DELETE_MESSAGE=" + o.Rules.TagDeleteMessage,
 		"QUARRY_MAX_FILES=" + positive(int64(o.Rules.MaxFiles)),
 		"QUARRY_MAX_BYTES=" + positive(o.Rules.MaxBytes),
 		// Pushes are allowed here only when the caller was authorized to.
