@@ -25,6 +25,7 @@ import (
 	apireleases "quarry/internal/api/releases"
 	"quarry/internal/api/repository"
 	"quarry/internal/api/runners"
+	apischedules "quarry/internal/api/schedules"
 	"quarry/internal/api/settings"
 	"quarry/internal/api/snippets"
 	"quarry/internal/api/storagemoves"
@@ -71,6 +72,7 @@ func (s *Server) Table() []endpoint.Route {
 		apialerts.New(d.Alerts, r).Routes(),
 		errortracking.New(d.ErrorTracking, r).Routes(),
 		apireleases.New(d.Releases, r).Routes(),
+		apischedules.New(d.Schedules, r).Routes(),
 	)
 }
 
