@@ -73,9 +73,10 @@ func parseTimezone(name string) (*time.Location, error) {
 // scheduling worker when the two differ; Quarry's scheduler looks every
 // minute, which is the cron's own resolution, so the rounding changes
 // nothing and next_run_at is the cron's time itself. Across a daylight
-// saving change the wall-clock rules of the zone apply: a time skipped
-// by the change (02:30 when clocks go from 02:00 to 03:00) runs at the
-// first minute after the gap; a time that occurs twice runs once.
+// saving change the wall-clock rules of the zone apply (robfig/cron's
+// reading): a time skipped by the change (02:30 when clocks go from 02:00
+// to 03:00) does not happen that day; a time that occurs twice (01:30
+// when clocks go back) matches both times.
 func (c Cron) Next(t time.Time) time.Time {
 	n := c.spec.Next(t)
 	if n.IsZero() {
