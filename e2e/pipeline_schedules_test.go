@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -510,6 +511,31 @@ func TestPipelineSchedules_processesSharePostgres(t *testing.T) {
 		}
 		if got := len(p.pipelines(t, "source=schedule&per_page=100")); got != n {
 			t.Errorf("%d schedule pipelines in the project; want %d", got, n)
+		}
+	})
+}
+
+// TestPipelineSchedules_variablesSealed: a schedule variable's value is
+// not in the database file or dump (sealed as every CI secret), and
+// reads back whole.
+func TestPipelineSchedules_variablesSealed(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "owner")
+		p := newCIProject(t, s, owner, "sealed", map[string]string{".gitlab-ci.yml": schedCI})
+		id := schedCreate(t, s, owner.Token, p.ID, map[string]any{"description": "d", "ref": "main", "cron": "@daily"})
+		const value = "schedule-secret-4f1c9e"
+		s.Do(t, apitest.Request{Method: "POST", Path: schedPath(p.ID, fmt.Sprintf("/%d/variables", id)), Token: owner.Token,
+			JSON: map[string]any{"key": "SCHEDULE_SECRET_KEY", "value": value}}).Want(t, http.StatusCreated)
+		vars, _ := schedGet(t, s, owner.Token, p.ID, id)["variables"].([]any)
+		if len(vars) != 1 || vars[0].(map[string]any)["value"] != value {
+			t.Fatalf("variables %v", vars)
+		}
+		dump := databaseBytes(t, s)
+		if !strings.Contains(string(dump), "SCHEDULE_SECRET_KEY") {
+			t.Fatalf("the dump (%d bytes) lacks the variable's key", len(dump))
+		}
+		if strings.Contains(string(dump), value) {
+			t.Errorf("the database shows the schedule variable's value in plain text")
 		}
 	})
 }
