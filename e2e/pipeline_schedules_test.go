@@ -139,6 +139,9 @@ func TestPipelineSchedules_crudWithClient(t *testing.T) {
 		} {
 			s.Do(t, apitest.Request{Method: "POST", Path: vpath, Token: dev.Token, JSON: bad.body}).Want(t, http.StatusBadRequest).WantBody(t, bad.want)
 		}
+		s.Get(t, vpath+"/SCHED_VAR", dev.Token).Want(t, http.StatusOK).WantBody(t, `{"key":"SCHED_VAR","variable_type":"env_var","value":"s3cret"}`)
+		s.Get(t, vpath+"/SCHED_VAR", rep.Token).Want(t, http.StatusForbidden)
+		s.Get(t, vpath+"/NOPE", dev.Token).Want(t, http.StatusNotFound)
 		s.Do(t, apitest.Request{Method: "PUT", Path: vpath + "/NOPE", Token: dev.Token, JSON: map[string]any{"value": "x"}}).
 			Want(t, http.StatusNotFound).WantBody(t, `{"message":"404 Pipeline Schedule Variable Not Found"}`)
 		// Not the owner: a maintainer may not change the variables (GitLab's

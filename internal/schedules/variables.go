@@ -85,7 +85,7 @@ func (s *Service) CreateVariable(ctx context.Context, a auth.Actor, projectRef s
 	return v, err
 }
 
-// Variable returns one variable of a schedule (who may see them).
+// variable finds one variable of a schedule.
 func (s *Service) variable(ctx context.Context, scheduleID int64, key string) (model.Variable, error) {
 	vars, err := s.db.ScheduleVariables(ctx, scheduleID)
 	if err != nil {
@@ -97,6 +97,20 @@ func (s *Service) variable(ctx context.Context, scheduleID int64, key string) (m
 		}
 	}
 	return model.Variable{}, model.NotFound("Pipeline Schedule Variable")
+}
+
+// Variable returns one variable of a schedule to who may see the
+// schedule's variables (read_pipeline_schedule_variables: maintainers, or
+// the owner).
+func (s *Service) Variable(ctx context.Context, a auth.Actor, projectRef string, id int64, key string) (model.Variable, error) {
+	x, sc, err := s.schedule(ctx, a, projectRef, id)
+	if err != nil {
+		return model.Variable{}, err
+	}
+	if !x.admin(sc) {
+		return model.Variable{}, model.Forbidden("")
+	}
+	return s.variable(ctx, sc.ID, key)
 }
 
 // UpdateVariable changes a schedule variable's value or type.

@@ -39,6 +39,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("POST", schedule+"/play", token, api, parsed, h.play),
 		row("GET", schedule+"/pipelines", token, api, parsed, h.pipelines),
 		row("POST", schedule+"/variables", token, api, parsed, h.createVariable),
+		row("GET", variable, token, api, parsed, h.getVariable),
 		row("PUT", variable, token, api, parsed, h.updateVariable),
 		row("DELETE", variable, token, api, parsed, h.deleteVariable),
 	}
@@ -217,6 +218,18 @@ func (h *Handlers) createVariable(c *endpoint.Call) error {
 		return err
 	}
 	return c.JSON(http.StatusCreated, entity.ScheduleVariable(v))
+}
+
+func (h *Handlers) getVariable(c *endpoint.Call) error {
+	id, err := scheduleID(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.s.Variable(c.Ctx(), c.Actor, c.Path("id"), id, c.Path("key"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, entity.ScheduleVariable(v))
 }
 
 func (h *Handlers) updateVariable(c *endpoint.Call) error {
