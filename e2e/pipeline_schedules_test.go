@@ -46,6 +46,9 @@ func TestPipelineSchedules_crudWithClient(t *testing.T) {
 		owner := s.NewUser(t, "owner")
 		dev, maint, rep := s.NewUser(t, "dev"), s.NewUser(t, "maint"), s.NewUser(t, "rep")
 		p := newCIProject(t, s, owner, "sched", map[string]string{".gitlab-ci.yml": schedCI})
+		// main is protected (Maintainers push): the developer's schedules
+		// run on a branch of their own.
+		p.commit(t, "feature", map[string]string{"f.txt": "f"})
 		capiAddMember(t, s, owner.Token, p.ID, dev.ID, 30)
 		capiAddMember(t, s, owner.Token, p.ID, maint.ID, 40)
 		capiAddMember(t, s, owner.Token, p.ID, rep.ID, 20)
@@ -54,14 +57,14 @@ func TestPipelineSchedules_crudWithClient(t *testing.T) {
 		// Create: cron_timezone defaults to UTC, active to true.
 		before := time.Now().UTC()
 		sc, resp, err := c.PipelineSchedules.CreatePipelineSchedule(p.ID, &gitlab.CreatePipelineScheduleOptions{
-			Description: gitlab.Ptr("nightly"), Ref: gitlab.Ptr("main"), Cron: gitlab.Ptr("0 1 * * *")})
+			Description: gitlab.Ptr("nightly"), Ref: gitlab.Ptr("feature"), Cron: gitlab.Ptr("0 1 * * *")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if resp.StatusCode != http.StatusCreated {
 			t.Errorf("create: %d; want 201", resp.StatusCode)
 		}
-		if sc.Description != "nightly" || sc.Ref != "main" || sc.Cron != "0 1 * * *" || sc.CronTimezone != "UTC" || !sc.Active ||
+		if sc.Description != "nightly" || sc.Ref != "feature" || sc.Cron != "0 1 * * *" || sc.CronTimezone != "UTC" || !sc.Active ||
 			sc.Owner == nil || sc.Owner.Username != "dev" || sc.LastPipeline != nil || sc.Variables != nil {
 			t.Errorf("created %+v", sc)
 		}
@@ -75,12 +78,12 @@ func TestPipelineSchedules_crudWithClient(t *testing.T) {
 
 		// A second one, inactive, in Tokyo.
 		tokyo, _, err := c.PipelineSchedules.CreatePipelineSchedule(p.ID, &gitlab.CreatePipelineScheduleOptions{
-			Description: gitlab.Ptr("another"), Ref: gitlab.Ptr("refs/heads/main"), Cron: gitlab.Ptr("@hourly"),
+			Description: gitlab.Ptr("another"), Ref: gitlab.Ptr("refs/heads/feature"), Cron: gitlab.Ptr("@hourly"),
 			CronTimezone: gitlab.Ptr("Asia/Tokyo"), Active: gitlab.Ptr(false)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tokyo.Active || tokyo.CronTimezone != "Asia/Tokyo" || tokyo.Ref != "refs/heads/main" || tokyo.NextRunAt.Minute() != 0 {
+		if tokyo.Active || tokyo.CronTimezone != "Asia/Tokyo" || tokyo.Ref != "refs/heads/feature" || tokyo.NextRunAt.Minute() != 0 {
 			t.Errorf("second %+v", tokyo)
 		}
 
@@ -160,14 +163,14 @@ func TestPipelineSchedules_crudWithClient(t *testing.T) {
 		if _, ok := m["variables"]; ok {
 			t.Errorf("a reporter sees the variables: %v", m["variables"])
 		}
-		capiWantFields(t, "details", m, map[string]any{"id": float64(sc.ID), "description": "nightly", "ref": "main", "cron": "0 1 * * *",
+		capiWantFields(t, "details", m, map[string]any{"id": float64(sc.ID), "description": "nightly", "ref": "feature", "cron": "0 1 * * *",
 			"cron_timezone": "UTC", "active": true, "last_pipeline": nil})
 		capiWantTypes(t, "details", m, map[string]string{"next_run_at": "string", "created_at": "string", "updated_at": "string", "owner": "object"})
 
 		// Edit: the owner only; the next run follows the new line.
 		edited, _, err := c.PipelineSchedules.EditPipelineSchedule(p.ID, sc.ID, &gitlab.EditPipelineScheduleOptions{
 			Cron: gitlab.Ptr("30 2 * * *"), CronTimezone: gitlab.Ptr("Europe/Berlin"), Description: gitlab.Ptr("renamed")})
-		if err != nil || edited.Cron != "30 2 * * *" || edited.Description != "renamed" || edited.Ref != "main" || !edited.Active {
+		if err != nil || edited.Cron != "30 2 * * *" || edited.Description != "renamed" || edited.Ref != "feature" || !edited.Active {
 			t.Fatalf("edited %+v %v", edited, err)
 		}
 		berlin, _ := time.LoadLocation("Europe/Berlin")
@@ -339,6 +342,23 @@ func TestPipelineSchedules_play(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/protected_branches", p.ID), Token: owner.Token,
 			JSON: map[string]any{"name": "feature", "push_access_level": 40, "merge_access_level": 40}}).Want(t, http.StatusCreated)
 		s.Do(t, apitest.Request{Method: "POST", Path: schedPath(p.ID, fmt.Sprintf("/%d/play", sc.ID)), Token: dev.Token}).Want(t, http.StatusForbidden)
+		// Nor may they change it, its variables, or make another for it
+		// (GitLab's policy prevents them on a protected ref).
+		s.Do(t, apitest.Request{Method: "PUT", Path: schedPath(p.ID, fmt.Sprintf("/%d", sc.ID)), Token: dev.Token,
+			JSON: map[string]any{"description": "x"}}).Want(t, http.StatusForbidden)
+		s.Do(t, apitest.Request{Method: "POST", Path: schedPath(p.ID, fmt.Sprintf("/%d/variables", sc.ID)), Token: dev.Token,
+			JSON: map[string]any{"key": "K", "value": "v"}}).Want(t, http.StatusForbidden)
+		s.Do(t, apitest.Request{Method: "POST", Path: schedPath(p.ID, ""), Token: dev.Token,
+			JSON: map[string]any{"description": "d", "ref": "refs/heads/feature", "cron": "@daily"}}).Want(t, http.StatusBadRequest).
+			WantBody(t, `{"message":{"base":["The current user is not authorized to create the pipeline schedule"]}}`)
+		// A schedule of the developer's own on an open branch may not be
+		// moved to the protected one.
+		open := schedCreate(t, s, dev.Token, p.ID, map[string]any{"description": "d", "ref": "main2", "cron": "@daily"})
+		s.Do(t, apitest.Request{Method: "PUT", Path: schedPath(p.ID, fmt.Sprintf("/%d", open)), Token: dev.Token,
+			JSON: map[string]any{"ref": "feature"}}).Want(t, http.StatusBadRequest).
+			WantBody(t, `{"message":{"base":["The current user is not authorized to update the pipeline schedule"]}}`)
+		// The owner (a maintainer of the project) still plays it.
+		s.Do(t, apitest.Request{Method: "POST", Path: schedPath(p.ID, fmt.Sprintf("/%d/play", sc.ID)), Token: owner.Token}).Want(t, http.StatusCreated)
 	})
 }
 

@@ -332,6 +332,9 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, projectRef string, i
 	if err := s.apply(&sc, in, s.db.Now()); err != nil {
 		return View{}, err
 	}
+	if err := s.checkRef(ctx, x, sc.Ref, "create"); err != nil {
+		return View{}, err
+	}
 	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.CreatePipelineSchedule(ctx, &sc) }); err != nil {
 		return View{}, err
 	}
@@ -356,17 +359,44 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, projectRef string, i
 	if err != nil {
 		return View{}, err
 	}
-	if !x.update(sc) {
-		return View{}, model.Forbidden("")
+	if err := s.mayUpdate(ctx, x, sc); err != nil {
+		return View{}, err
 	}
 	prev := sc.UpdatedAt
 	if err := s.apply(&sc, in, s.db.Now()); err != nil {
+		return View{}, err
+	}
+	if err := s.checkRef(ctx, x, sc.Ref, "update"); err != nil {
 		return View{}, err
 	}
 	if err := s.write(ctx, &sc, prev); err != nil {
 		return View{}, err
 	}
 	return s.details(ctx, x, sc, false)
+}
+
+// mayUpdate: update_pipeline_schedule, which GitLab's policy prevents
+// on a ref the caller may not run pipelines for (a protected branch they
+// may neither push nor merge to).
+func (s *Service) mayUpdate(ctx context.Context, x access, sc model.PipelineSchedule) error {
+	if !x.update(sc) {
+		return model.Forbidden("")
+	}
+	ok, err := s.pipelines.MayRunPipelineOn(ctx, x.a, x.project, x.level, sc.Ref)
+	if err == nil && !ok {
+		err = model.Forbidden("")
+	}
+	return err
+}
+
+// checkRef refuses to save a schedule for a ref the caller may not run
+// pipelines for, with GitLab's message (a 400 on base).
+func (s *Service) checkRef(ctx context.Context, x access, ref, verb string) error {
+	ok, err := s.pipelines.MayRunPipelineOn(ctx, x.a, x.project, x.level, ref)
+	if err == nil && !ok {
+		err = model.Invalid("base", "The current user is not authorized to "+verb+" the pipeline schedule")
+	}
+	return err
 }
 
 // TakeOwnership makes the caller the schedule's owner (maintainers, or

@@ -43,14 +43,16 @@ func (s *Service) variableAccess(ctx context.Context, a auth.Actor, projectRef s
 	if err != nil {
 		return sc, err
 	}
-	allowed := x.update(sc)
-	if remove {
-		allowed = x.admin(sc)
-	}
-	if !x.setVariables() || !allowed {
+	if !x.setVariables() {
 		return sc, model.Forbidden("")
 	}
-	return sc, nil
+	if remove {
+		if !x.admin(sc) {
+			return sc, model.Forbidden("")
+		}
+		return sc, nil
+	}
+	return sc, s.mayUpdate(ctx, x, sc)
 }
 
 // CreateVariable adds a variable to a schedule (its owner).
