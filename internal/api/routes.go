@@ -26,6 +26,7 @@ import (
 	apireleases "quarry/internal/api/releases"
 	"quarry/internal/api/repository"
 	"quarry/internal/api/runners"
+	apischedules "quarry/internal/api/schedules"
 	"quarry/internal/api/settings"
 	"quarry/internal/api/snippets"
 	"quarry/internal/api/storagemoves"
@@ -73,6 +74,7 @@ func (s *Server) Table() []endpoint.Route {
 		errortracking.New(d.ErrorTracking, r).Routes(),
 		apireleases.New(d.Releases, r).Routes(),
 		apiprotectedenvs.New(d.ProtectedEnvironments, r).Routes(),
+		apischedules.New(d.Schedules, r).Routes(),
 	)
 }
 

@@ -45,6 +45,7 @@ import (
 	"quarry/internal/releases"
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
+	"quarry/internal/schedules"
 	"quarry/internal/settings"
 	"quarry/internal/snippets"
 	"quarry/internal/storagemoves"
@@ -103,6 +104,8 @@ type Deps struct {
 	ProtectedEnvironments *protectedenvs.Service
 	// OIDC publishes the discovery document and keys of CI ID tokens.
 	OIDC *oidc.Service
+	// Schedules are projects' pipeline schedules.
+	Schedules *schedules.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git         http.Handler
 	Uploads     *uploads.Store

@@ -54,6 +54,7 @@ import (
 	"quarry/internal/releases"
 	"quarry/internal/repofiles"
 	"quarry/internal/runners"
+	"quarry/internal/schedules"
 	"quarry/internal/settings"
 	"quarry/internal/snippets"
 	"quarry/internal/storagemoves"
@@ -113,6 +114,8 @@ type App struct {
 	geoDone chan struct{}
 	// OIDC signs CI ID tokens (id_tokens:) and publishes their keys.
 	OIDC *oidc.Service
+	// Schedules are pipeline schedules and their scheduler.
+	Schedules *schedules.Service
 }
 
 // New opens the data folder and database, migrates, reads the secrets key
@@ -222,6 +225,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.CI.SetSettings(set)
 	a.OIDC = oidc.New(db, cfg.ExternalURL)
 	a.CI.SetOIDC(a.OIDC)
+	a.Schedules = schedules.New(db, a.Projects, a.CI, queue, log)
 	a.Projects.SetSettings(set)
 	a.Groups.SetSettings(set)
 	a.Users.SetSettings(set)
@@ -294,6 +298,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.Close()
 		return nil, err
 	}
+	if err := a.Schedules.Start(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if !secondary {
 		if err := a.Users.HandleDormant(ctx, queue); err != nil {
 			a.Close()
@@ -350,6 +358,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		ErrorTracking: errortracking.New(db, a.Projects, cfg.ExternalURL, errortracking.DefaultLimits),
 		Releases:      releases.New(db, a.Projects, a.Groups, repoFiles),
 		OIDC:          a.OIDC,
+		Schedules:     a.Schedules,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess},
 		Uploads: up, DB: db, Log: log,

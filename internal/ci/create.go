@@ -53,6 +53,9 @@ type request struct {
 	// mergeRequest is the merge request a merge_request_event pipeline
 	// runs for.
 	mergeRequest *model.MergeRequest
+	// link, when set, runs in the transaction that stores the pipeline
+	// (a schedule's pipeline records its schedule).
+	link func(ctx context.Context, tx *store.Tx, p *model.Pipeline) error
 }
 
 // chainError is a failure of the creation chain with GitLab's message:
@@ -395,6 +398,11 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 		vars := req.variables
 		if len(vars) > 0 {
 			if err := tx.AddPipelineVariables(ctx, p.ID, vars); err != nil {
+				return err
+			}
+		}
+		if req.link != nil {
+			if err := req.link(ctx, tx, p); err != nil {
 				return err
 			}
 		}

@@ -119,6 +119,10 @@ func (q *Queue) wakeOne() {
 	}
 }
 
+// Wake makes an idle worker look for due tasks now (tests that move the
+// clock use it instead of waiting for the poll).
+func (q *Queue) Wake() { q.wakeOne() }
+
 // Listening is closed once notifications of new tasks — from this process
 // and from others sharing the database — wake this queue's workers. Until
 // then (and whenever the notification connection is down) the workers
