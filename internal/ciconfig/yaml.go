@@ -1,6 +1,9 @@
 package ciconfig
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -41,6 +44,42 @@ func parseYAML(src []byte) (v any, err error) {
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		return nil, configError("%s", err.Error())
 	}
+	return convertDocument(&doc)
+}
+
+// maxDocuments is GitLab's bound on the documents of a configuration
+// file: a spec: header and the content.
+const maxDocuments = 2
+
+// parseDocuments reads every document of src (at most maxDocuments),
+// each as parseYAML reads the first.
+func parseDocuments(src []byte) (docs []any, err error) {
+	defer func() {
+		if recover() != nil {
+			docs, err = nil, configError(msgNotHash)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return docs, nil
+		} else if err != nil {
+			return nil, configError("%s", err.Error())
+		}
+		if len(docs) == maxDocuments {
+			return nil, configError("The parsed YAML has too many documents")
+		}
+		v, err := convertDocument(&doc)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, v)
+	}
+}
+
+// convertDocument measures and converts one parsed document.
+func convertDocument(doc *yaml.Node) (any, error) {
 	if len(doc.Content) == 0 {
 		return nil, nil
 	}
