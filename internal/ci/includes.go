@@ -157,6 +157,7 @@ func (in *includes) remote(raw string) (ciconfig.Fetched, error) {
 	}
 	resp, err := remoteClient(in.settings.AllowLocalRequestsFromWebHooksAndServices).Do(req)
 	if err != nil {
+		in.s.log.Debug("ci: include:remote", "url", u.Redacted(), "err", err)
 		return ciconfig.Fetched{}, remoteError(err)
 	}
 	defer resp.Body.Close()

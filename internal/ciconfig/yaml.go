@@ -29,33 +29,18 @@ type reference struct {
 	content any
 }
 
-// parseYAML reads the first document of src into values. The document
-// is walked as yaml.Node values, where an alias is a pointer to its
-// anchor, so its size and depth are measured before anything is
-// expanded: an alias bomb or a self-enclosing anchor is refused after a
-// walk of its few nodes.
-func parseYAML(src []byte) (v any, err error) {
-	defer func() {
-		if recover() != nil { // the parser is third-party code; no input may crash Load
-			v, err = nil, configError(msgNotHash)
-		}
-	}()
-	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, configError("%s", err.Error())
-	}
-	return convertDocument(&doc)
-}
-
 // maxDocuments is GitLab's bound on the documents of a configuration
 // file: a spec: header and the content.
 const maxDocuments = 2
 
-// parseDocuments reads every document of src (at most maxDocuments),
-// each as parseYAML reads the first.
+// parseDocuments reads every document of src (at most maxDocuments)
+// into values. A document is walked as yaml.Node values, where an alias
+// is a pointer to its anchor, so its size and depth are measured before
+// anything is expanded: an alias bomb or a self-enclosing anchor is
+// refused after a walk of its few nodes.
 func parseDocuments(src []byte) (docs []any, err error) {
 	defer func() {
-		if recover() != nil {
+		if recover() != nil { // the parser is third-party code; no input may crash Load
 			docs, err = nil, configError(msgNotHash)
 		}
 	}()
