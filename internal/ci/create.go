@@ -143,48 +143,38 @@ func (s *Service) configPath(ctx context.Context, p model.Project) string {
 }
 
 // loadConfig reads and loads the configuration at a commit (the project's
-// file, or a child pipeline's includes), cached by commit: found is false
-// when the project's file does not exist.
-func (s *Service) loadConfig(ctx context.Context, repo *gitrepo.Repo, commit git.ObjectID, path string, include []string) (cfg *ciconfig.Config, found bool, err error) {
+// file, or a child pipeline's includes), with its includes read as the
+// pipeline's user; cached by commit unless it included a file of another
+// project or a remote one. found is false when the project's file does
+// not exist.
+func (s *Service) loadConfig(ctx context.Context, repo *gitrepo.Repo, commit git.ObjectID, path string, include []string, user *model.User) (cfg *ciconfig.Config, found bool, err error) {
 	key := configKey{repo: repo.Path(), commit: string(commit), path: path, include: strings.Join(include, "\x00")}
 	if c, ok := s.configs.Get(key); ok {
 		return c.cfg, true, c.err
 	}
-	read := func(p string) ([]byte, bool, error) {
-		info, err := repo.ObjectAt(ctx, commit, p)
-		if errors.Is(err, gitrepo.ErrPathNotFound) || (err == nil && info.Type != "blob") {
-			return nil, false, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		if info.Size > int64(s.cfg.MaxConfigBytes) {
-			return nil, true, &ciconfig.Error{Message: "The parsed YAML is too big", Reason: ciconfig.ReasonConfig}
-		}
-		_, data, err := repo.ReadObject(ctx, string(info.OID))
-		return data, err == nil, err
-	}
-	opts := ciconfig.Options{MaxBytes: s.cfg.MaxConfigBytes, Include: func(p string) ([]byte, bool, error) { return read(p) }}
+	inc := s.newIncludes(ctx, repo, commit, user)
+	opts := ciconfig.Options{MaxBytes: s.cfg.MaxConfigBytes, Fetch: inc.fetch, MaxIncludes: int(min(inc.settings.CIMaxIncludes, 10_000))}
 	if include != nil {
 		cfg, err = ciconfig.LoadIncludes(include, opts)
 	} else {
-		data, ok, rerr := read(path)
-		if rerr != nil && !isConfigError(rerr) {
-			return nil, false, rerr
-		}
-		if !ok {
+		f, rerr := inc.blob(repo, commit, path)
+		switch {
+		case errors.Is(rerr, ciconfig.ErrFileNotFound):
 			return nil, false, nil
-		}
-		if rerr != nil {
-			err = rerr
-		} else {
-			cfg, err = ciconfig.Load(data, opts)
+		case errors.Is(rerr, ciconfig.ErrTooBig):
+			err = &ciconfig.Error{Message: "The parsed YAML is too big", Reason: ciconfig.ReasonConfig}
+		case rerr != nil:
+			return nil, false, rerr
+		default:
+			cfg, err = ciconfig.Load(f.Data, opts)
 		}
 	}
 	if err != nil && !isConfigError(err) {
 		return nil, true, err
 	}
-	s.configs.Add(key, cachedConfig{cfg: cfg, err: err})
+	if !inc.external {
+		s.configs.Add(key, cachedConfig{cfg: cfg, err: err})
+	}
 	return cfg, true, err
 }
 
@@ -214,7 +204,7 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 		return model.Pipeline{}, fmt.Errorf("read commit %s: %w", ref.sha, err)
 	}
 	path := s.configPath(ctx, req.project)
-	cfg, found, cerr := s.loadConfig(ctx, repo, ref.sha, path, req.include)
+	cfg, found, cerr := s.loadConfig(ctx, repo, ref.sha, path, req.include, req.user)
 	if cerr != nil && !isConfigError(cerr) {
 		return model.Pipeline{}, cerr
 	}

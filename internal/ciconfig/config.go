@@ -7,7 +7,11 @@
 // Errors are *Error with GitLab's messages; the first one wins.
 package ciconfig
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"time"
+)
 
 // Config is a loaded configuration: includes merged, extends, anchors,
 // !reference tags and default: applied, every job validated.
@@ -249,9 +253,21 @@ func (j *Job) Bridge() bool { return j.Trigger != nil }
 
 // Options tune Load.
 type Options struct {
+	// Fetch reads an included file (local, project or remote); see
+	// Location and the Err* errors it may answer. When it is nil, local
+	// files of the pipeline's own project are read with Include and the
+	// other kinds fail as unreachable.
+	Fetch func(loc Location) (Fetched, error)
 	// Include reads an included local file by its path in the repository
-	// (without a leading "/"); found is false when there is none.
+	// (without a leading "/"); found is false when there is none. Fetch,
+	// when set, is used instead.
 	Include func(path string) (data []byte, found bool, err error)
+	// Inputs are the configuration's own spec:inputs arguments (the
+	// pipeline's inputs).
+	Inputs map[string]any
+	// MaxIncludes bounds the included files, each inclusion counted
+	// (GitLab's ci_max_includes, default 150).
+	MaxIncludes int
 	// MaxBytes bounds the configuration and each included file (default
 	// 1 MiB); all included files together are bounded by ten times it.
 	MaxBytes int
@@ -265,6 +281,62 @@ type Options struct {
 	// Exists answers include:rules:exists globs (nil: no file exists).
 	Exists func(glob string) bool
 }
+
+// Kinds of included files Fetch reads.
+const (
+	IncludeLocal   = "local"
+	IncludeProject = "project"
+	IncludeRemote  = "remote"
+)
+
+// Location is an included file to read.
+type Location struct {
+	Kind string // IncludeLocal, IncludeProject or IncludeRemote
+	// Project is the full path (lower case) of the project whose
+	// repository holds the file; "" is the pipeline's own project (at the
+	// pipeline's commit).
+	Project string
+	// Ref is, for IncludeProject, the ref as written ("HEAD": the
+	// project's default branch); for IncludeLocal in another project,
+	// the commit its project include read (Fetched.Commit).
+	Ref  string
+	Path string // local and project files: the path, without a leading "/"
+	URL  string // remote files
+}
+
+// Fetched is an included file's content.
+type Fetched struct {
+	Data []byte
+	// Commit is, for IncludeProject, the commit Ref named: the file's own
+	// local includes are read there.
+	Commit string
+}
+
+// Errors Fetch answers for a file that cannot be read; each becomes
+// GitLab's message for the include. Any other error stops Load and is
+// returned as it is.
+var (
+	ErrFileNotFound    = errors.New("file not found")                     // local or project file, or a template
+	ErrProjectNotFound = errors.New("project not found or access denied") // the pipeline's user may not read its code
+	ErrRefNotFound     = errors.New("reference not found")
+	ErrTooBig          = errors.New("file too big") // more than Options.MaxBytes
+	ErrRemoteTimeout   = errors.New("remote: timeout")
+	ErrRemoteSocket    = errors.New("remote: socket error") // DNS, connection refused
+	ErrRemoteHTTP      = errors.New("remote: HTTP error")   // any other failure of the request
+)
+
+// RemoteStatusError is a remote file answered with an HTTP status of
+// 400 or more.
+type RemoteStatusError struct{ Code int }
+
+func (e *RemoteStatusError) Error() string { return fmt.Sprintf("remote: HTTP %d", e.Code) }
+
+// RemoteBlockedError is a remote file whose address is refused (a local
+// address when local requests are not allowed); Reason is GitLab's, as
+// "Requests to localhost are not allowed".
+type RemoteBlockedError struct{ Reason string }
+
+func (e *RemoteBlockedError) Error() string { return "remote: blocked: " + e.Reason }
 
 // Input is what a pipeline being created knows, for workflow:rules,
 // rules:, only: and except:.

@@ -94,3 +94,30 @@ func FuzzExpression(f *testing.F) {
 		}
 	})
 }
+
+// FuzzInterpolate: no file with a spec: header, whatever its inputs and
+// blocks, makes Load panic or answer anything but *Error.
+func FuzzInterpolate(f *testing.F) {
+	for _, s := range []string{
+		"spec:\n  inputs:\n    a: {default: x}\n---\njob:\n  script: ['$[[ inputs.a ]]']\n",
+		"spec:\n  inputs:\n    a: {type: array, default: [1]}\n    b: {type: number, default: 2, options: [2]}\n---\n$[[ inputs.a ]]:\n  script: $[[ inputs.a | truncate(0,1) ]]\n",
+		"spec: {inputs: {a: {regex: '(', default: v}}}\n---\nj: {script: x}\n",
+		"spec:\n  inputs:\n    a: {default: '$[[ inputs.a ]]'}\n---\nj:\n  script: ['$[[ inputs.a | expand_vars | truncate(99999999999,1) ]]-$[[inputs.a.b.c.d.e.f]]']\n",
+		"spec: {inputs: null}\n---\nj: {script: x}\n---\n",
+	} {
+		f.Add([]byte(s), "a")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, arg string) {
+		o := Options{Inputs: map[string]any{"a": arg}, Variables: map[string]string{"A": arg}}
+		start := time.Now()
+		_, err := Load(data, o)
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("not an *Error: %v", err)
+			}
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("Load took %v", d)
+		}
+	})
+}

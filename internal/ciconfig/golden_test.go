@@ -76,12 +76,23 @@ func goldenRun(t *testing.T, src []byte, dir string) goldenResult {
 			}
 		}
 	}
-	opts := Options{Variables: in.Variables, Include: func(p string) ([]byte, bool, error) {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-		if os.IsNotExist(err) {
-			return nil, false, nil
+	// Local files are in dir; a project's files in dir/projects/<path>
+	// (read at commit "<path>@<ref>"), its local includes there too.
+	opts := Options{Variables: in.Variables, Fetch: func(at Location) (Fetched, error) {
+		p, commit := filepath.Join(dir, filepath.FromSlash(at.Path)), ""
+		switch {
+		case at.Kind == IncludeProject:
+			p, commit = filepath.Join(dir, "projects", filepath.FromSlash(at.Project), filepath.FromSlash(at.Path)), at.Project+"@"+at.Ref
+		case at.Kind == IncludeLocal && at.Project != "":
+			p = filepath.Join(dir, "projects", filepath.FromSlash(at.Project), filepath.FromSlash(at.Path))
+		case at.Kind == IncludeRemote:
+			return Fetched{}, ErrRemoteSocket
 		}
-		return data, err == nil, err
+		data, err := os.ReadFile(p)
+		if os.IsNotExist(err) {
+			return Fetched{}, ErrFileNotFound
+		}
+		return Fetched{Data: data, Commit: commit}, err
 	}}
 	var r goldenResult
 	c, err := Load(src, opts)

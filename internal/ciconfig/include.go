@@ -1,6 +1,7 @@
 package ciconfig
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -19,22 +20,36 @@ const (
 // list them.
 var includeKinds = []string{"local", "project", "remote", "template", "artifact", "component"}
 
+// fileContext is where an included file's own local includes are read:
+// a project ("" the pipeline's own) at a commit ("" the pipeline's), as
+// GitLab's context switch. A remote file has no repository.
+type fileContext struct {
+	project, commit string
+	remote          bool
+}
+
 // includedFile is one entry of an include: list on its way through
 // GitLab's verifier: its kind, where it points, and the first error.
 type includedFile struct {
 	kind     string
 	params   *mapping
-	location any // params[kind]; for local without leading slashes
+	location any // params[kind] (project: file); local and project without leading slashes
+	project  string
+	ref      string
+	inputs   *mapping
+	ctx      fileContext // of the including file
 	err      *Error
 	value    *mapping // the file's content, its own includes expanded
 }
 
 // expandIncludes merges the files a mapping's include: names under it,
 // as GitLab's External::Processor does: each file (its own includes
-// expanded first) deep-merged in order, then the mapping itself on top.
-// Errors found while checking the files of one level are reported after
-// the level; a nested file's error and the include limit stop at once.
-func (l *loader) expandIncludes(values *mapping) (*mapping, error) {
+// expanded first, in its own project) deep-merged in order, then the
+// mapping itself on top. Errors found while checking the files of one
+// level are reported after the level; a nested file's error and the
+// include limit stop at once. A file may be included more than once
+// (each inclusion counted); a cycle ends at the include limit.
+func (l *loader) expandIncludes(values *mapping, ctx fileContext) (*mapping, error) {
 	raw, ok := values.get("include")
 	if !ok {
 		return values, nil
@@ -48,14 +63,15 @@ func (l *loader) expandIncludes(values *mapping) (*mapping, error) {
 	if len(locations) == 0 {
 		return values.without("include"), nil
 	}
-	files, err := l.matchIncludes(locations)
+	files, err := l.matchIncludes(locations, ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range files {
-		if l.includes++; l.includes > maxIncludes {
-			return nil, configError("Maximum of %d nested includes are allowed!", maxIncludes)
+		if l.includes >= l.maxIncludes() {
+			return nil, configError("Maximum of %d nested includes are allowed!", l.maxIncludes())
 		}
+		l.includes++
 		f.validateLocation()
 	}
 	for _, f := range files {
@@ -81,10 +97,18 @@ func (l *loader) expandIncludes(values *mapping) (*mapping, error) {
 	return content.without("include"), nil
 }
 
+func (l *loader) maxIncludes() int {
+	if l.opts.MaxIncludes > 0 {
+		return l.opts.MaxIncludes
+	}
+	return maxIncludes
+}
+
 // matchIncludes normalizes include entries (a string is a local path,
 // or a remote one when it is a URL), drops those whose rules: exclude
-// them, expands variables in locations, and finds each entry's kind.
-func (l *loader) matchIncludes(locations []any) ([]*includedFile, error) {
+// them, expands variables in locations, makes one entry of each file of
+// a project include, and finds each entry's kind.
+func (l *loader) matchIncludes(locations []any, ctx fileContext) ([]*includedFile, error) {
 	var files []*includedFile
 	for _, loc := range locations {
 		var params *mapping
@@ -111,7 +135,13 @@ func (l *loader) matchIncludes(locations []any) ([]*includedFile, error) {
 		}
 		var kinds []string
 		for _, k := range includeKinds {
-			if v, _ := params.get(k); !blank(v) && k != "artifact" { // artifacts exist only for child pipelines
+			v, _ := params.get(k)
+			if k == "project" {
+				if file, _ := params.get("file"); blank(file) {
+					continue
+				}
+			}
+			if !blank(v) {
 				kinds = append(kinds, k)
 			}
 		}
@@ -123,16 +153,44 @@ func (l *loader) matchIncludes(locations []any) ([]*includedFile, error) {
 		default:
 			return nil, configError("Each include must use only one of: `%s`", strings.Join(includeKinds, "`, `"))
 		}
-		f := &includedFile{kind: kinds[0], params: params}
-		f.location, _ = params.get(f.kind)
-		if s, ok := f.location.(string); ok {
-			s = expandVariables(s, l.opts.Variables, false)
-			if f.kind == "local" {
-				s = strings.TrimLeft(s, "/")
+		var inputs *mapping
+		if in, ok := params.get("inputs"); ok && in != nil {
+			if inputs, ok = in.(*mapping); !ok {
+				return nil, configError("`%s`: inputs should be a hash", toJSON(params))
 			}
-			f.location = s
 		}
-		files = append(files, f)
+		kind := kinds[0]
+		if kind != "project" {
+			f := &includedFile{kind: kind, params: params, inputs: inputs, ctx: ctx}
+			f.location, _ = params.get(kind)
+			if s, ok := f.location.(string); ok {
+				s = expandVariables(s, l.opts.Variables, false)
+				if kind == "local" {
+					s = strings.TrimLeft(s, "/")
+				}
+				f.location = s
+			}
+			files = append(files, f)
+			continue
+		}
+		// GitLab reads the first of a list of projects.
+		project, _ := params.get("project")
+		if list, ok := project.([]any); ok && len(list) > 0 {
+			project = list[0]
+		}
+		name := strings.ToLower(expandVariables(rubyString(project), l.opts.Variables, false))
+		ref := "HEAD"
+		if r, ok := params.get("ref"); ok && r != nil {
+			ref = expandVariables(rubyString(r), l.opts.Variables, false)
+		}
+		file, _ := params.get("file")
+		for _, p := range arrayWrap(file) {
+			f := &includedFile{kind: kind, params: params, inputs: inputs, ctx: ctx, project: name, ref: ref, location: p}
+			if s, ok := p.(string); ok {
+				f.location = strings.TrimLeft(expandVariables(s, l.opts.Variables, false), "/")
+			}
+			files = append(files, f)
+		}
 	}
 	return files, nil
 }
@@ -142,7 +200,11 @@ var yamlExtension = regexp.MustCompile(`(?i).+\.(yml|yaml)$`)
 func (f *includedFile) validateLocation() {
 	s, ok := f.location.(string)
 	switch {
-	case f.kind != "local" && f.kind != "remote":
+	case f.kind == "template":
+		if !strings.HasSuffix(rubyString(f.location), ".gitlab-ci.yml") {
+			f.err = configError("Template file `%s` is not a valid location!", rubyString(f.location))
+		}
+	case f.kind != "local" && f.kind != "remote" && f.kind != "project":
 	case !ok:
 		f.err = configError("Included file `%s` needs to be a string", rubyString(f.location))
 	case !yamlExtension.MatchString(path.Base(s)):
@@ -152,54 +214,82 @@ func (f *includedFile) validateLocation() {
 	}
 }
 
-// fetch reads, parses and expands one included file. Quarry reads local
-// files only; the other kinds fail as an unreachable file does.
+// fetch reads, parses, interpolates and expands one included file:
+// local files in the including file's project and commit, project files
+// as the pipeline's user, remote files over HTTP (through Options.Fetch).
+// Templates and components are not supported; artifacts are for child
+// pipelines only.
 func (l *loader) fetch(f *includedFile) error {
 	loc := rubyString(f.location)
-	if f.kind != "local" {
-		what := map[string]string{"project": "Project file", "remote": "Remote file", "template": "Template file", "component": "Component"}[f.kind]
-		if f.kind == "project" {
-			loc += ":" + rubyString(f.params.vals["file"])
+	var at Location
+	next := f.ctx
+	switch f.kind {
+	case "local":
+		if f.ctx.remote {
+			f.err = configError("Local file `%s` does not exist!", loc)
+			return nil
 		}
+		at = Location{Kind: IncludeLocal, Project: f.ctx.project, Ref: f.ctx.commit, Path: loc}
+	case "project":
+		at = Location{Kind: IncludeProject, Project: f.project, Ref: f.ref, Path: loc}
+	case "remote":
+		at = Location{Kind: IncludeRemote, URL: loc}
+		next = fileContext{remote: true}
+	case "artifact":
+		f.err = configError("Including configs from artifacts is only allowed when triggering child pipelines")
+		return nil
+	default:
+		what := map[string]string{"template": "Template file", "component": "Component"}[f.kind]
 		f.err = configError("%s `%s` could not be fetched because %s includes are not supported!", what, loc, f.kind)
 		return nil
 	}
-	value, ok := l.files[loc]
+	key := strings.Join([]string{at.Kind, at.Project, at.Ref, at.Path, at.URL}, "\x00")
+	doc, ok := l.files[key]
 	if !ok {
-		var data []byte
-		found := false
-		if l.opts.Include != nil {
-			var err error
-			if data, found, err = l.opts.Include(loc); err != nil {
+		fetched, err := l.read(at)
+		if err != nil {
+			if f.err = fetchError(f, err); f.err == nil {
 				return fmt.Errorf("read included file %q: %w", loc, err)
 			}
+			return nil
 		}
 		switch {
-		case !found:
-			f.err = configError("Local file `%s` does not exist!", loc)
+		case strings.TrimSpace(string(fetched.Data)) == "":
+			switch f.kind {
+			case "local":
+				f.err = configError("Local file `%s` is empty!", loc)
+			case "project":
+				f.err = configError("Project `%s` file `%s` is empty!", f.project, loc)
+			default:
+				f.err = configError("Included file `%s` is empty or does not exist!", loc)
+			}
 			return nil
-		case strings.TrimSpace(string(data)) == "":
-			f.err = configError("Local file `%s` is empty!", loc)
-			return nil
-		case len(data) > l.maxBytes():
+		case len(fetched.Data) > l.maxBytes():
 			f.err = configError("`%s`: %s", loc, msgTooBig)
 			return nil
 		}
-		v, err := parseYAML(data)
+		d, err := splitDocuments(fetched.Data)
 		if err != nil {
 			f.err = configError("`%s`: %s", loc, err.(*Error).Message)
 			return nil
 		}
-		m, isMap := v.(*mapping)
-		if !isMap {
-			f.err = configError("`%s`: %s", loc, msgNotHash)
-			return nil
-		}
-		value = m
-		l.files[loc] = m
-		l.bytes[loc] = len(data)
+		doc = parsedFile{document: d, bytes: len(fetched.Data), commit: fetched.Commit}
+		l.files[key] = doc
 	}
-	expanded, err := l.expandIncludes(value)
+	if f.kind == "project" {
+		next = fileContext{project: f.project, commit: doc.commit}
+	}
+	content, ierr := l.interpolate(doc.document, f.inputs)
+	if ierr != "" {
+		f.err = configError("`%s`: %s", loc, ierr)
+		return nil
+	}
+	value, isMap := content.(*mapping)
+	if !isMap {
+		f.err = configError("`%s`: %s", loc, msgNotHash)
+		return nil
+	}
+	expanded, err := l.expandIncludes(value, next)
 	if err != nil {
 		return err
 	}
@@ -208,10 +298,102 @@ func (l *loader) fetch(f *includedFile) error {
 		return nil
 	}
 	f.value = expanded
-	if l.total += l.bytes[loc]; l.total > totalBytesRatio*l.maxBytes() {
+	if l.total += doc.bytes; l.total > totalBytesRatio*l.maxBytes() {
 		return configError(msgTotalTooBig)
 	}
 	return nil
+}
+
+// parsedFile is an included file read and split, kept for its next
+// inclusion.
+type parsedFile struct {
+	document
+	bytes  int
+	commit string
+}
+
+// read answers Options.Fetch, or Options.Include for the pipeline's own
+// local files.
+func (l *loader) read(at Location) (Fetched, error) {
+	if l.opts.Fetch != nil {
+		return l.opts.Fetch(at)
+	}
+	if at.Kind != IncludeLocal || at.Project != "" || l.opts.Include == nil {
+		switch at.Kind {
+		case IncludeProject:
+			return Fetched{}, ErrProjectNotFound
+		case IncludeRemote:
+			return Fetched{}, ErrRemoteSocket
+		}
+		return Fetched{}, ErrFileNotFound
+	}
+	data, found, err := l.opts.Include(at.Path)
+	switch {
+	case err != nil:
+		return Fetched{}, err
+	case !found:
+		return Fetched{}, ErrFileNotFound
+	}
+	return Fetched{Data: data}, nil
+}
+
+// fetchError is GitLab's message for a file Fetch could not read; nil
+// for an error that is not one of Fetch's.
+func fetchError(f *includedFile, err error) *Error {
+	loc := rubyString(f.location)
+	var status *RemoteStatusError
+	var blocked *RemoteBlockedError
+	var ce *Error
+	switch {
+	case errors.As(err, &ce):
+		return ce
+	case errors.Is(err, ErrTooBig):
+		return configError("`%s`: %s", loc, msgTooBig)
+	case errors.Is(err, ErrProjectNotFound):
+		return configError("Project `%s` not found or access denied! Make sure any includes in the pipeline configuration are correctly defined.", f.project)
+	case errors.Is(err, ErrRefNotFound):
+		return configError("Project `%s` reference `%s` does not exist!", f.project, f.ref)
+	case errors.Is(err, ErrFileNotFound) && f.kind == "project":
+		return configError("Project `%s` file `%s` does not exist!", f.project, loc)
+	case errors.Is(err, ErrFileNotFound) && f.kind == "local":
+		return configError("Local file `%s` does not exist!", loc)
+	case errors.Is(err, ErrFileNotFound):
+		return configError("Included file `%s` is empty or does not exist!", loc)
+	case errors.Is(err, ErrRemoteTimeout):
+		return configError("Remote file `%s` could not be fetched because of a timeout error!", loc)
+	case errors.Is(err, ErrRemoteSocket):
+		return configError("Remote file `%s` could not be fetched because of a socket error!", loc)
+	case errors.Is(err, ErrRemoteHTTP):
+		return configError("Remote file `%s` could not be fetched because of HTTP error!", loc)
+	case errors.As(err, &status):
+		return configError("Remote file `%s` could not be fetched because of HTTP code `%d` error!", loc, status.Code)
+	case errors.As(err, &blocked):
+		return configError("Remote file could not be fetched because URL is blocked: %s!", blocked.Reason)
+	}
+	return nil
+}
+
+// interpolate applies a file's spec:inputs header to its content with
+// the include's inputs; the error is GitLab's (up to three joined).
+func (l *loader) interpolate(d document, args *mapping) (any, string) {
+	if d.header == nil {
+		if args.len() > 0 {
+			return nil, "Given inputs not defined in the `spec` section of the included configuration file"
+		}
+		return d.content, ""
+	}
+	specs, err := parseHeader(d.header)
+	if err != nil {
+		return nil, err.Message
+	}
+	values, errs := resolveInputs(specs, args)
+	if len(errs) == 0 {
+		var content any
+		if content, errs = interpolate(d.content, values, l.opts.Variables); len(errs) == 0 {
+			return content, ""
+		}
+	}
+	return nil, strings.Join(errs[:min(3, len(errs))], ", ")
 }
 
 // includeRulesPass evaluates an include's rules: (if, exists, changes,

@@ -1,6 +1,7 @@
 package ciconfig
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -21,15 +22,14 @@ const (
 type loader struct {
 	opts     Options
 	budget   budget
-	sizes    map[any]int         // treeSize's memo
-	files    map[string]*mapping // included files by path, parsed once
-	bytes    map[string]int
-	includes int // files included so far (GitLab's expandset)
-	total    int // bytes of the included files, each inclusion counted
+	sizes    map[any]int           // treeSize's memo
+	files    map[string]parsedFile // included files by location, parsed once
+	includes int                   // files included so far (GitLab's expandset)
+	total    int                   // bytes of the included files, each inclusion counted
 }
 
 func newLoader(o Options) *loader {
-	return &loader{opts: o, budget: budget{left: maxWork}, files: map[string]*mapping{}, bytes: map[string]int{}, sizes: map[any]int{}}
+	return &loader{opts: o, budget: budget{left: maxWork}, files: map[string]parsedFile{}, sizes: map[any]int{}}
 }
 
 func (l *loader) maxBytes() int {
@@ -60,15 +60,31 @@ func Load(src []byte, o Options) (*Config, error) {
 	if len(src) > l.maxBytes() {
 		return nil, configError(msgTooBig)
 	}
-	v, err := parseYAML(src)
+	d, err := splitDocuments(src)
 	if err != nil {
 		return nil, err
+	}
+	v, ierr := l.interpolate(d, inputArgs(o.Inputs))
+	if ierr != "" {
+		return nil, configError("%s", ierr)
 	}
 	root, ok := v.(*mapping)
 	if !ok {
 		return nil, configError(msgNotHash)
 	}
 	return l.load(root)
+}
+
+// inputArgs are Options.Inputs as a mapping, by name.
+func inputArgs(in map[string]any) *mapping {
+	if len(in) == 0 {
+		return nil
+	}
+	m := newMapping(len(in))
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		m.set(k, in[k])
+	}
+	return m
 }
 
 // LoadIncludes builds the configuration of a child pipeline
@@ -87,7 +103,7 @@ func LoadIncludes(paths []string, o Options) (*Config, error) {
 }
 
 func (l *loader) load(root *mapping) (*Config, error) {
-	root, err := l.expandIncludes(root)
+	root, err := l.expandIncludes(root, fileContext{})
 	if err != nil {
 		return nil, err
 	}

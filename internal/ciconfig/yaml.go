@@ -1,6 +1,9 @@
 package ciconfig
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -26,21 +29,42 @@ type reference struct {
 	content any
 }
 
-// parseYAML reads the first document of src into values. The document
-// is walked as yaml.Node values, where an alias is a pointer to its
-// anchor, so its size and depth are measured before anything is
-// expanded: an alias bomb or a self-enclosing anchor is refused after a
-// walk of its few nodes.
-func parseYAML(src []byte) (v any, err error) {
+// maxDocuments is GitLab's bound on the documents of a configuration
+// file: a spec: header and the content.
+const maxDocuments = 2
+
+// parseDocuments reads every document of src (at most maxDocuments)
+// into values. A document is walked as yaml.Node values, where an alias
+// is a pointer to its anchor, so its size and depth are measured before
+// anything is expanded: an alias bomb or a self-enclosing anchor is
+// refused after a walk of its few nodes.
+func parseDocuments(src []byte) (docs []any, err error) {
 	defer func() {
 		if recover() != nil { // the parser is third-party code; no input may crash Load
-			v, err = nil, configError(msgNotHash)
+			docs, err = nil, configError(msgNotHash)
 		}
 	}()
-	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, configError("%s", err.Error())
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return docs, nil
+		} else if err != nil {
+			return nil, configError("%s", err.Error())
+		}
+		if len(docs) == maxDocuments {
+			return nil, configError("The parsed YAML has too many documents")
+		}
+		v, err := convertDocument(&doc)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, v)
 	}
+}
+
+// convertDocument measures and converts one parsed document.
+func convertDocument(doc *yaml.Node) (any, error) {
 	if len(doc.Content) == 0 {
 		return nil, nil
 	}

@@ -35,7 +35,7 @@ type ApplicationSettings struct {
 	AllowAccountDeletion                      bool     `json:"allow_account_deletion"`
 	AllowGroupOwnersToManageLDAP              bool     `json:"allow_group_owners_to_manage_ldap"`
 	AllowLocalRequestsFromSystemHooks         bool     `json:"allow_local_requests_from_system_hooks"`
-	AllowLocalRequestsFromWebHooksAndServices bool     `json:"allow_local_requests_from_web_hooks_and_services"`
+	AllowLocalRequestsFromWebHooksAndServices bool     `json:"allow_local_requests_from_web_hooks_and_services" effect:"include:remote may fetch from loopback and private addresses"`
 	AllowProjectCreationForGuestAndBelow      bool     `json:"allow_project_creation_for_guest_and_below"`
 	AllowRunnerRegistrationToken              bool     `json:"allow_runner_registration_token"`
 	ArchiveBuildsInHumanReadable              *string  `json:"archive_builds_in_human_readable" effect:"jobs older than this cannot be retried or played"`
@@ -50,7 +50,7 @@ type ApplicationSettings struct {
 	BulkImportEnabled                         bool     `json:"bulk_import_enabled"`
 	CanCreateGroup                            bool     `json:"can_create_group" effect:"can_create_group of new users"`
 	CheckNamespacePlan                        bool     `json:"check_namespace_plan"`
-	CIMaxIncludes                             int64    `json:"ci_max_includes"`
+	CIMaxIncludes                             int64    `json:"ci_max_includes" effect:"the included files a CI configuration may have"`
 	CommitEmailHostname                       string   `json:"commit_email_hostname"`
 
 	ContainerExpirationPoliciesEnableHistoricEntries bool  `json:"container_expiration_policies_enable_historic_entries"`
