@@ -166,6 +166,8 @@ func (l *loader) decodeJob(name string, m *mapping, kind jobKind, d *defaults, w
 			j.Trigger, err = decodeTrigger(kloc, v)
 		case "id_tokens":
 			err = checkIDTokens(kloc, v)
+		case "environment":
+			err = checkEnvironment(kloc, v)
 		}
 		if err != nil {
 			return nil, err
