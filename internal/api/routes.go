@@ -13,6 +13,7 @@ import (
 	"quarry/internal/api/boards"
 	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
+	"quarry/internal/api/environments"
 	"quarry/internal/api/errortracking"
 	"quarry/internal/api/geo"
 	"quarry/internal/api/groupexport"
@@ -71,6 +72,7 @@ func (s *Server) Table() []endpoint.Route {
 		apialerts.New(d.Alerts, r).Routes(),
 		errortracking.New(d.ErrorTracking, r).Routes(),
 		apireleases.New(d.Releases, r).Routes(),
+		environments.New(d.CI, d.MRs, r).Routes(),
 	)
 }
 

@@ -379,11 +379,12 @@ func (tx *Tx) LinkDeploymentMergeRequests(ctx context.Context, d model.Deploymen
 	return err
 }
 
-// DeploymentMergeRequestIDs lists the ids of the merge requests a
-// deployment shipped, by id.
-func (tx *Tx) DeploymentMergeRequestIDs(ctx context.Context, deploymentID int64) ([]int64, error) {
+// DeploymentMergeRequestIIDs lists the iids of the merge requests a
+// deployment shipped.
+func (tx *Tx) DeploymentMergeRequestIIDs(ctx context.Context, deploymentID int64) ([]int64, error) {
 	var out []int64
-	err := tx.each(ctx, "SELECT merge_request_id FROM deployment_merge_requests WHERE deployment_id = ? ORDER BY merge_request_id",
+	err := tx.each(ctx, `SELECT m.iid FROM deployment_merge_requests x JOIN merge_requests m ON m.id = x.merge_request_id
+		WHERE x.deployment_id = ? ORDER BY m.iid`,
 		[]any{deploymentID}, func(r *sql.Rows) error {
 			var id int64
 			err := r.Scan(&id)

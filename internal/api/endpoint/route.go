@@ -190,6 +190,7 @@ var identifierWildcards = map[string]bool{
 	"integration_id": true, "alert_iid": true, "metric_image_id": true,
 	"key_id": true, "error_id": true,
 	"tag_name": true, "link_id": true,
+	"environment_id": true, "deployment_id": true,
 }
 
 // Check reports what is wrong with a row: an unknown method, a path that
