@@ -405,7 +405,9 @@ func (s *Service) deployCheck(ctx context.Context, tx *store.Tx, j *model.Job, o
 	if err != nil {
 		return "", "", err
 	}
-	if last.ID > d.ID {
+	// GitLab's Deployment#older_than_last_successful_deployment?: a
+	// deployment of the commit deployed last is not outdated.
+	if last.ID > d.ID && last.SHA != d.SHA {
 		return model.FailureForwardDeployment, fmt.Sprintf("deployment %d is older than the last successful deployment %d", d.IID, last.IID), nil
 	}
 	return "", "", nil
