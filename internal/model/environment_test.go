@@ -11,9 +11,9 @@ func TestEnvironmentSlug(t *testing.T) {
 		{"production", "production"},
 		{"prod-1", "prod-1"},
 		{"a-very-long-name-but-plain", ""}, // 26 chars: shortened, suffixed
-		{"review/fix-foo", ""},              // changed: suffixed
-		{"Production", ""},                  // changed (case): suffixed
-		{"1st", ""},                         // must start with a letter
+		{"review/fix-foo", ""},             // changed: suffixed
+		{"Production", ""},                 // changed (case): suffixed
+		{"1st", ""},                        // must start with a letter
 		{"env", "env"},
 	}
 	for _, c := range cases {

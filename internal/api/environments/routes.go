@@ -361,5 +361,3 @@ func (h *Handlers) deploymentMergeRequests(c *endpoint.Call) error {
 	}
 	return c.List(pg, info, out)
 }
-
-
