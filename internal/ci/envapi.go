@@ -212,7 +212,15 @@ func (s *Service) CreateEnvironment(ctx context.Context, a auth.Actor, projectRe
 		return EnvironmentView{}, err
 	}
 	e.Slug = model.EnvironmentSlug(e.Name)
-	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.CreateEnvironment(ctx, &e) })
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		// The name first: a taken name takes its slug too.
+		if _, err := tx.EnvironmentByName(ctx, p.ID, e.Name); err == nil {
+			return model.Invalid("name", "has already been taken")
+		} else if !errors.Is(err, model.ErrNotFound) {
+			return err
+		}
+		return tx.CreateEnvironment(ctx, &e)
+	})
 	if err != nil {
 		return EnvironmentView{}, uniqueEnvironment(err)
 	}
@@ -238,7 +246,17 @@ func (s *Service) UpdateEnvironment(ctx context.Context, a auth.Actor, projectRe
 	if e.Name != old {
 		e.Slug = model.EnvironmentSlug(e.Name)
 	}
-	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateEnvironment(ctx, &e) }); err != nil {
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if e.Name != old {
+			if _, err := tx.EnvironmentByName(ctx, p.ID, e.Name); err == nil {
+				return model.Invalid("name", "has already been taken")
+			} else if !errors.Is(err, model.ErrNotFound) {
+				return err
+			}
+		}
+		return tx.UpdateEnvironment(ctx, &e)
+	})
+	if err != nil {
 		return EnvironmentView{}, uniqueEnvironment(err)
 	}
 	return EnvironmentView{Environment: e, ProjectPath: p.FullPath()}, nil
