@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -393,5 +394,92 @@ func TestEnvironments_forwardDeployment(t *testing.T) {
 		if last := p.environment(t, env[0].ID).LastDeployment; last == nil || last.ID != deps[1].ID {
 			t.Errorf("canary's last deployment %+v", last)
 		}
+	})
+}
+
+// denyGuard stands in for the protected environments' rules: nobody
+// deploys to "locked"; "production" is protected (and open).
+type denyGuard struct{}
+
+func (denyGuard) MayDeploy(_ context.Context, _ model.Project, env string, _ int64) (bool, error) {
+	return env != "locked", nil
+}
+
+func (denyGuard) Protected(_ context.Context, _ int64, env string) (bool, error) {
+	return env == "production" || env == "locked", nil
+}
+
+const guardCI = `
+locked:
+  script: [echo never]
+  environment: locked
+stop_locked:
+  script: [echo never]
+  environment: {name: locked, action: stop}
+prepare_locked:
+  script: [echo "prepared $CI_ENVIRONMENT_ACTION"]
+  environment: {name: locked, action: prepare}
+production:
+  id_tokens:
+    ID_TOKEN: {aud: deploys}
+  script:
+    - printf '%s' "$ID_TOKEN" > id.jwt
+  artifacts:
+    paths: [id.jwt]
+  environment: production
+`
+
+// TestEnvironments_guard: with an EnvironmentGuard set, a job deploying
+// (start or stop) where the guard refuses fails before it runs with
+// protected_environment_failure; prepare runs; the ID token says whether
+// the environment is protected.
+func TestEnvironments_guard(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		engine(s).SetEnvironmentGuard(denyGuard{})
+		owner := s.NewUser(t, "guardowner")
+		p := newCIProject(t, s, owner, "guard", nil)
+		r := projectRunner(t, p, map[string]any{"description": "guard"})
+		quarryRunner(1)(t, s.URL, r.Token, t.TempDir())
+		p.commit(t, "main", map[string]string{".gitlab-ci.yml": guardCI})
+		p.settle(t, 1)
+		pl := p.pipelines(t, "source=push")[0]
+		var jobs map[string]jobJSON
+		eventuallyFor(t, time.Minute, "the jobs done", func() bool {
+			jobs = latest(p.ownJobs(t, pl.ID))
+			for _, j := range jobs {
+				if j.Status != "success" && j.Status != "failed" {
+					return false
+				}
+			}
+			return len(jobs) == 4
+		})
+		for name, want := range map[string]string{"locked": "protected_environment_failure", "stop_locked": "protected_environment_failure",
+			"prepare_locked": "", "production": ""} {
+			if j := jobs[name]; j.FailureReason != want || (want == "") != (j.Status == "success") {
+				t.Errorf("%s: %s (%s); want failure reason %q", name, j.Status, j.FailureReason, want)
+			}
+		}
+		if d := p.deployments(t, "environment=locked"); len(d) != 1 || d[0].Status != "failed" {
+			t.Errorf("locked's deployments %+v", d)
+		}
+		raw := s.Get(t, fmt.Sprintf("/projects/%d/jobs/%d/artifacts/id.jwt", p.ID, jobs["production"].ID), owner.Token).Want(t, http.StatusOK).Body
+		parts := strings.Split(string(raw), ".")
+		if len(parts) != 3 {
+			t.Fatalf("id token %q", raw)
+		}
+		payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var claims map[string]any
+		if err := json.Unmarshal(payload, &claims); err != nil {
+			t.Fatal(err)
+		}
+		if claims["environment"] != "production" || claims["environment_protected"] != "true" || claims["deployment_tier"] != "production" {
+			t.Errorf("claims %v", claims)
+		}
+		// An API deployment where the guard refuses is 403.
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/deployments", p.ID), Token: owner.Token,
+			JSON: map[string]any{"environment": "locked", "sha": pl.SHA, "ref": "main", "tag": false, "status": "success"}}).Want(t, http.StatusForbidden)
 	})
 }

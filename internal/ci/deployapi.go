@@ -32,11 +32,14 @@ func (s *Service) Deployments(ctx context.Context, a auth.Actor, projectRef stri
 	if err != nil {
 		return nil, model.PageInfo{}, err
 	}
-	if (in.FinishedAfter != nil || in.FinishedBefore != nil) && (in.OrderBy != "finished_at" || in.Status != model.DeploySuccess) {
-		return nil, model.PageInfo{}, model.BadRequestRaw("400 Bad request - `finished_at` filter requires `finished_at` sort and `success` status filters.")
-	}
-	if (in.UpdatedAfter != nil || in.UpdatedBefore != nil) && in.OrderBy != "updated_at" {
-		return nil, model.PageInfo{}, model.BadRequestRaw("400 Bad request - `updated_at` filter and `updated_at` sort must be paired")
+	finished := in.FinishedAfter != nil || in.FinishedBefore != nil
+	switch {
+	case finished && in.OrderBy != "finished_at":
+		return nil, model.PageInfo{}, model.BadRequestRaw("400 Bad request - `finished_at` filter requires `finished_at` sort.")
+	case finished && in.Status != model.DeploySuccess:
+		return nil, model.PageInfo{}, model.BadRequestRaw("400 Bad request - `finished_at` filter must be combined with `success` status filter.")
+	case (in.UpdatedAfter != nil || in.UpdatedBefore != nil) && in.OrderBy != "updated_at":
+		return nil, model.PageInfo{}, model.BadRequestRaw("400 Bad request - `updated_at` filter and `updated_at` sorting must be paired")
 	}
 	f := store.DeploymentFilter{ProjectID: p.ID, Status: in.Status, UpdatedAfter: in.UpdatedAfter, UpdatedBefore: in.UpdatedBefore,
 		FinishedAfter: in.FinishedAfter, FinishedBefore: in.FinishedBefore, OrderBy: in.OrderBy, Desc: in.Desc}

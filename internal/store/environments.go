@@ -88,7 +88,7 @@ func (tx *Tx) EnvironmentByName(ctx context.Context, projectID int64, name strin
 type EnvironmentFilter struct {
 	ProjectID int64
 	Name      string // exact
-	Search    string // part of the name
+	Search    string // lower case: the name, or its part after a folder ("review/"), starts with it
 	State     model.EnvironmentState
 }
 
@@ -100,7 +100,8 @@ func (tx *Tx) Environments(ctx context.Context, f EnvironmentFilter, page model.
 		w.add("name = ?", f.Name)
 	}
 	if f.Search != "" {
-		w.add("LOWER(name) LIKE ? ESCAPE '\\'", "%"+escapeLike(f.Search)+"%")
+		q := escapeLike(f.Search) + "%"
+		w.add("(LOWER(name) LIKE ? ESCAPE '\\' OR LOWER(name) LIKE ? ESCAPE '\\')", q, "%/"+q)
 	}
 	if f.State != "" {
 		w.add("state = ?", f.State)
