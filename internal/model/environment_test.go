@@ -37,8 +37,9 @@ func TestEnvironmentSlug(t *testing.T) {
 	if got := EnvironmentSlug("1st"); !strings.HasPrefix(got, "env-1st-") {
 		t.Errorf("slug of 1st = %q; want env-1st-…", got)
 	}
-	if EnvironmentSlug("review/fix-foo") != EnvironmentSlug("review/fix-foo") {
-		t.Error("the suffix is not stable")
+	// The suffix is the name's, not random (GitLab's SHA-256 based one).
+	if got := EnvironmentSlug("review/fix-foo"); got != "review-fix-foo-v25cyx" {
+		t.Errorf("EnvironmentSlug(review/fix-foo) = %q; want review-fix-foo-v25cyx", got)
 	}
 }
 
