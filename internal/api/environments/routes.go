@@ -13,7 +13,6 @@ import (
 	"quarry/internal/ci"
 	"quarry/internal/mergerequests"
 	"quarry/internal/model"
-	"quarry/internal/store"
 )
 
 // Handlers answer the area.
@@ -350,8 +349,9 @@ func (h *Handlers) deploymentMergeRequests(c *endpoint.Call) error {
 	if len(iids) == 0 {
 		return c.List(pg, model.PageInfo{}, []entity.MergeRequest{})
 	}
-	list, info, err := h.mrs.List(c.Ctx(), c.Actor, c.Path("id"), "",
-		mergerequests.ListInput{MergeRequestFilter: store.MergeRequestFilter{IIDs: iids}}, pg)
+	var in mergerequests.ListInput
+	in.IIDs = iids
+	list, info, err := h.mrs.List(c.Ctx(), c.Actor, c.Path("id"), "", in, pg)
 	if err != nil {
 		return err
 	}
