@@ -151,20 +151,6 @@ func (tx *Tx) DeleteStoppedEnvironment(ctx context.Context, id int64) (bool, err
 	return n == 1, err
 }
 
-// DueEnvironments lists available environments whose auto_stop_at has
-// come, oldest due first, after id after.
-func (tx *Tx) DueEnvironments(ctx context.Context, now time.Time, after int64, limit int) ([]model.Environment, error) {
-	var out []model.Environment
-	err := tx.each(ctx, "SELECT "+environmentColumns+" FROM environments WHERE auto_stop_at <= ? AND state = ? AND id > ? ORDER BY id LIMIT ?",
-		[]any{micros(now), model.EnvAvailable, after, limit}, func(r *sql.Rows) error {
-			var e model.Environment
-			err := r.Scan(environmentDest(&e)...)
-			out = append(out, e)
-			return err
-		})
-	return out, err
-}
-
 // StaleEnvironments lists a project's available environments last
 // updated before before (at most limit).
 func (tx *Tx) StaleEnvironments(ctx context.Context, projectID int64, before time.Time, limit int) ([]model.Environment, error) {

@@ -22,7 +22,6 @@ CREATE TABLE environments (
 );
 CREATE UNIQUE INDEX environments_project_name_key ON environments (project_id, name);
 CREATE UNIQUE INDEX environments_project_slug_key ON environments (project_id, slug);
-CREATE INDEX environments_auto_stop ON environments (auto_stop_at) WHERE auto_stop_at IS NOT NULL;
 
 CREATE TABLE deployments (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
