@@ -252,7 +252,8 @@ type envPayload struct{ EnvironmentID int64 }
 
 // autoStopTask stops an environment when its auto_stop_at comes. Every
 // deployment that sets auto_stop_at enqueues one for that time; one that
-// finds the environment stopped, or its time moved on, does nothing. The
+// finds the environment stopped, or without auto_stop_at, does nothing,
+// and one that runs before the time enqueues itself again for it. The
 // stop itself is a compare-and-set on the environment's state, so
 // several processes (or a task run twice) stop it once.
 var autoStopTask = tasks.Define("ci_environment_auto_stop", tasks.KindOptions[envPayload]{MaxAttempts: 10})
@@ -265,8 +266,16 @@ func (s *Service) runAutoStop(ctx context.Context, pl envPayload) error {
 	if err != nil {
 		return err
 	}
-	if env.State != model.EnvAvailable || env.AutoStopAt == nil || env.AutoStopAt.After(s.now()) {
+	if env.State != model.EnvAvailable || env.AutoStopAt == nil {
 		return nil
+	}
+	if at := *env.AutoStopAt; at.After(s.now()) {
+		// Early (a process whose clock runs behind the one that enqueued
+		// it): look again then, so the stop is never lost.
+		return s.db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := autoStopTask.Enqueue(ctx, tx, pl, tasks.At(at))
+			return err
+		})
 	}
 	_, err = s.stop(ctx, env, false, true)
 	return err
