@@ -483,3 +483,80 @@ func TestEnvironments_guard(t *testing.T) {
 			JSON: map[string]any{"environment": "locked", "sha": pl.SHA, "ref": "main", "tag": false, "status": "success"}}).Want(t, http.StatusForbidden)
 	})
 }
+
+// autoStopCI deploys four review apps, each stopped by its manual stop
+// job, each to stop by itself an hour after it deployed.
+func autoStopCI() string {
+	var b strings.Builder
+	for i := 1; i <= 4; i++ {
+		fmt.Fprintf(&b, "deploy%d:\n  script: [echo]\n  environment: {name: review/app%d, on_stop: stop%d, auto_stop_in: 1 hour}\n", i, i, i)
+		fmt.Fprintf(&b, "stop%d:\n  script: [echo]\n  when: manual\n  environment: {name: review/app%d, action: stop}\n", i, i)
+	}
+	return b.String()
+}
+
+// TestEnvironments_autoStopOnce: when the clock passes auto_stop_at, each
+// environment is stopped once — its stop job played once — also with two
+// Quarry processes sharing one PostgreSQL database and its task queue
+// (one process on SQLite).
+func TestEnvironments_autoStopOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		t.Parallel()
+		clock := &offsetClock{}
+		dir := t.TempDir()
+		opt := func(c *cfgpkg.Config) { c.Clock = clock.Now }
+		s := apitest.StartIn(t, target, dir, opt)
+		if target.DatabaseURL != "" {
+			// A second process on the same database: its task workers
+			// race the first's for the auto-stop tasks.
+			apitest.StartIn(t, target, dir, opt)
+		}
+		owner := s.NewUser(t, "autostop")
+		p := newCIProject(t, s, owner, "autostop", nil)
+		p.commit(t, "main", map[string]string{".gitlab-ci.yml": autoStopCI()})
+		p.settle(t, 1)
+		pl := p.pipelines(t, "source=push")[0]
+		for i := 1; i <= 4; i++ {
+			run(t, s, p.job(t, pl.ID, fmt.Sprintf("deploy%d", i)).ID, succeed)
+		}
+		envs := p.environments(t, "search=app")
+		if len(envs) != 4 {
+			t.Fatalf("environments %+v", envs)
+		}
+		for _, e := range envs {
+			if e.State != "available" || e.AutoStopAt == nil {
+				t.Fatalf("%s: %+v", e.Name, e)
+			}
+		}
+		clock.Add(30 * time.Minute)
+		// Not yet due: nothing happens (a worker that looks finds it early).
+		for _, e := range p.environments(t, "search=app") {
+			if e.State != "available" {
+				t.Errorf("%s %s before its time", e.Name, e.State)
+			}
+		}
+		clock.Add(time.Hour)
+		eventuallyFor(t, time.Minute, "every review app stopping", func() bool {
+			for _, e := range p.environments(t, "search=app") {
+				if e.State != "stopping" {
+					return false
+				}
+			}
+			return true
+		})
+		for i := 1; i <= 4; i++ {
+			runs := p.jobsNamed(t, pl.ID, fmt.Sprintf("stop%d", i))
+			if len(runs) != 1 || runs[0].Status != "pending" {
+				t.Errorf("stop%d: %+v; want one run, pending", i, runs)
+				continue
+			}
+			run(t, s, runs[0].ID, succeed)
+		}
+		for _, e := range p.environments(t, "search=app") {
+			if e.State != "stopped" || e.AutoStopAt != nil {
+				t.Errorf("%s after its stop job: %s, auto_stop_at %v", e.Name, e.State, e.AutoStopAt)
+			}
+		}
+	})
+}
