@@ -84,19 +84,20 @@ func TestEnvironments_client(t *testing.T) {
 		if err != nil || len(prod) != 1 || prod[0].Tier != "production" || prod[0].State != "available" {
 			t.Fatalf("production %+v, %v", prod, err)
 		}
+		// The last deployment is the last successful one (GitLab's).
 		pe, _, err := c.Environments.GetEnvironment(p.ID, prod[0].ID)
-		if err != nil || pe.LastDeployment == nil || pe.LastDeployment.ID != second.ID {
+		if err != nil || pe.LastDeployment == nil || pe.LastDeployment.ID != dep.ID {
 			t.Errorf("production's last deployment %+v, %v", pe, err)
 		}
-		// The last deployment of an environment stays; the first goes.
-		if resp, err := c.Deployments.DeleteProjectDeployment(p.ID, second.ID); err == nil || resp.StatusCode != http.StatusBadRequest ||
+		// It stays; the failed one after it goes.
+		if resp, err := c.Deployments.DeleteProjectDeployment(p.ID, dep.ID); err == nil || resp.StatusCode != http.StatusBadRequest ||
 			!strings.Contains(err.Error(), "Deployment currently deployed to environment") {
 			t.Errorf("delete the last deployment: %v", err)
 		}
-		if _, err := c.Deployments.DeleteProjectDeployment(p.ID, dep.ID); err != nil {
+		if _, err := c.Deployments.DeleteProjectDeployment(p.ID, second.ID); err != nil {
 			t.Errorf("delete: %v", err)
 		}
-		if _, resp, err := c.Deployments.GetProjectDeployment(p.ID, dep.ID); err == nil || resp.StatusCode != http.StatusNotFound {
+		if _, resp, err := c.Deployments.GetProjectDeployment(p.ID, second.ID); err == nil || resp.StatusCode != http.StatusNotFound {
 			t.Errorf("deleted deployment: %v", err)
 		}
 
@@ -198,7 +199,9 @@ func TestEnvironments_badInput(t *testing.T) {
 				"status": "success"}).Want(t, http.StatusCreated).Object(t)
 			return int64(d["id"].(float64))
 		}
-		first, _ := mk(), mk()
+		first, last := mk(), mk()
+		do("DELETE", fmt.Sprintf("%s/%d", deps, last), owner.Token, nil).Want(t, http.StatusBadRequest).
+			WantBody(t, `{"message":"Deployment currently deployed to environment"}`)
 		do("DELETE", fmt.Sprintf("%s/%d", deps, first), developer.Token, nil).Want(t, http.StatusForbidden)
 		do("DELETE", fmt.Sprintf("%s/%d", deps, first), owner.Token, nil).Want(t, http.StatusNoContent)
 		// A running deployment stays.

@@ -219,8 +219,8 @@ func (s *Service) UpdateDeployment(ctx context.Context, a auth.Actor, projectRef
 }
 
 // DeleteDeployment removes a deployment (GitLab's
-// Ci::Deployments::DestroyService): never a running one, nor the last
-// deployment of its environment.
+// Ci::Deployments::DestroyService): never a running one, nor the
+// environment's last successful deployment.
 func (s *Service) DeleteDeployment(ctx context.Context, a auth.Actor, projectRef string, id int64) error {
 	p, _, err := s.project(ctx, a, projectRef, auth.ReadDeployment)
 	if err != nil {
@@ -237,11 +237,13 @@ func (s *Service) DeleteDeployment(ctx context.Context, a auth.Actor, projectRef
 		return model.BadRequestRaw("Cannot destroy running deployment")
 	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		last, err := tx.LastDeployment(ctx, d.EnvironmentID, "")
-		if err != nil {
+		// GitLab's Deployment#last?: the environment's last successful
+		// deployment is what it runs.
+		last, err := tx.LastDeployment(ctx, d.EnvironmentID, model.DeploySuccess)
+		if err != nil && !errors.Is(err, model.ErrNotFound) {
 			return err
 		}
-		if last.ID == d.ID {
+		if err == nil && last.ID == d.ID {
 			return model.BadRequestRaw("Deployment currently deployed to environment")
 		}
 		return tx.DeleteDeployment(ctx, d.ID)

@@ -12,7 +12,7 @@ import (
 )
 
 // EnvironmentView is an environment with, when asked for, its last
-// deployment.
+// successful deployment.
 type EnvironmentView struct {
 	model.Environment
 	ProjectPath    string
@@ -122,7 +122,8 @@ func (s *Service) Environment(ctx context.Context, a auth.Actor, projectRef stri
 
 func (s *Service) environmentView(ctx context.Context, p model.Project, e model.Environment) (EnvironmentView, error) {
 	v := EnvironmentView{Environment: e, ProjectPath: p.FullPath()}
-	d, err := s.db.LastDeployment(ctx, e.ID, "")
+	// GitLab's Environment#last_deployment: the last successful one.
+	d, err := s.db.LastDeployment(ctx, e.ID, model.DeploySuccess)
 	if errors.Is(err, model.ErrNotFound) {
 		return v, nil
 	}
