@@ -32,6 +32,7 @@ func FuzzLoad(f *testing.F) {
 		"variables: {V: 2024-01-01, W: 1:30, X: 0x1F, Y: .inf}\njob: {script: x}",
 		"default: {id_tokens: {A: {aud: x}}}\njob: {script: x, id_tokens: {B: {aud: [y, $Z]}, C: {aud: []}}}",
 		"job: {script: x, secrets: {S: {vault: a/b@c, file: false}}}",
+		"job: {script: x, environment: {name: review/$X, url: 'https://$X.t', on_stop: s, auto_stop_in: 1 day}}\ns: {script: x, when: manual, environment: {name: review/$X, action: stop}}",
 	} {
 		f.Add([]byte(s))
 	}
