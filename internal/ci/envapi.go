@@ -290,7 +290,8 @@ func (s *Service) DeleteEnvironment(ctx context.Context, a auth.Actor, projectRe
 }
 
 // StopEnvironment stops an environment (running its on_stop job unless
-// force is set).
+// force is set). A reader who may not stop it gets it unchanged, as
+// GitLab's API answers.
 func (s *Service) StopEnvironment(ctx context.Context, a auth.Actor, projectRef string, id int64, force bool) (EnvironmentView, error) {
 	p, _, err := s.project(ctx, a, projectRef, auth.ReadEnvironment)
 	if err != nil {
@@ -301,6 +302,11 @@ func (s *Service) StopEnvironment(ctx context.Context, a auth.Actor, projectRef 
 		return EnvironmentView{}, err
 	}
 	if _, _, err := s.project(ctx, a, projectRef, auth.CreateEnvironment); err != nil {
+		if errors.Is(err, model.ErrForbidden) {
+			// GitLab's StopService refuses quietly: the API answers 200
+			// with the environment as it is.
+			return EnvironmentView{Environment: e, ProjectPath: p.FullPath()}, nil
+		}
 		return EnvironmentView{}, err
 	}
 	if e.State == model.EnvStopped {
