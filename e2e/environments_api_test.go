@@ -166,7 +166,9 @@ func TestEnvironments_badInput(t *testing.T) {
 				`{"message":"400 Bad request - Invalid Date"}`},
 			{"stop_stale bad date", "POST", base + "/stop_stale", owner.Token, map[string]any{"before": "yesterday"}, 400, `{"error":"before is invalid"}`},
 			{"review_apps limit", "DELETE", base + "/review_apps?limit=5000", owner.Token, nil, 400, `{"error":"limit does not have a valid value"}`},
-			{"review_apps reporter", "DELETE", base + "/review_apps", reporter.Token, nil, 403, ""},
+			{"review_apps reporter", "DELETE", base + "/review_apps", reporter.Token, nil, 401,
+				`{"message":{"message":"You do not have permission to destroy environments in this project","scheduled_entries":[],"unprocessable_entries":[]}}`},
+			{"review_apps none", "DELETE", base + "/review_apps", owner.Token, nil, 400, ""},
 			{"deployment missing fields", "POST", deps, owner.Token, map[string]any{"environment": "production"}, 400,
 				`{"error":"sha is missing, ref is missing, tag is missing, status is missing"}`},
 			{"deployment bad status", "POST", deps, owner.Token, map[string]any{"environment": "production", "sha": strings.Repeat("a", 40),
@@ -216,7 +218,7 @@ func TestEnvironments_badInput(t *testing.T) {
 			WantBody(t, `{"message":"Cannot destroy running deployment"}`)
 
 		// review_apps: a dry run lists the stopped review apps; the real
-		// run deletes them (202).
+		// run deletes them.
 		ra := do("POST", base, owner.Token, map[string]any{"name": "review/old"}).Want(t, http.StatusCreated).Object(t)
 		do("POST", fmt.Sprintf("%s/%v/stop", base, ra["id"]), owner.Token, nil).Want(t, http.StatusOK)
 		future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -224,7 +226,7 @@ func TestEnvironments_badInput(t *testing.T) {
 		if l, _ := dry["scheduled_entries"].([]any); len(l) != 1 {
 			t.Errorf("dry run %v", dry)
 		}
-		real := do("DELETE", base+"/review_apps?dry_run=false&before="+future, owner.Token, nil).Want(t, http.StatusAccepted).Object(t)
+		real := do("DELETE", base+"/review_apps?dry_run=false&before="+future, owner.Token, nil).Want(t, http.StatusOK).Object(t)
 		if l, _ := real["scheduled_entries"].([]any); len(l) != 1 || fmt.Sprint(l[0].(map[string]any)["name"]) != "review/old" {
 			t.Errorf("review_apps %v", real)
 		}

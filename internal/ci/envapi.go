@@ -343,48 +343,57 @@ func (s *Service) StopStaleEnvironments(ctx context.Context, a auth.Actor, proje
 	return "Successfully requested stop for all stale environments", nil
 }
 
-// ReviewAppsResult is what DELETE review_apps answers.
+// ReviewAppsResult is what DELETE review_apps answers (GitLab's
+// ScheduleToDeleteReviewAppsService result): Denied when the caller may
+// not delete environments, NoneFound when nothing matched.
 type ReviewAppsResult struct {
 	Scheduled, Unprocessable []model.Environment
+	Denied, NoneFound        bool
 }
+
+// Review apps' refusals, GitLab's words.
+const (
+	ReviewAppsDenied    = "You do not have permission to destroy environments in this project"
+	ReviewAppsNoneFound = "No environments found for scheduled deletion. Either your query did not match any environments (default parameters match environments that are 30 days or older), or you have insufficient permissions to delete matching environments."
+)
 
 // DeleteReviewApps removes (unless dryRun) up to limit stopped review
 // apps (environments under review/) last updated before before. GitLab
 // schedules them for deletion a week later; Quarry removes them at once.
-// Unprocessable are those the caller may not delete.
 func (s *Service) DeleteReviewApps(ctx context.Context, a auth.Actor, projectRef string, before time.Time, limit int, dryRun bool) (ReviewAppsResult, error) {
-	var res ReviewAppsResult
+	res := ReviewAppsResult{Scheduled: []model.Environment{}, Unprocessable: []model.Environment{}}
 	p, _, err := s.project(ctx, a, projectRef, auth.ReadEnvironment)
 	if err != nil {
 		return res, err
 	}
 	if _, _, err := s.project(ctx, a, projectRef, auth.DestroyEnvironment); err != nil {
-		return res, model.Forbidden("You do not have permission to destroy environments in this project.")
+		if errors.Is(err, model.ErrForbidden) {
+			res.Denied = true
+			return res, nil
+		}
+		return res, err
 	}
 	list, err := s.db.StoppedReviewApps(ctx, p.ID, before, limit)
 	if err != nil {
 		return res, err
 	}
-	res.Scheduled, res.Unprocessable = []model.Environment{}, []model.Environment{}
-	for _, e := range list {
-		if dryRun {
-			res.Scheduled = append(res.Scheduled, e)
-			continue
-		}
-		var ok bool
+	if len(list) == 0 {
+		res.NoneFound = true
+		return res, nil
+	}
+	if !dryRun {
 		err := s.db.InTx(ctx, func(tx *store.Tx) error {
-			var err error
-			ok, err = tx.DeleteStoppedEnvironment(ctx, e.ID)
-			return err
+			for _, e := range list {
+				if _, err := tx.DeleteStoppedEnvironment(ctx, e.ID); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			return res, err
 		}
-		if ok {
-			res.Scheduled = append(res.Scheduled, e)
-		} else {
-			res.Unprocessable = append(res.Unprocessable, e)
-		}
 	}
+	res.Scheduled = list
 	return res, nil
 }

@@ -217,11 +217,16 @@ func (h *Handlers) deleteReviewApps(c *endpoint.Call) error {
 		}
 		return out
 	}
-	status := http.StatusAccepted
-	if dryRun {
-		status = http.StatusOK
+	body := map[string]any{"scheduled_entries": basic(res.Scheduled), "unprocessable_entries": basic(res.Unprocessable)}
+	switch {
+	case res.Denied:
+		body["message"] = ci.ReviewAppsDenied
+		return c.JSON(http.StatusUnauthorized, map[string]any{"message": body})
+	case res.NoneFound:
+		body["message"] = ci.ReviewAppsNoneFound
+		return c.JSON(http.StatusBadRequest, map[string]any{"message": body})
 	}
-	return c.JSON(status, map[string]any{"scheduled_entries": basic(res.Scheduled), "unprocessable_entries": basic(res.Unprocessable)})
+	return c.JSON(http.StatusOK, body)
 }
 
 func (h *Handlers) listDeployments(c *endpoint.Call) error {
