@@ -136,6 +136,7 @@ func TestEnvironments_badInput(t *testing.T) {
 			return s.Do(t, apitest.Request{Method: method, Path: path, Token: token, JSON: body})
 		}
 		env := do("POST", base, owner.Token, map[string]any{"name": "staging"}).Want(t, http.StatusCreated).Object(t)
+		mainSHA := p.commit(t, "main", map[string]string{"m.txt": "m"})
 		envPath := fmt.Sprintf("%s/%v", base, env["id"])
 		cases := []struct {
 			name, method, path, token string
@@ -175,6 +176,12 @@ func TestEnvironments_badInput(t *testing.T) {
 				"ref": "main", "tag": false, "status": "created"}, 400, `{"error":"status does not have a valid value"}`},
 			{"deployment bad sha", "POST", deps, owner.Token, map[string]any{"environment": "production", "sha": "xyz",
 				"ref": "main", "tag": false, "status": "success"}, 400, `{"message":{"sha":["is invalid"]}}`},
+			{"deployment unknown sha", "POST", deps, owner.Token, map[string]any{"environment": "production", "sha": strings.Repeat("a", 40),
+				"ref": "main", "tag": false, "status": "success"}, 400, `{"message":{"sha":["The commit does not exist"]}}`},
+			{"deployment unknown ref", "POST", deps, owner.Token, map[string]any{"environment": "production", "sha": mainSHA,
+				"ref": "nope", "tag": false, "status": "success"}, 400, `{"message":{"ref":["The branch or tag does not exist"]}}`},
+			{"deployment ref as tag", "POST", deps, owner.Token, map[string]any{"environment": "production", "sha": mainSHA,
+				"ref": "main", "tag": true, "status": "success"}, 400, `{"message":{"ref":["The branch or tag does not exist"]}}`},
 			{"deployment reporter", "POST", deps, reporter.Token, map[string]any{"environment": "production", "sha": strings.Repeat("a", 40),
 				"ref": "main", "tag": false, "status": "success"}, 403, ""},
 			{"deployments bad order", "GET", deps + "?order_by=sha", owner.Token, nil, 400, `{"error":"order_by does not have a valid value"}`},

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"strings"
 	"time"
 
 	"quarry/internal/auth"
+	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
 	"quarry/internal/store"
 )
@@ -112,8 +114,28 @@ func (s *Service) CreateDeployment(ctx context.Context, a auth.Actor, projectRef
 	if !hexSHA.MatchString(in.SHA) {
 		return DeploymentView{}, model.Invalid("sha", "is invalid")
 	}
-	if in.Ref == "" || len(in.Ref) > 255 {
-		return DeploymentView{}, model.Invalid("ref", "is invalid")
+	if in.Ref == "" || len(in.Ref) > 255 || strings.HasPrefix(in.Ref, "-") || strings.Contains(in.Ref, "..") {
+		return DeploymentView{}, model.Invalid("ref", "The branch or tag does not exist")
+	}
+	// GitLab's Deployment#valid_sha and #valid_ref: both name commits of
+	// the project.
+	repo, err := s.repo(p)
+	if err != nil {
+		return DeploymentView{}, err
+	}
+	if _, err := repo.CommitID(ctx, in.SHA); errors.Is(err, gitrepo.ErrRefNotFound) {
+		return DeploymentView{}, model.Invalid("sha", "The commit does not exist")
+	} else if err != nil {
+		return DeploymentView{}, err
+	}
+	refName := "refs/heads/" + in.Ref
+	if in.Tag {
+		refName = "refs/tags/" + in.Ref
+	}
+	if _, err := repo.CommitID(ctx, refName); errors.Is(err, gitrepo.ErrRefNotFound) {
+		return DeploymentView{}, model.Invalid("ref", "The branch or tag does not exist")
+	} else if err != nil {
+		return DeploymentView{}, err
 	}
 	if s.guard != nil {
 		ok, err := s.guard.MayDeploy(ctx, p, in.Environment, a.UserID())
