@@ -94,6 +94,11 @@ func (s *Service) createDeployment(ctx context.Context, tx *store.Tx, j *model.J
 	}
 	d := model.Deployment{ProjectID: j.ProjectID, EnvironmentID: env.ID, Ref: j.Ref, Tag: j.Tag, SHA: j.SHA, UserID: j.UserID,
 		JobID: j.ID, Status: model.DeployCreated, OnStop: t.OnStop, AutoStopIn: t.AutoStopIn}
+	// A job stored already skipped (its first processing decided so)
+	// has a skipped deployment.
+	if st, ok := model.DeploymentFor(j.Status); ok && model.DeployCreated.CanMoveTo(st) && st != model.DeploySuccess {
+		d.Status = st
+	}
 	return tx.CreateDeployment(ctx, &d)
 }
 
