@@ -13,6 +13,7 @@ import (
 	"quarry/internal/api/boards"
 	"quarry/internal/api/ci"
 	"quarry/internal/api/endpoint"
+	"quarry/internal/api/environments"
 	"quarry/internal/api/errortracking"
 	"quarry/internal/api/geo"
 	"quarry/internal/api/groupexport"
@@ -75,6 +76,7 @@ func (s *Server) Table() []endpoint.Route {
 		apireleases.New(d.Releases, r).Routes(),
 		apiprotectedenvs.New(d.ProtectedEnvironments, r).Routes(),
 		apischedules.New(d.Schedules, r).Routes(),
+		environments.New(d.CI, d.MRs, r).Routes(),
 	)
 }
 

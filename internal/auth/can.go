@@ -180,6 +180,21 @@ const (
 	UpdateRelease Action = "update_release"
 	// DestroyRelease: developers up, never with a job token.
 	DestroyRelease Action = "destroy_release"
+
+	// ReadEnvironment, ReadDeployment: a project's environments and
+	// deployments — reporters up (a CI job token of the project too).
+	ReadEnvironment Action = "read_environment"
+	ReadDeployment  Action = "read_deployment"
+	// CreateEnvironment: create, update and stop environments;
+	// CreateDeployment: report and update deployments — developers up,
+	// never in an archived project (a job token of the project too).
+	CreateEnvironment Action = "create_environment"
+	CreateDeployment  Action = "create_deployment"
+	// DestroyEnvironment: delete a stopped environment, clean up review
+	// apps — developers up; DestroyDeployment: maintainers up; never with
+	// a job token.
+	DestroyEnvironment Action = "destroy_environment"
+	DestroyDeployment  Action = "destroy_deployment"
 )
 
 // Branch is the branch a push or file write targets, with the project's
@@ -398,6 +413,12 @@ var rules = map[Action]rule{
 	DestroyRelease: func(a Actor, r Resource) bool {
 		return a.Job == nil && writeRelease(a, r)
 	},
+	ReadEnvironment:        func(a Actor, r Resource) bool { return ciOpen(a, r) && (a.Admin() || r.Access >= model.Reporter) },
+	ReadDeployment:         func(a Actor, r Resource) bool { return ciOpen(a, r) && (a.Admin() || r.Access >= model.Reporter) },
+	CreateEnvironment:      func(a Actor, r Resource) bool { return ciWrite(a, r, model.Developer) },
+	CreateDeployment:       func(a Actor, r Resource) bool { return ciWrite(a, r, model.Developer) },
+	DestroyEnvironment:     func(a Actor, r Resource) bool { return a.Job == nil && ciWrite(a, r, model.Developer) },
+	DestroyDeployment:      func(a Actor, r Resource) bool { return a.Job == nil && ciWrite(a, r, model.Maintainer) },
 	ReadAlert:              func(a Actor, r Resource) bool { return projectRole(a, r, model.Reporter) },
 	UpdateAlert:            func(a Actor, r Resource) bool { return projectRole(a, r, model.Developer) },
 	AdminAlertIntegrations: func(a Actor, r Resource) bool { return projectRole(a, r, model.Maintainer) },

@@ -237,7 +237,7 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 	// ci.skip option): the pipeline is kept, skipped, without jobs.
 	if req.source == model.SourcePush && (req.skipOption || skipCI.MatchString(commit.Message)) {
 		p.Status = model.StatusSkipped
-		return p, s.store(ctx, repo, &p, req, nil, nil)
+		return p, s.store(ctx, repo, &p, req, nil, nil, nil)
 	}
 	if cerr != nil {
 		return s.failConfig(ctx, repo, p, req, cerr)
@@ -259,7 +259,7 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 		return p, err
 	}
 	p.Name = seed.Name
-	return p, s.store(ctx, repo, &p, req, &seed, cfg.Variables)
+	return p, s.store(ctx, repo, &p, req, &seed, cfg.Variables, vars)
 }
 
 // failConfig answers an invalid configuration: a stored failed pipeline
@@ -272,7 +272,7 @@ func (s *Service) failConfig(ctx context.Context, repo *gitrepo.Repo, p model.Pi
 	}
 	now := s.now()
 	p.Status, p.FailureReason, p.YAMLErrors, p.FinishedAt = model.StatusFailed, model.PipelineFailureConfig, ce.Message, &now
-	return p, s.store(ctx, repo, &p, req, nil, nil)
+	return p, s.store(ctx, repo, &p, req, nil, nil, nil)
 }
 
 // existsAt answers rules:exists globs against the commit's files.
@@ -350,11 +350,12 @@ func (s *Service) mayRunOn(ctx context.Context, a auth.Actor, p *model.Project, 
 
 // store persists the pipeline with its variables and (seeded) jobs, writes
 // its persistent ref, and processes it once, in one transaction.
-func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeline, req request, seed *ciconfig.Pipeline, globals []ciconfig.Variable) error {
+func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeline, req request, seed *ciconfig.Pipeline, globals []ciconfig.Variable,
+	vars map[string]string) error {
 	var jobs []newJob
 	if seed != nil {
 		var err error
-		if jobs, err = jobsOf(*p, *seed, globals); err != nil {
+		if jobs, err = jobsOf(*p, *seed, globals, vars); err != nil {
 			return err
 		}
 	}
@@ -417,6 +418,11 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 			if err := tx.CreateJob(ctx, &j.Job); err != nil {
 				return err
 			}
+			if j.deploy != nil {
+				if err := s.createDeployment(ctx, tx, &j.Job, *j.deploy); err != nil {
+					return err
+				}
+			}
 			fx.entered(&j.Job)
 		}
 		// The persistent ref a runner fetches (refs/pipelines/<id>).
@@ -433,17 +439,21 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 // pipelineRef is the persistent ref of a pipeline.
 func pipelineRef(id int64) string { return "refs/pipelines/" + strconv.FormatInt(id, 10) }
 
-// newJob is a job about to be stored, with its resource group's key.
+// newJob is a job about to be stored, with its resource group's key and
+// where it deploys.
 type newJob struct {
 	model.Job
 	resourceKey string
+	deploy      *deployTarget
 }
 
-// jobsOf turns seeded jobs into job rows.
-func jobsOf(p model.Pipeline, seed ciconfig.Pipeline, globals []ciconfig.Variable) ([]newJob, error) {
+// jobsOf turns seeded jobs into job rows; vars expand their environments.
+func jobsOf(p model.Pipeline, seed ciconfig.Pipeline, globals []ciconfig.Variable, vars map[string]string) ([]newJob, error) {
 	out := make([]newJob, len(seed.Jobs))
 	for i, pl := range seed.Jobs {
-		opts, err := json.Marshal(jobOptions{Planned: pl, YAMLVariables: pl.InheritedVariables(globals, seed.Variables)})
+		yamlVars := pl.InheritedVariables(globals, seed.Variables)
+		deploy, envErr := targetOf(pl, yamlVars, vars)
+		opts, err := json.Marshal(jobOptions{Planned: pl, YAMLVariables: yamlVars, Deploy: deploy})
 		if err != nil {
 			return nil, fmt.Errorf("job %q options: %w", pl.Name, err)
 		}
@@ -459,7 +469,16 @@ func jobsOf(p model.Pipeline, seed ciconfig.Pipeline, globals []ciconfig.Variabl
 		for _, n := range pl.Needs {
 			j.Needs = append(j.Needs, n.Job)
 		}
-		out[i] = newJob{Job: j, resourceKey: pl.ResourceGroup}
+		if deploy != nil {
+			j.Environment = deploy.Name
+		}
+		if envErr {
+			// GitLab drops a job whose environment name is invalid once
+			// expanded.
+			reason := model.FailureEnvironmentCreation
+			j.Status, j.FailureReason = model.StatusFailed, reason
+		}
+		out[i] = newJob{Job: j, resourceKey: pl.ResourceGroup, deploy: deploy}
 	}
 	return out, nil
 }

@@ -49,6 +49,10 @@ func (s *Service) idTokens(ctx context.Context, p model.Project, pl model.Pipeli
 		return nil, fmt.Errorf("id tokens of job %d: %w", j.ID, err)
 	}
 	configPath := s.configPath(ctx, p)
+	envName, envProtected, tier, err := s.environmentClaims(ctx, j, opts)
+	if err != nil {
+		return nil, err
+	}
 	names := make([]string, 0, len(toks))
 	for name := range toks {
 		names = append(names, name)
@@ -70,6 +74,7 @@ func (s *Service) idTokens(ctx context.Context, p model.Project, pl model.Pipeli
 		}
 		claims, err := oidc.Claims(oidc.Job{Issuer: s.oidc.Issuer(), Aud: aud, Project: p, Pipeline: pl, User: user, JobID: j.ID,
 			RunnerID: r.ID, ConfigPath: configPath, ConfigFromRepo: !pl.Child(), Now: now,
+			Environment: envName, EnvironmentProtected: envProtected, DeploymentTier: tier,
 			TTL: time.Duration(timeout) * time.Second})
 		if err != nil {
 			return nil, err

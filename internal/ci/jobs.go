@@ -200,13 +200,18 @@ func (s *Service) retryJob(ctx context.Context, tx *store.Tx, old *model.Job, us
 	nj := model.Job{ProjectID: old.ProjectID, PipelineID: old.PipelineID, Kind: old.Kind, Name: old.Name, Stage: old.Stage,
 		StageIdx: old.StageIdx, Status: model.StatusCreated, When: old.When, AllowFailure: old.AllowFailure,
 		RetryCount: old.RetryCount + 1, UserID: userID, Ref: old.Ref, Tag: old.Tag, SHA: old.SHA, DAG: old.DAG, Needs: old.Needs,
-		TagList: old.TagList, Timeout: old.Timeout, ResourceGroup: old.ResourceGroup, Options: old.Options,
+		TagList: old.TagList, Timeout: old.Timeout, ResourceGroup: old.ResourceGroup, Options: old.Options, Environment: old.Environment,
 		ManualVariables: old.ManualVariables, EnqueueImmediately: immediate && (old.When == model.WhenManual || old.When == model.WhenDelayed)}
 	if pl, err := planned(old); err == nil {
 		nj.AllowFailure = pl.AllowFailure // an exit code's allowance was for that run
 	}
 	if err := tx.CreateJob(ctx, &nj); err != nil {
 		return nj, err
+	}
+	if nj.Environment != "" {
+		if err := s.redeploy(ctx, tx, old, &nj); err != nil {
+			return nj, err
+		}
 	}
 	fx.coverage = fx.coverage || old.Coverage != nil
 	return nj, s.resetAfter(ctx, tx, old.PipelineID, []model.Job{*old}, fx)

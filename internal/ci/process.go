@@ -53,6 +53,12 @@ func (s *Service) moveJob(ctx context.Context, tx *store.Tx, j *model.Job, to mo
 	if ch.Coverage != nil {
 		fx.coverage = true
 	}
+	if j.Environment != "" {
+		// Only jobs with an environment pay for this.
+		if err := s.followJob(ctx, tx, j, fx); err != nil {
+			return err
+		}
+	}
 	fx.entered(j)
 	return nil
 }
@@ -82,6 +88,8 @@ func (fx *effects) entered(j *model.Job) {
 type jobOptions struct {
 	ciconfig.Planned
 	YAMLVariables []ciconfig.Variable `json:"yaml_variables,omitempty"`
+	// Deploy is the job's environment, expanded when the job was made.
+	Deploy *deployTarget `json:"deploy,omitempty"`
 }
 
 // planned decodes a job's stored configuration.

@@ -108,6 +108,9 @@ func (s *Service) preAssign(ctx context.Context, tx *store.Tx, j *model.Job, fea
 	if f := missingFeature(opts, features); f != "" {
 		return model.FailureRunnerUnsupported, "the runner lacks the feature " + f, nil
 	}
+	if j.Environment != "" {
+		return s.deployCheck(ctx, tx, j, opts)
+	}
 	return "", "", nil
 }
 
@@ -715,6 +718,11 @@ func (s *Service) jobVariables(ctx context.Context, p model.Project, pl model.Pi
 	add("CI_RUNNER_ID", strconv.FormatInt(r.ID, 10), true, false)
 	add("CI_RUNNER_DESCRIPTION", r.Description, true, false)
 	add("CI_RUNNER_TAGS", "["+strings.Join(quoteAll(r.TagList), ", ")+"]", true, false)
+	envVars, err := s.environmentVariables(ctx, j, opts)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, envVars...)
 	// The ID tokens (id_tokens:) come here, GitLab's place for them;
 	// their audiences are expanded with every variable, so they are
 	// made last and put back here.
@@ -723,7 +731,7 @@ func (s *Service) jobVariables(ctx context.Context, p model.Project, pl model.Pi
 	if err != nil {
 		return nil, err
 	}
-	secrets, err := s.secretCIVariables(ctx, s.db.Tx, p, pl.Protected)
+	secrets, err := s.secretCIVariables(ctx, s.db.Tx, p, pl.Protected, j.Environment)
 	if err != nil {
 		return nil, err
 	}

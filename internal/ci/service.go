@@ -70,6 +70,7 @@ type Service struct {
 	configs  *lru.Cache[configKey, cachedConfig]
 	settings SettingsSource
 	oidc     *oidc.Service
+	guard    EnvironmentGuard
 }
 
 // Durable work of the engine.
@@ -108,6 +109,7 @@ func New(db *store.DB, projects Projects, groups Groups, storages *gitrepo.Stora
 	tasks.Handle(queue, bridgeTask, s.runBridgeSync, nil)
 	tasks.Handle(queue, sweepTask, s.runSweep, nil)
 	tasks.Handle(queue, deleteArtifactsTask, s.runDeleteArtifacts, nil)
+	tasks.Handle(queue, autoStopTask, s.runAutoStop, nil)
 	return s
 }
 

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -271,7 +272,7 @@ func (s *Service) pipelineVariables(ctx context.Context, p model.Project, pl mod
 // pipeline of the project gets, as pipeline variables (see
 // secretCIVariables).
 func (s *Service) secretVariables(ctx context.Context, tx *store.Tx, p model.Project, protected bool) ([]model.Variable, error) {
-	list, err := s.secretCIVariables(ctx, tx, p, protected)
+	list, err := s.secretCIVariables(ctx, tx, p, protected, "")
 	out := make([]model.Variable, len(list))
 	for i, cv := range list {
 		out[i] = model.Variable{Key: cv.Key, Value: cv.Value, VariableType: cv.VariableType, Raw: cv.Raw}
@@ -282,9 +283,11 @@ func (s *Service) secretVariables(ctx context.Context, tx *store.Tx, p model.Pro
 // secretCIVariables are the CI/CD variables a pipeline of the project
 // gets, lowest precedence first (GitLab's Ci::Variables::Builder): the
 // instance's, the groups' outermost first, then the project's; protected
-// ones only for protected refs; environment scope "*" (scoped ones
-// belong to jobs of that environment; the instance's are all "*").
-func (s *Service) secretCIVariables(ctx context.Context, tx *store.Tx, p model.Project, protected bool) ([]model.CIVariable, error) {
+// ones only for protected refs; those whose environment scope covers env
+// (model.ScopeMatches: a job without an environment, and a pipeline, get
+// only scope "*"; the instance's are all "*"). Within an owner, a more
+// specific scope wins: "*" first, then wildcards, then the exact name.
+func (s *Service) secretCIVariables(ctx context.Context, tx *store.Tx, p model.Project, protected bool, env string) ([]model.CIVariable, error) {
 	instanceVars, err := tx.InstanceCIVariables(ctx)
 	if err != nil {
 		return nil, err
@@ -317,17 +320,42 @@ func (s *Service) secretCIVariables(ctx context.Context, tx *store.Tx, p model.P
 	}
 	for d := range groupIDs {
 		for _, cv := range groupVars {
-			if depth[cv.OwnerID] == d && cv.EnvironmentScope == "*" && (protected || !cv.Protected) {
+			if depth[cv.OwnerID] == d && model.ScopeMatches(cv.EnvironmentScope, env) && (protected || !cv.Protected) {
 				out = append(out, cv)
 			}
 		}
 	}
 	for _, cv := range projectVars {
-		if cv.EnvironmentScope == "*" && (protected || !cv.Protected) {
+		if model.ScopeMatches(cv.EnvironmentScope, env) && (protected || !cv.Protected) {
 			out = append(out, cv)
 		}
 	}
+	if env != "" {
+		// Within each owner's run of variables, the more specific scope
+		// comes later and so wins.
+		for i := 0; i < len(out); {
+			k := i + 1
+			for k < len(out) && out[k].OwnerType == out[i].OwnerType && out[k].OwnerID == out[i].OwnerID {
+				k++
+			}
+			slices.SortStableFunc(out[i:k], func(a, b model.CIVariable) int {
+				return scopeRank(a.EnvironmentScope) - scopeRank(b.EnvironmentScope)
+			})
+			i = k
+		}
+	}
 	return out, nil
+}
+
+// scopeRank orders environment scopes from least to most specific.
+func scopeRank(scope string) int {
+	switch {
+	case scope == "*":
+		return 0
+	case strings.Contains(scope, "*"):
+		return 1
+	}
+	return 2
 }
 
 // VariableInput carries a CI/CD variable's attributes; nil means "not

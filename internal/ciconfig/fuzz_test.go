@@ -34,6 +34,7 @@ func FuzzLoad(f *testing.F) {
 		"job: {script: x, secrets: {S: {vault: a/b@c, file: false}}}",
 		"job: {script: x, release: {tag_name: v$X, description: d, ref: main, released_at: '2024-01-02T03:04:05Z', milestones: [m1, 2], assets: {links: [{name: n, url: 'https://e/x', link_type: package, direct_asset_path: /bin}]}}}",
 		"job: {script: x, release: {tag_name: [v1], description: '', assets: {links: [1]}}}",
+		"job: {script: x, environment: {name: review/$X, url: 'https://$X.t', on_stop: s, auto_stop_in: 1 day}}\ns: {script: x, when: manual, environment: {name: review/$X, action: stop}}",
 	} {
 		f.Add([]byte(s))
 	}

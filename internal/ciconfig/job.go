@@ -182,6 +182,8 @@ func (l *loader) decodeJob(name string, m *mapping, kind jobKind, d *defaults, w
 			err = checkIDTokens(kloc, v)
 		case "release":
 			j.Release, err = decodeRelease(kloc, v)
+		case "environment":
+			err = checkEnvironment(kloc, v)
 		}
 		if err != nil {
 			return nil, err

@@ -100,6 +100,9 @@ type Job struct {
 	TagList       []string
 	Timeout       int // seconds; 0: the project's
 	ResourceGroup int64
+	// Environment is the job's expanded environment name (environment:);
+	// "" for a job that deploys nowhere.
+	Environment string
 	// Options is the job's configuration as the engine stored it
 	// (ciconfig.Planned as JSON): script, image, artifacts, retry, …
 	Options string

@@ -35,6 +35,13 @@ type Job struct {
 	// ci_config_ref_uri and ci_config_sha only then).
 	ConfigPath     string
 	ConfigFromRepo bool
+	// Environment is the job's environment ("": none), Protected whether
+	// it is a protected environment, Tier its deployment tier; GitLab
+	// writes environment, environment_protected and deployment_tier only
+	// for jobs with an environment.
+	Environment          string
+	EnvironmentProtected bool
+	DeploymentTier       string
 	// Now is when the token is issued; TTL how long it lives (the job's
 	// timeout).
 	Now time.Time
@@ -87,6 +94,11 @@ func Claims(j Job) (map[string]any, error) {
 		c["user_id"] = strconv.FormatInt(u.ID, 10)
 		c["user_login"] = u.Username
 		c["user_email"] = u.Email
+	}
+	if j.Environment != "" {
+		c["environment"] = j.Environment
+		c["environment_protected"] = strconv.FormatBool(j.EnvironmentProtected)
+		c["deployment_tier"] = j.DeploymentTier
 	}
 	if j.ConfigFromRepo && j.ConfigPath != "" {
 		c["ci_config_ref_uri"] = hostPath(j.Issuer) + "/" + p.FullPath() + "//" + j.ConfigPath + "@" + refPath

@@ -19,7 +19,7 @@ import (
 const jobColumns = `id, project_id, pipeline_id, kind, name, stage, stage_idx, status, run_when, allow_failure, failure_reason,
 	exit_code, retried, enqueue_immediately, retry_count, user_id, ref, tag, sha, coverage, dag, needs, tag_list, timeout, resource_group_id, options,
 	manual_variables, downstream_id, runner_id, target_url, description, token_digest, log_size, created_at, updated_at,
-	queued_at, scheduled_at, started_at, finished_at, erased_at, version`
+	queued_at, scheduled_at, started_at, finished_at, erased_at, version, environment`
 
 // jobDest scans a job; its manual variables are sealed (secrets.go).
 func (tx *Tx) jobDest(j *model.Job) []any {
@@ -29,7 +29,7 @@ func (tx *Tx) jobDest(j *model.Job) []any {
 		nullInt64{&j.ResourceGroup}, &j.Options, sealedJSON{tx, &j.ManualVariables, sealManualVars}, nullInt64{&j.DownstreamID},
 		nullInt64{&j.RunnerID}, nullString{&j.TargetURL}, nullString{&j.Description}, nullString{&j.TokenDigest}, &j.LogSize,
 		tsScan{&j.CreatedAt}, tsScan{&j.UpdatedAt}, nullTSScan{&j.QueuedAt}, nullTSScan{&j.ScheduledAt},
-		nullTSScan{&j.StartedAt}, nullTSScan{&j.FinishedAt}, nullTSScan{&j.ErasedAt}, &j.Version}
+		nullTSScan{&j.StartedAt}, nullTSScan{&j.FinishedAt}, nullTSScan{&j.ErasedAt}, &j.Version, nullString{&j.Environment}}
 }
 
 // jsonText scans a JSON text column into the value it points to (a NULL
@@ -75,13 +75,13 @@ func (tx *Tx) CreateJob(ctx context.Context, j *model.Job) error {
 	j.ID, err = tx.insert(ctx, `INSERT INTO ci_jobs (project_id, pipeline_id, kind, name, stage, stage_idx, status, run_when,
 		allow_failure, failure_reason, exit_code, retried, enqueue_immediately, retry_count, user_id, ref, tag, sha, coverage, dag, needs, tag_list, timeout,
 		resource_group_id, options, manual_variables, target_url, description, created_at, updated_at, queued_at, scheduled_at,
-		started_at, finished_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		started_at, finished_at, environment)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.ProjectID, j.PipelineID, j.Kind, j.Name, j.Stage, j.StageIdx, j.Status, j.When, j.AllowFailure,
 		emptyNull(string(j.FailureReason)), j.ExitCode, j.Retried, j.EnqueueImmediately, j.RetryCount, zeroNull(j.UserID), j.Ref, j.Tag, j.SHA,
 		nullFloatValue(j.Coverage), j.DAG, jsonValue(j.Needs), jsonValue(j.TagList), j.Timeout, zeroNull(j.ResourceGroup),
 		j.Options, manual, emptyNull(j.TargetURL), emptyNull(j.Description), micros(now), micros(now), nullMicros(j.QueuedAt),
-		nullMicros(j.ScheduledAt), nullMicros(j.StartedAt), nullMicros(j.FinishedAt))
+		nullMicros(j.ScheduledAt), nullMicros(j.StartedAt), nullMicros(j.FinishedAt), emptyNull(j.Environment))
 	return err
 }
 
@@ -345,7 +345,7 @@ func (tx *Tx) JobStatusCounts(ctx context.Context, pipelineID int64) (model.Stag
 }
 
 // procColumns are what processing reads of the jobs it may move.
-const procColumns = "id, kind, name, stage_idx, status, run_when, allow_failure, dag, needs, resource_group_id, enqueue_immediately"
+const procColumns = "id, kind, name, stage_idx, status, run_when, allow_failure, dag, needs, resource_group_id, enqueue_immediately, environment"
 
 func (tx *Tx) procJobs(ctx context.Context, q string, args []any) ([]model.Job, error) {
 	var out []model.Job
@@ -353,7 +353,7 @@ func (tx *Tx) procJobs(ctx context.Context, q string, args []any) ([]model.Job, 
 		var j model.Job
 		var needs string
 		err := r.Scan(&j.ID, &j.Kind, &j.Name, &j.StageIdx, &j.Status, &j.When, &j.AllowFailure, &j.DAG, &needs,
-			nullInt64{&j.ResourceGroup}, &j.EnqueueImmediately)
+			nullInt64{&j.ResourceGroup}, &j.EnqueueImmediately, nullString{&j.Environment})
 		if err == nil && j.DAG {
 			err = json.Unmarshal([]byte(needs), &j.Needs)
 		}

@@ -48,6 +48,8 @@ var sqliteColumnUniques = map[string]string{
 	"application_settings.runners_token_digest":                    "application_settings_runners_token_key",
 	"geo_nodes.access_key":                                         UniqueGeoAccessKey,
 	"geo_nodes.is_primary":                                         UniqueGeoNodePrimary,
+	"environments.project_id, environments.name":                   UniqueEnvironmentName,
+	"environments.project_id, environments.slug":                   UniqueEnvironmentSlug,
 }
 
 // mapErr turns driver errors into model kinds: no rows → ErrNotFound, unique

@@ -191,6 +191,7 @@ var identifierWildcards = map[string]bool{
 	"key_id": true, "error_id": true,
 	"tag_name": true, "link_id": true,
 	"pipeline_schedule_id": true,
+	"environment_id":       true, "deployment_id": true,
 }
 
 // Check reports what is wrong with a row: an unknown method, a path that
