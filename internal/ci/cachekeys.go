@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"quarry/internal/auth"
 	"quarry/internal/ciconfig"
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
@@ -224,4 +225,16 @@ func (s *Service) cacheScope(ctx context.Context, p model.Project, pl model.Pipe
 		sc.Protected = acc >= model.Maintainer
 	}
 	return sc, nil
+}
+
+// ResetCache clears a project's runner caches, GitLab's "Clear runner
+// caches" (ResetProjectCacheService): the project's cache index goes up
+// by one, so every key a job is sent from now on differs from the keys
+// of earlier caches. Maintainers; the new index is returned.
+func (s *Service) ResetCache(ctx context.Context, a auth.Actor, ref string) (int64, error) {
+	p, _, err := s.project(ctx, a, ref, auth.AdminCI)
+	if err != nil {
+		return 0, err
+	}
+	return s.db.BumpJobsCacheIndex(ctx, p.ID)
 }
