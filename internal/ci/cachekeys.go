@@ -16,6 +16,7 @@ import (
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
+	"quarry/internal/store"
 )
 
 // Cache keys as GitLab sends them to runners. A job's cache: entries are
@@ -236,5 +237,10 @@ func (s *Service) ResetCache(ctx context.Context, a auth.Actor, ref string) (int
 	if err != nil {
 		return 0, err
 	}
-	return s.db.BumpJobsCacheIndex(ctx, p.ID)
+	var idx int64
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		idx, err = tx.BumpJobsCacheIndex(ctx, p.ID)
+		return err
+	})
+	return idx, err
 }
