@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"quarry/internal/apitest"
+	"quarry/internal/storetest"
 )
 
 // Cache keys as runners receive them: GitLab's -<cache index> and
@@ -175,4 +177,83 @@ func TestCICache_keys(t *testing.T) {
 		}
 		check("not separated", run(dev.Token, "feature"), want("-2", "v1\n", depsCommit, "-2"))
 	}, shortPoll)
+}
+
+// cacheRunCI writes a cache whose single file names the ref that wrote
+// it, and prints what it restored.
+const cacheRunCI = `
+job:
+  rules:
+    - if: $CI_PIPELINE_SOURCE != "push"
+  script:
+    - 'if [ -f vendor/marker ]; then echo "restored: $(cat vendor/marker)"; else echo "restored: nothing"; fi'
+    - 'mkdir -p vendor && echo "written-by-$CI_COMMIT_REF_NAME" > vendor/marker' 
+  cache:
+    key: shared
+    paths: [vendor/]
+`
+
+// Quarry's runner keeps caches by the keys the server sends: a cache an
+// unprotected branch wrote is not restored by a protected branch's job,
+// and a clear leaves every job without its earlier cache.
+func TestQuarryRunner_cacheIsolation(t *testing.T) {
+	t.Parallel()
+	// Real processes on a real port: SQLite is enough (TestCICache_keys
+	// covers the keys on both databases).
+	s := apitest.Start(t, storetest.Target{Name: "sqlite"}, func(c *config) { c.RunnerLongPoll = 2 * time.Second })
+	owner := s.NewUser(t, "cacheowner")
+	dev := s.NewUser(t, "cachedev")
+	p := newCIProject(t, s, owner, "cacherun", map[string]string{".gitlab-ci.yml": cacheRunCI})
+	base := "/projects/" + itoa(p.ID)
+	s.Do(t, apitest.Request{Method: "POST", Path: base + "/members", Token: owner.Token,
+		JSON: map[string]any{"user_id": dev.ID, "access_level": 30}}).Want(t, http.StatusCreated)
+	p.commit(t, "feature", map[string]string{"feature.txt": "f"})
+	r := projectRunner(t, p, map[string]any{"description": "cache"})
+	quarryRunner(1)(t, s.URL, r.Token, t.TempDir())
+
+	// run runs a pipeline of ref as token's user and returns its job's log.
+	run := func(token, ref string) string {
+		t.Helper()
+		var pl pipelineJSON
+		s.Do(t, apitest.Request{Method: "POST", Path: base + "/pipeline", Token: token, JSON: map[string]any{"ref": ref}}).
+			Want(t, http.StatusCreated).JSON(t, &pl)
+		eventuallyFor(t, time.Minute, "pipeline "+itoa(pl.ID)+" of "+ref+" done", func() bool {
+			switch st := p.pipeline(t, pl.ID).Status; st {
+			case "success":
+				return true
+			case "failed", "canceled":
+				t.Fatalf("pipeline %d of %s %s", pl.ID, ref, st)
+			}
+			return false
+		})
+		job := p.job(t, pl.ID, "job")
+		return string(s.Get(t, fmt.Sprintf("%s/jobs/%d/trace", base, job.ID), owner.Token).Want(t, http.StatusOK).Body)
+	}
+	expect := func(what, log string, wants ...string) {
+		t.Helper()
+		for _, w := range wants {
+			if !strings.Contains(log, w) {
+				t.Errorf("%s: log lacks %q:\n%s", what, w, log)
+			}
+		}
+	}
+
+	// The developer's feature branch writes the unprotected cache, and
+	// its next job restores it.
+	expect("first feature job", run(dev.Token, "feature"), "Checking cache for shared-non_protected...", "restored: nothing",
+		"Creating cache shared-non_protected...", "vendor/: found 2 matching artifact files and directories", "Created cache")
+	expect("second feature job", run(dev.Token, "feature"), "Successfully extracted cache", "restored: written-by-feature")
+	// The protected default branch does not see it.
+	mainLog := run(owner.Token, "main")
+	expect("first main job", mainLog, "Checking cache for shared-protected...", "restored: nothing", "Creating cache shared-protected...")
+	if strings.Contains(mainLog, "written-by-feature") {
+		t.Errorf("the protected branch's job restored the unprotected cache:\n%s", mainLog)
+	}
+	expect("second main job", run(owner.Token, "main"), "restored: written-by-main")
+
+	// After a clear, the keys carry the index: nothing is restored.
+	s.Do(t, apitest.Request{Method: "POST", Path: base + "/ci/reset_cache", Token: owner.Token}).
+		Want(t, http.StatusOK).WantBody(t, `{"jobs_cache_index":1}`)
+	expect("main job after a clear", run(owner.Token, "main"), "Checking cache for shared-1-protected...", "restored: nothing")
+	expect("feature job after a clear", run(dev.Token, "feature"), "Checking cache for shared-1-non_protected...", "restored: nothing")
 }
