@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"quarry/internal/auth"
 	"quarry/internal/ciconfig"
@@ -95,8 +96,11 @@ func filesDigest(ids []string) string {
 
 // wildcardPattern is GitLab's search_files_by_wildcard_path: "**" is
 // anything, "*" anything but "/", the rest literal, the whole path
-// matched.
+// matched. A glob that is not UTF-8 is an error (it matches nothing).
 func wildcardPattern(glob string) (*regexp.Regexp, error) {
+	if !utf8.ValidString(glob) {
+		return nil, errors.New("wildcard is not UTF-8")
+	}
 	q := regexp.QuoteMeta(glob)
 	q = strings.ReplaceAll(q, `\*\*`, "\x00")
 	q = strings.ReplaceAll(q, `\*`, `[^/]*?`)

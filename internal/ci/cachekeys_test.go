@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
@@ -156,4 +157,25 @@ func TestKeyFileIDs(t *testing.T) {
 	if a, b := filesDigest([]string{blob(c1 + ":go.sum")}), filesDigest([]string{blob(c3 + ":go.sum")}); a == b {
 		t.Errorf("digest did not change with go.sum's content: %s", a)
 	}
+}
+
+func FuzzWildcardPattern(f *testing.F) {
+	for _, s := range []string{"*.lock", "**/*.json", "a.b", "(x)[y]{z}\\", "**", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, glob string) {
+		re, err := wildcardPattern(glob)
+		if !utf8.ValidString(glob) {
+			if err == nil {
+				t.Fatalf("%q: not UTF-8, yet compiled", glob)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", glob, err)
+		}
+		if !strings.Contains(glob, "*") && !re.MatchString(glob) {
+			t.Errorf("%q does not match itself", glob)
+		}
+	})
 }
