@@ -556,20 +556,8 @@ func (s *Service) Payload(ctx context.Context, j model.Job, token string, r mode
 		out.Services = append(out.Services, requestImage(sv))
 	}
 	out.Artifacts = requestArtifacts(opts.Artifacts)
-	for _, c := range opts.Cache {
-		key := c.Key
-		if key == "" {
-			key = "default"
-		}
-		when, policy := c.When, c.Policy
-		if when == "" {
-			when = "on_success"
-		}
-		if policy == "" {
-			policy = "pull-push"
-		}
-		out.Cache = append(out.Cache, RequestCache{Key: key, Untracked: c.Untracked, Paths: nonNil(c.Paths), Policy: policy, When: when,
-			FallbackKeys: nonNil(c.FallbackKeys)})
+	if out.Cache, err = s.requestCaches(ctx, p, pl, j, opts.Cache); err != nil {
+		return nil, err
 	}
 	if out.Dependencies, err = s.dependencies(ctx, s.db.Tx, j, opts, token); err != nil {
 		return nil, err

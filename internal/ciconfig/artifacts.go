@@ -228,7 +228,9 @@ func decodeCache(loc string, v any) (Cache, error) {
 	return c, nil
 }
 
-// decodeKey reads cache:key: a string, or {files: [one or two], prefix}.
+// decodeKey reads cache:key: a string, or {files: [one or two],
+// files_commits: [one or two], prefix}. GitLab hashes the contents of
+// files: and the last commits that changed files_commits: into the key.
 func (c *Cache) decodeKey(loc string, v any) error {
 	switch k := v.(type) {
 	case string:
@@ -245,22 +247,34 @@ func (c *Cache) decodeKey(loc string, v any) error {
 		c.Key = k
 		return nil
 	case *mapping:
-		if err := allowedKeys(loc, k, "files", "prefix"); err != nil {
+		if err := allowedKeys(loc, k, "files", "files_commits", "prefix"); err != nil {
 			return err
 		}
-		if err := missingKeys(loc, k, "files"); err != nil {
-			return err
+		if _, ok := k.get("files_commits"); !ok {
+			if err := missingKeys(loc, k, "files"); err != nil {
+				return err
+			}
 		}
-		files, ok := stringList(k.vals["files"])
-		switch {
-		case !ok:
-			return entryError(loc+":files", "config should be an array of strings")
-		case len(files) < 1:
-			return entryError(loc+":files", "config requires at least 1 item")
-		case len(files) > 2:
-			return entryError(loc+":files", "config has too many items (maximum is 2)")
+		for _, f := range []struct {
+			key string
+			to  *[]string
+		}{{"files", &c.KeyFiles}, {"files_commits", &c.KeyFilesCommits}} {
+			raw, ok := k.get(f.key)
+			if !ok {
+				continue
+			}
+			files, ok := stringList(raw)
+			switch {
+			case !ok:
+				return entryError(loc+":"+f.key, "config should be an array of strings")
+			case len(files) < 1:
+				return entryError(loc+":"+f.key, "config requires at least 1 item")
+			case len(files) > 2:
+				return entryError(loc+":"+f.key, "config has too many items (maximum is 2)")
+			}
+			*f.to = files
 		}
-		c.Key, c.KeyFiles = "", files
+		c.Key = ""
 		if p, _ := k.get("prefix"); p != nil {
 			s, err := stringValue(loc+":prefix", "config", p)
 			if err != nil {

@@ -148,15 +148,17 @@ func (a *Artifacts) JUnit() []string {
 // Cache is one cache: entry, GitLab's defaults filled in (key
 // "default" unless key:files, policy pull-push, when on_success).
 type Cache struct {
-	Key          string   `json:"key,omitempty"`       // key: as a string
-	KeyFiles     []string `json:"key_files,omitempty"` // key:files
-	KeyPrefix    string   `json:"key_prefix,omitempty"`
-	Paths        []string `json:"paths,omitempty"`
-	Untracked    bool     `json:"untracked,omitempty"`
-	Policy       string   `json:"policy,omitempty"` // pull-push (default), pull, push
-	When         string   `json:"when,omitempty"`   // on_success (default), on_failure, always
-	FallbackKeys []string `json:"fallback_keys,omitempty"`
-	Unprotect    bool     `json:"unprotect,omitempty"`
+	Key      string   `json:"key,omitempty"`       // key: as a string
+	KeyFiles []string `json:"key_files,omitempty"` // key:files
+	// KeyFilesCommits is key:files_commits.
+	KeyFilesCommits []string `json:"key_files_commits,omitempty"`
+	KeyPrefix       string   `json:"key_prefix,omitempty"`
+	Paths           []string `json:"paths,omitempty"`
+	Untracked       bool     `json:"untracked,omitempty"`
+	Policy          string   `json:"policy,omitempty"` // pull-push (default), pull, push
+	When            string   `json:"when,omitempty"`   // on_success (default), on_failure, always
+	FallbackKeys    []string `json:"fallback_keys,omitempty"`
+	Unprotect       bool     `json:"unprotect,omitempty"`
 }
 
 // Retry is retry:.

@@ -320,6 +320,19 @@ func TestLoad_cache(t *testing.T) {
 		{name: "six fallbacks", src: cache(`{fallback_keys: [a, b, c, d, e, f]}`), err: "jobs:job:cache fallback keys has to many entries (maximum 5)"},
 		{name: "global", src: "cache: 1\njob: {script: x}", err: "caches config can only be a hash or an array"},
 		{name: "default", src: "default: {cache: {foo: 1}}\njob: {script: x}", err: "default:cache config contains unknown keys: foo"},
+		{name: "key files_commits", src: cache(`{key: {files_commits: [go.sum, go.mod]}, unprotect: true, policy: $POLICY}`), job: "job", field: "cache",
+			want: `[{"key_files_commits":["go.sum","go.mod"],"policy":"$POLICY","when":"on_success","unprotect":true}]`},
+		{name: "key files and files_commits", src: cache(`{key: {files: [a], files_commits: [b], prefix: p}}`), job: "job", field: "cache",
+			want: `[{"key_files":["a"],"key_files_commits":["b"],"key_prefix":"p","policy":"pull-push","when":"on_success"}]`},
+		{name: "no files", src: cache(`{key: {files: []}}`), err: "jobs:job:cache:key:files config requires at least 1 item"},
+		{name: "files not a list", src: cache(`{key: {files: Gemfile}}`), err: "jobs:job:cache:key:files config should be an array of strings"},
+		{name: "three files_commits", src: cache(`{key: {files_commits: [a, b, c]}}`), err: "jobs:job:cache:key:files_commits config has too many items (maximum is 2)"},
+		{name: "key unknown key", src: cache(`{key: {files: [a], suffix: b}}`), err: "jobs:job:cache:key config contains unknown keys: suffix"},
+		{name: "prefix not a string", src: cache(`{key: {files: [a], prefix: [b]}}`), err: "jobs:job:cache:key:prefix config should be a string"},
+		{name: "unprotect not a boolean", src: cache(`{unprotect: maybe}`), err: "jobs:job:cache:unprotect config should be a boolean value"},
+		{name: "paths not a list", src: cache(`{paths: vendor}`), err: "jobs:job:cache:paths config should be an array of strings"},
+		{name: "fallback_keys not strings", src: cache(`{fallback_keys: [[a]]}`), err: "jobs:job:cache:fallback_keys config should be an array of strings"},
+		{name: "five caches from default", src: "default: {cache: [{}, {}, {}, {}, {}]}\njob: {script: x}", err: "default:caches config no more than 4 caches can be created"},
 	}, Options{})
 }
 

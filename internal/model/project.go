@@ -81,6 +81,7 @@ type ProjectSettings struct {
 	RunnersToken                             string                    `json:"-"` // sealed by the store in a column of its own
 	CIDefaultGitDepth                        int                       `json:"ci_default_git_depth"`
 	CIForwardDeploymentEnabled               bool                      `json:"ci_forward_deployment_enabled"`
+	CISeparatedCaches                        *bool                     `json:"ci_separated_caches,omitempty"` // nil: true; see SeparatedCaches
 	PublicJobs                               bool                      `json:"public_jobs"`
 	BuildTimeout                             int                       `json:"build_timeout"`
 	AutoCancelPendingPipelines               string                    `json:"auto_cancel_pending_pipelines"`
@@ -120,6 +121,13 @@ type ProjectSettings struct {
 	MergeRequestsTemplate                    *string                   `json:"merge_requests_template"`
 	ImportURL                                *string                   `json:"import_url"`
 	ProgrammingLanguages                     map[string]float64        `json:"programming_languages,omitempty"`
+}
+
+// SeparatedCaches reports ci_separated_caches: whether protected and
+// unprotected refs' runner caches are kept apart. Nil (settings stored
+// before the field existed) is GitLab's default, true.
+func (s ProjectSettings) SeparatedCaches() bool {
+	return s.CISeparatedCaches == nil || *s.CISeparatedCaches
 }
 
 // DefaultProjectSettings are a new project's settings.

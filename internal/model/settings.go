@@ -44,6 +44,7 @@ var ProjectSettingParams = []SettingParam{
 	{Name: "shared_runners_enabled", Kind: SettingBool},
 	{Name: "ci_default_git_depth", Kind: SettingInt},
 	{Name: "ci_forward_deployment_enabled", Kind: SettingBool},
+	{Name: "ci_separated_caches", Kind: SettingBool},
 	{Name: "public_jobs", Kind: SettingBool},
 	{Name: "build_timeout", Kind: SettingInt},
 	{Name: "auto_cancel_pending_pipelines", Kind: SettingEnum, Values: []string{"enabled", "disabled"}},

@@ -171,6 +171,12 @@ func (b *build) execute() result {
 			return system(b.getSources(b.stepsCtx))
 		}))
 	}
+	if b.failed == nil && len(b.job.Cache) > 0 {
+		b.section("restore_cache", "Restoring cache", func() error {
+			b.restoreCaches()
+			return nil
+		})
+	}
 	if b.failed == nil && b.hasDependencies() {
 		b.fail(b.section("download_artifacts", "Downloading artifacts", func() error {
 			return system(b.downloadDependencies(b.stepsCtx))
@@ -178,6 +184,19 @@ func (b *build) execute() result {
 	}
 	if b.failed == nil {
 		b.runSteps()
+	}
+	if len(b.job.Cache) > 0 && b.abortCtx.Err() == nil && b.jobCtx.Err() == nil && b.stepsCtx.Err() == nil {
+		failed := b.failed != nil
+		name, header := "archive_cache", "Saving cache for successful job"
+		if failed {
+			name, header = "archive_cache_on_failure", "Saving cache for failed job"
+		}
+		if b.wantsCaches(failed) {
+			b.section(name, header, func() error {
+				b.archiveCaches(b.jobCtx, failed)
+				return nil
+			})
+		}
 	}
 	if len(b.job.Artifacts) > 0 && b.abortCtx.Err() == nil && b.jobCtx.Err() == nil && b.stepsCtx.Err() == nil {
 		failed := b.failed != nil

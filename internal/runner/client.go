@@ -48,6 +48,7 @@ var features = []string{
 	"variables", "artifacts", "upload_multiple_artifacts", "upload_raw_artifacts", "refspecs",
 	"masking", "raw_variables", "artifacts_exclude", "multi_build_steps", "trace_reset",
 	"trace_checksum", "trace_size", "cancelable", "return_exit_code", "cancel_gracefully", "shared",
+	"cache", "fallback_cache_keys",
 }
 
 func newClient(cfg Config) (*client, error) {

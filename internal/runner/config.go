@@ -38,6 +38,9 @@ type Config struct {
 	// the job ends. Default "builds"; a relative path is taken from the
 	// working folder of Run's process.
 	BuildsDir string `json:"builds_dir,omitempty"`
+	// CacheDir holds the jobs' caches (cache:), one zip per project and
+	// key; default <BuildsDir>/cache.
+	CacheDir string `json:"cache_dir,omitempty"`
 	// Concurrent is how many jobs run at once (default 1).
 	Concurrent int `json:"concurrent,omitempty"`
 
@@ -125,6 +128,12 @@ func (c Config) normalized() (Config, error) {
 		return c, fmt.Errorf("builds dir: %w", err)
 	}
 	c.BuildsDir = abs
+	if c.CacheDir == "" {
+		c.CacheDir = filepath.Join(c.BuildsDir, "cache")
+	}
+	if c.CacheDir, err = filepath.Abs(c.CacheDir); err != nil {
+		return c, fmt.Errorf("cache dir: %w", err)
+	}
 	if c.SystemID == "" {
 		c.SystemID = NewSystemID()
 	}

@@ -1,7 +1,7 @@
 package runner
 
 // job is the payload of a 201 answer to POST /jobs/request: the parts a
-// shell executor uses. Unknown keys (image, services, cache, credentials,
+// shell executor uses. Unknown keys (image, services, credentials,
 // hooks, …) are ignored.
 type job struct {
 	ID            int64        `json:"id"`
@@ -14,6 +14,7 @@ type job struct {
 	Steps         []step       `json:"steps"`
 	Artifacts     []artifact   `json:"artifacts"`
 	Dependencies  []dependency `json:"dependencies"`
+	Cache         []cache      `json:"cache"`
 	Features      jobFeatures  `json:"features"`
 	// Release is the job's release: (Quarry's servers only): the
 	// release step is then made here (runRelease), not by release-cli.

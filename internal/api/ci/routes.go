@@ -79,6 +79,8 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("GET", pipeline+"/test_report_summary", public, api, parsed, h.testReportSummary),
 		row("POST", pipeline+"/retry", token, api, parsed, h.retryPipeline),
 		row("POST", pipeline+"/cancel", token, api, parsed, h.cancelPipeline),
+		// Clearing runner caches (Quarry's own: GitLab's is a web action).
+		row("POST", project+"/ci/reset_cache", token, api, parsed, h.resetCache),
 
 		// Trigger tokens: the trigger endpoints read the token themselves.
 		row("POST", project+"/trigger/pipeline", none, api, parsed, h.triggerPipeline),

@@ -325,7 +325,8 @@ func (r *Renderer) Project(v *projects.View, a auth.Actor) Project {
 			importType = &t
 		}
 		j.ProjectCI = &ProjectCI{CIDefaultGitDepth: st.CIDefaultGitDepth, CIForwardDeploymentEnabled: st.CIForwardDeploymentEnabled,
-			BuildGitStrategy: st.BuildGitStrategy, KeepLatestArtifact: st.KeepLatestArtifact,
+			CISeparatedCaches: st.SeparatedCaches(),
+			BuildGitStrategy:  st.BuildGitStrategy, KeepLatestArtifact: st.KeepLatestArtifact,
 			RestrictUserDefinedVariables: st.RestrictUserDefinedVariables, RunnersToken: st.RunnersToken, GroupRunnersEnabled: true,
 			AutoCancelPendingPipelines: st.AutoCancelPendingPipelines, BuildTimeout: st.BuildTimeout, AutoDevopsEnabled: st.AutoDevopsEnabled,
 			AutoDevopsDeployStrategy: st.AutoDevopsDeployStrategy, BuildCoverageRegex: st.BuildCoverageRegex,
