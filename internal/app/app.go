@@ -116,6 +116,9 @@ type App struct {
 	OIDC *oidc.Service
 	// Schedules are pipeline schedules and their scheduler.
 	Schedules *schedules.Service
+	// ProtectedEnvironments say who may deploy where; CI's runner checks
+	// ask them before a deployment job runs.
+	ProtectedEnvironments *protectedenvs.Service
 }
 
 // New opens the data folder and database, migrates, reads the secrets key
@@ -225,6 +228,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.CI.SetSettings(set)
 	a.OIDC = oidc.New(db, cfg.ExternalURL)
 	a.CI.SetOIDC(a.OIDC)
+	a.ProtectedEnvironments = protectedenvs.New(db, a.Projects)
+	a.CI.SetEnvironmentGuard(a.ProtectedEnvironments)
 	a.Schedules = schedules.New(db, a.Projects, a.CI, queue, log)
 	a.Projects.SetSettings(set)
 	a.Groups.SetSettings(set)
@@ -338,7 +343,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	alertsSvc := alerts.New(db, a.Projects, set, up)
 	a.Projects.OnRemoving(alertsSvc.RemoveProjectImages)
 	srv, err := api.New(api.Deps{
-		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db), ProtectedEnvironments: protectedenvs.New(db, a.Projects),
+		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db), ProtectedEnvironments: a.ProtectedEnvironments,
 		Members:    members.New(db, a.Projects, a.Groups, cfg.UserCap),
 		Files:      repoFiles,
 		Changelog:  changelog.New(db, a.Projects, a.Groups, repoFiles, storages, cfg.ExternalURL),
