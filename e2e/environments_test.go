@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -397,18 +396,6 @@ func TestEnvironments_forwardDeployment(t *testing.T) {
 	})
 }
 
-// denyGuard stands in for the protected environments' rules: nobody
-// deploys to "locked"; "production" is protected (and open).
-type denyGuard struct{}
-
-func (denyGuard) MayDeploy(_ context.Context, _ model.Project, env string, _ int64) (bool, error) {
-	return env != "locked", nil
-}
-
-func (denyGuard) Protected(_ context.Context, _ int64, env string) (bool, error) {
-	return env == "production" || env == "locked", nil
-}
-
 const guardCI = `
 locked:
   script: [echo never]
@@ -429,38 +416,57 @@ production:
   environment: production
 `
 
-// TestEnvironments_guard: with an EnvironmentGuard set, a job deploying
-// (start or stop) where the guard refuses fails before it runs with
-// protected_environment_failure; prepare runs; the ID token says whether
-// the environment is protected.
-func TestEnvironments_guard(t *testing.T) {
+// TestEnvironments_protected: with protected environments ("locked"
+// for Maintainers, "production" for Developers), a Developer's job
+// deploying to locked (start or stop) fails before it runs with
+// protected_environment_failure, prepare runs, production deploys and its
+// ID token says the environment is protected; a Maintainer's pipeline
+// deploys to locked; an API deployment the rules refuse is 403.
+func TestEnvironments_protected(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
-		engine(s).SetEnvironmentGuard(denyGuard{})
 		owner := s.NewUser(t, "guardowner")
+		dev := s.NewUser(t, "guarddev")
 		p := newCIProject(t, s, owner, "guard", nil)
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/members", p.ID), Token: owner.Token,
+			JSON: map[string]any{"user_id": dev.ID, "access_level": 30}}).Want(t, http.StatusCreated)
+		for name, level := range map[string]int{"locked": 40, "production": 30} {
+			s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/protected_environments", p.ID), Token: owner.Token,
+				JSON: map[string]any{"name": name, "deploy_access_levels": []any{map[string]any{"access_level": level}}}}).Want(t, http.StatusCreated)
+		}
 		r := projectRunner(t, p, map[string]any{"description": "guard"})
 		quarryRunner(1)(t, s.URL, r.Token, t.TempDir())
 		p.commit(t, "main", map[string]string{".gitlab-ci.yml": guardCI})
 		p.settle(t, 1)
-		pl := p.pipelines(t, "source=push")[0]
-		var jobs map[string]jobJSON
-		eventuallyFor(t, time.Minute, "the jobs done", func() bool {
-			jobs = latest(p.ownJobs(t, pl.ID))
-			for _, j := range jobs {
-				if j.Status != "success" && j.Status != "failed" {
-					return false
+		devp := p
+		devp.Token = dev.Token
+		devp.commit(t, "feature", map[string]string{"README.md": "by a developer"})
+		finished := func(pl pipelineJSON) map[string]jobJSON {
+			var jobs map[string]jobJSON
+			eventuallyFor(t, time.Minute, "the jobs done", func() bool {
+				jobs = latest(p.ownJobs(t, pl.ID))
+				for _, j := range jobs {
+					if j.Status != "success" && j.Status != "failed" {
+						return false
+					}
 				}
+				return len(jobs) == 4
+			})
+			return jobs
+		}
+		var pl pipelineJSON
+		eventuallyFor(t, time.Minute, "the developer's pipeline", func() bool {
+			list := p.pipelines(t, "ref=feature")
+			if len(list) > 0 {
+				pl = list[0]
 			}
-			return len(jobs) == 4
+			return len(list) > 0
 		})
+		jobs := finished(pl)
 		for name, want := range map[string]string{"locked": "protected_environment_failure", "stop_locked": "protected_environment_failure",
 			"prepare_locked": "", "production": ""} {
 			if j := jobs[name]; j.FailureReason != want || (want == "") != (j.Status == "success") {
-				t.Errorf("%s: %s (%s); want failure reason %q", name, j.Status, j.FailureReason, want)
+				t.Errorf("developer's %s: %s (%s); want failure reason %q", name, j.Status, j.FailureReason, want)
 			}
-		}
-		if d := p.deployments(t, "environment=locked"); len(d) != 1 || d[0].Status != "failed" {
-			t.Errorf("locked's deployments %+v", d)
 		}
 		raw := s.Get(t, fmt.Sprintf("/projects/%d/jobs/%d/artifacts/id.jwt", p.ID, jobs["production"].ID), owner.Token).Want(t, http.StatusOK).Body
 		parts := strings.Split(string(raw), ".")
@@ -478,9 +484,22 @@ func TestEnvironments_guard(t *testing.T) {
 		if claims["environment"] != "production" || claims["environment_protected"] != "true" || claims["deployment_tier"] != "production" {
 			t.Errorf("claims %v", claims)
 		}
-		// An API deployment where the guard refuses is 403.
-		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/deployments", p.ID), Token: owner.Token,
-			JSON: map[string]any{"environment": "locked", "sha": pl.SHA, "ref": "main", "tag": false, "status": "success"}}).Want(t, http.StatusForbidden)
+		// The owner's push pipeline (a Maintainer and more) deploys to
+		// locked.
+		jobs = finished(p.pipelines(t, "ref=main")[0])
+		if j := jobs["locked"]; j.Status != "success" {
+			t.Errorf("owner's locked: %s (%s)", j.Status, j.FailureReason)
+		}
+		byRef := map[string]string{}
+		for _, d := range p.deployments(t, "environment=locked") {
+			byRef[d.Ref] = d.Status
+		}
+		if len(byRef) != 2 || byRef["feature"] != "failed" || byRef["main"] != "success" {
+			t.Errorf("locked's deployments by ref %v", byRef)
+		}
+		// An API deployment the rules refuse is 403.
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/deployments", p.ID), Token: dev.Token,
+			JSON: map[string]any{"environment": "locked", "sha": pl.SHA, "ref": "feature", "tag": false, "status": "success"}}).Want(t, http.StatusForbidden)
 	})
 }
 
