@@ -70,6 +70,7 @@ type Service struct {
 	configs  *lru.Cache[configKey, cachedConfig]
 	settings SettingsSource
 	oidc     *oidc.Service
+	remote   RemoteFetcher
 }
 
 // Durable work of the engine.
