@@ -53,6 +53,9 @@ func (in *includes) fetch(at ciconfig.Location) (ciconfig.Fetched, error) {
 	switch at.Kind {
 	case ciconfig.IncludeLocal:
 		if at.Project == "" {
+			if in.commit == "" { // an empty repository (the lint API)
+				return ciconfig.Fetched{}, ciconfig.ErrFileNotFound
+			}
 			return in.blob(in.own, in.commit, at.Path)
 		}
 		p, ok := in.projects[at.Project]

@@ -299,6 +299,9 @@ type Options struct {
 	FileURLs func(project, sha, path string) (blob, raw string)
 	// Merged keeps the merged configuration in Config.MergedYAML.
 	Merged bool
+	// UsedVariables, when set, is set to true when Variables decided
+	// something (as Config.UsesVariables), also for a load that fails.
+	UsedVariables *bool
 }
 
 // Kinds of included files Fetch reads.

@@ -390,7 +390,11 @@ func (l *loader) interpolate(d document, args *mapping) (any, string) {
 	values, errs := resolveInputs(specs, args)
 	if len(errs) == 0 {
 		var content any
-		if content, errs = interpolateTracked(d.content, values, l.opts.Variables, &l.usesVariables); len(errs) == 0 {
+		content, errs = interpolateTracked(d.content, values, l.opts.Variables, &l.usesVariables)
+		if l.usesVariables && l.opts.UsedVariables != nil {
+			*l.opts.UsedVariables = true
+		}
+		if len(errs) == 0 {
 			return content, ""
 		}
 	}

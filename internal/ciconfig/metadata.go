@@ -69,6 +69,9 @@ func (l *loader) record(f *includedFile, loc, commit string) {
 // configuration depend on them (Config.UsesVariables).
 func (l *loader) readVariables() map[string]string {
 	l.usesVariables = true
+	if l.opts.UsedVariables != nil {
+		*l.opts.UsedVariables = true
+	}
 	return l.opts.Variables
 }
 

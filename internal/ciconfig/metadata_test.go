@@ -84,13 +84,29 @@ func TestLoad_usesVariables(t *testing.T) {
 	} {
 		o := repo
 		o.Variables = map[string]string{"NAME": "a", "X": "1"}
+		used := false
+		o.UsedVariables = &used
 		cfg, err := Load([]byte(c.src), o)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if cfg.UsesVariables != c.want {
-			t.Errorf("%s: UsesVariables = %v; want %v", c.name, cfg.UsesVariables, c.want)
+		if cfg.UsesVariables != c.want || used != c.want {
+			t.Errorf("%s: UsesVariables = %v, UsedVariables = %v; want %v", c.name, cfg.UsesVariables, used, c.want)
 		}
+	}
+}
+
+// TestLoad_usedVariablesOnError: a load that fails after variables
+// decided something says so (its error must not be cached by commit).
+func TestLoad_usedVariablesOnError(t *testing.T) {
+	used := false
+	o := files(map[string]string{})
+	o.UsedVariables = &used
+	if _, err := Load([]byte("include: $NAME.yml\njob: {script: [x]}"), o); err == nil {
+		t.Fatal("want an error")
+	}
+	if !used {
+		t.Error("UsedVariables = false; want true")
 	}
 }
 
