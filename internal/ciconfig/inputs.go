@@ -260,7 +260,7 @@ var blockPattern = regexp.MustCompile(`\$\[\[\s*(\S.*?\S)\s*\]\]`)
 type interpolator struct {
 	inputs  map[string]any
 	vars    map[string]string
-	used    *bool // set when expand_vars reads vars
+	used    *bool          // set when expand_vars reads vars
 	blocks  map[string]any // evaluated blocks by their text
 	visited int
 	done    map[*mapping]*mapping

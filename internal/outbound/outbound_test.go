@@ -64,7 +64,9 @@ func TestClient_Get_errors(t *testing.T) {
 	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(strings.Repeat("x", 11))) })
 	mux.HandleFunc("/gone", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusGone) })
 	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
-	mux.HandleFunc("/ftp", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "ftp://example.com/x", http.StatusFound) })
+	mux.HandleFunc("/ftp", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "ftp://example.com/x", http.StatusFound)
+	})
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
