@@ -49,6 +49,7 @@ import (
 	"quarry/internal/milestones"
 	"quarry/internal/model"
 	"quarry/internal/oidc"
+	"quarry/internal/outbound"
 	"quarry/internal/projects"
 	"quarry/internal/protectedenvs"
 	"quarry/internal/releases"
@@ -226,6 +227,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		ExternalURL: strings.TrimRight(cfg.ExternalURL, "/"), ServerVersion: buildinfo.APIVersion, ServerRevision: buildinfo.Revision(),
 		SweepInterval: cfg.StuckJobsInterval, RunnerSilence: cfg.RunnerSilence, MaxLogBytes: cfg.MaxJobLogBytes})
 	a.CI.SetSettings(set)
+	a.CI.SetRemoteFetcher(outbound.Client{})
 	a.OIDC = oidc.New(db, cfg.ExternalURL)
 	a.CI.SetOIDC(a.OIDC)
 	a.ProtectedEnvironments = protectedenvs.New(db, a.Projects)

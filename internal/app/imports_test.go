@@ -35,6 +35,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/topics":                    {"store", "auth", "model", "uploads"},
 	"quarry/internal/tasks":                     {"store", "model"},
 	"quarry/internal/ciconfig":                  {},
+	"quarry/internal/outbound":                  {},
 	"quarry/internal/testreport":                {},
 	"quarry/internal/jobfiles":                  {},
 	"quarry/internal/importexport":              {},

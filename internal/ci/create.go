@@ -56,6 +56,18 @@ type request struct {
 	// link, when set, runs in the transaction that stores the pipeline
 	// (a schedule's pipeline records its schedule).
 	link func(ctx context.Context, tx *store.Tx, p *model.Pipeline) error
+	// dry, when set, makes the creation a simulation (the lint API's
+	// dry run): the chain runs to the seeded jobs, nothing is stored,
+	// and what it found is left in dry.
+	dry *dryRun
+}
+
+// dryRun is a simulated creation: its configuration (content, not the
+// project's file), and what the chain made of it.
+type dryRun struct {
+	content []byte
+	cfg     *ciconfig.Config
+	seed    *ciconfig.Pipeline
 }
 
 // chainError is a failure of the creation chain with GitLab's message:
@@ -142,22 +154,58 @@ func (s *Service) configPath(ctx context.Context, p model.Project) string {
 	return DefaultConfigPath
 }
 
-// loadConfig reads and loads the configuration at a commit (the project's
-// file, or a child pipeline's includes), with its includes read as the
-// pipeline's user; cached by commit unless it included a file of another
-// project or a remote one. found is false when the project's file does
-// not exist.
-func (s *Service) loadConfig(ctx context.Context, repo *gitrepo.Repo, commit git.ObjectID, path string, include []string, user *model.User) (cfg *ciconfig.Config, found bool, err error) {
-	key := configKey{repo: repo.Path(), commit: string(commit), path: path, include: strings.Join(include, "\x00")}
-	if c, ok := s.configs.Get(key); ok {
-		return c.cfg, true, c.err
+// configLoad is one load of a configuration: where it is read, and what
+// its includes see.
+type configLoad struct {
+	repo    *gitrepo.Repo
+	project model.Project
+	commit  git.ObjectID
+	path    string
+	// include makes a child pipeline's configuration of these files.
+	include []string
+	// content, when not nil, is the configuration itself (the lint API),
+	// read instead of the file at path; it is never cached.
+	content []byte
+	user    *model.User
+	// vars are what includes see: GitLab's config_variables (predefined,
+	// instance, group and project variables, the pipeline's own).
+	vars map[string]string
+	// merged keeps the merged YAML (the lint API).
+	merged bool
+}
+
+// loadConfig reads and loads a configuration (the project's file, a
+// child pipeline's includes, or given content), with its includes read
+// as the pipeline's user and seeing ld.vars. found is false when the
+// project's file does not exist.
+//
+// A configuration read from a commit is cached by commit and path
+// unless it included a file of another project or a remote one, or its
+// variables decided something (a $VARIABLE in an include's location,
+// include:rules, expand_vars): only a configuration that is the same
+// whatever the variables are is cached, so a cached one is right for
+// every pipeline at its commit, and no variable value is ever part of
+// the key.
+func (s *Service) loadConfig(ctx context.Context, ld configLoad) (cfg *ciconfig.Config, found bool, err error) {
+	key := configKey{repo: ld.repo.Path(), commit: string(ld.commit), path: ld.path, include: strings.Join(ld.include, "\x00")}
+	cacheable := ld.content == nil && !ld.merged
+	if cacheable {
+		if c, ok := s.configs.Get(key); ok {
+			return c.cfg, true, c.err
+		}
 	}
-	inc := s.newIncludes(ctx, repo, commit, user)
-	opts := ciconfig.Options{MaxBytes: s.cfg.MaxConfigBytes, Fetch: inc.fetch, MaxIncludes: int(min(inc.settings.CIMaxIncludes, 10_000))}
-	if include != nil {
-		cfg, err = ciconfig.LoadIncludes(include, opts)
-	} else {
-		f, rerr := inc.blob(repo, commit, path)
+	inc := s.newIncludes(ctx, ld.repo, ld.commit, ld.user)
+	usedVars := false
+	opts := ciconfig.Options{MaxBytes: s.cfg.MaxConfigBytes, Fetch: inc.fetch, MaxIncludes: int(min(inc.settings.CIMaxIncludes, 10_000)),
+		Variables: ld.vars, UsedVariables: &usedVars, Exists: s.existsAt(ctx, ld.repo, ld.commit),
+		Project: ld.project.FullPath(), SHA: string(ld.commit), FileURLs: s.fileURLs, Merged: ld.merged}
+	switch {
+	case ld.content != nil:
+		cfg, err = ciconfig.Load(ld.content, opts)
+	case ld.include != nil:
+		cfg, err = ciconfig.LoadIncludes(ld.include, opts)
+	default:
+		f, rerr := inc.blob(ld.repo, ld.commit, ld.path)
 		switch {
 		case errors.Is(rerr, ciconfig.ErrFileNotFound):
 			return nil, false, nil
@@ -172,10 +220,17 @@ func (s *Service) loadConfig(ctx context.Context, repo *gitrepo.Repo, commit git
 	if err != nil && !isConfigError(err) {
 		return nil, true, err
 	}
-	if !inc.external {
+	if cacheable && !inc.external && !usedVars {
 		s.configs.Add(key, cachedConfig{cfg: cfg, err: err})
 	}
 	return cfg, true, err
+}
+
+// fileURLs are the web blob and raw URLs of a file of a project at a
+// commit (an included file's, in the lint API's includes).
+func (s *Service) fileURLs(project, sha, path string) (blob, raw string) {
+	base := s.cfg.ExternalURL + "/" + project + "/-/"
+	return base + "blob/" + sha + "/" + path, base + "raw/" + sha + "/" + path
 }
 
 func isConfigError(err error) bool {
@@ -203,17 +258,28 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 	if err != nil {
 		return model.Pipeline{}, fmt.Errorf("read commit %s: %w", ref.sha, err)
 	}
-	path := s.configPath(ctx, req.project)
-	cfg, found, cerr := s.loadConfig(ctx, repo, ref.sha, path, req.include, req.user)
+	protected, err := s.protectedRef(ctx, req.project.ID, ref)
+	if err != nil {
+		return model.Pipeline{}, err
+	}
+	vars, err := s.expressionVariables(ctx, req, ref, commit, protected)
+	if err != nil {
+		return model.Pipeline{}, err
+	}
+	ld := configLoad{repo: repo, project: req.project, commit: ref.sha, path: s.configPath(ctx, req.project), include: req.include,
+		user: req.user, vars: vars}
+	if req.dry != nil {
+		ld.content, ld.merged = req.dry.content, true
+	}
+	cfg, found, cerr := s.loadConfig(ctx, ld)
 	if cerr != nil && !isConfigError(cerr) {
 		return model.Pipeline{}, cerr
 	}
 	if !found {
 		return model.Pipeline{}, chainError(msgMissingConfig)
 	}
-	protected, err := s.protectedRef(ctx, req.project.ID, ref)
-	if err != nil {
-		return model.Pipeline{}, err
+	if req.dry != nil {
+		req.dry.cfg = cfg
 	}
 	p := model.Pipeline{ProjectID: req.project.ID, Ref: ref.name, Tag: ref.tag, SHA: string(ref.sha), BeforeSHA: req.before,
 		Source: req.source, Status: model.StatusCreated, Protected: protected, EventKey: req.eventKey}
@@ -235,16 +301,12 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 	}
 	// A push can ask not to run CI ([skip ci] in the message, or the
 	// ci.skip option): the pipeline is kept, skipped, without jobs.
-	if req.source == model.SourcePush && (req.skipOption || skipCI.MatchString(commit.Message)) {
+	if req.dry == nil && req.source == model.SourcePush && (req.skipOption || skipCI.MatchString(commit.Message)) {
 		p.Status = model.StatusSkipped
 		return p, s.store(ctx, repo, &p, req, nil, nil, nil)
 	}
 	if cerr != nil {
 		return s.failConfig(ctx, repo, p, req, cerr)
-	}
-	vars, err := s.expressionVariables(ctx, req, ref, commit, protected)
-	if err != nil {
-		return p, err
 	}
 	seed, err := cfg.Seed(ciconfig.Input{Source: req.source, Ref: ref.name, Tag: ref.tag, Variables: vars,
 		Changes: req.changes, ChangesKnown: req.changesKnown, Exists: s.existsAt(ctx, repo, ref.sha)})
@@ -259,6 +321,11 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 		return p, err
 	}
 	p.Name = seed.Name
+	if req.dry != nil {
+		// A dry run stops here: no pipeline, job, ref or task is written.
+		req.dry.seed = &seed
+		return p, nil
+	}
 	return p, s.store(ctx, repo, &p, req, &seed, cfg.Variables, vars)
 }
 
@@ -267,7 +334,7 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 func (s *Service) failConfig(ctx context.Context, repo *gitrepo.Repo, p model.Pipeline, req request, cerr error) (model.Pipeline, error) {
 	var ce *ciconfig.Error
 	errors.As(cerr, &ce)
-	if !req.save {
+	if !req.save || req.dry != nil {
 		return p, chainError(ce.Message)
 	}
 	now := s.now()
@@ -280,6 +347,9 @@ func (s *Service) existsAt(ctx context.Context, repo *gitrepo.Repo, commit git.O
 	var paths []string
 	loaded := false
 	return func(glob string) bool {
+		if commit == "" {
+			return false
+		}
 		if !loaded {
 			loaded = true
 			entries, err := repo.Tree(ctx, commit, "", true)

@@ -4,26 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"net/url"
 	"strings"
-	"syscall"
-	"time"
 
 	"quarry/internal/auth"
 	"quarry/internal/ciconfig"
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
-)
-
-// Bounds of include:remote: GitLab's timeout for the request, and the
-// redirects followed (each hop's address checked again at connect time).
-const (
-	remoteIncludeTimeout   = 10 * time.Second
-	remoteIncludeRedirects = 5
 )
 
 // includes reads the included files of one configuration load
@@ -65,6 +53,9 @@ func (in *includes) fetch(at ciconfig.Location) (ciconfig.Fetched, error) {
 	switch at.Kind {
 	case ciconfig.IncludeLocal:
 		if at.Project == "" {
+			if in.commit == "" { // an empty repository (the lint API)
+				return ciconfig.Fetched{}, ciconfig.ErrFileNotFound
+			}
 			return in.blob(in.own, in.commit, at.Path)
 		}
 		p, ok := in.projects[at.Project]
@@ -143,104 +134,61 @@ func (in *includes) blob(repo *gitrepo.Repo, commit git.ObjectID, path string) (
 	return ciconfig.Fetched{Data: data}, nil
 }
 
+// RemoteFetcher gets include:remote files over HTTP(S) (the app wires
+// outbound.Client). Get returns the body of rawURL, at most maxBytes
+// long, refusing local addresses unless allowLocal. Its errors are
+// matched by behaviour: BlockedReason() string (an address or scheme
+// refused), HTTPStatus() int (a status of 400 or more), TooLarge() bool,
+// Timeout() bool, ConnectFailed() bool (DNS, refused); anything else is
+// an HTTP error.
+type RemoteFetcher interface {
+	Get(ctx context.Context, rawURL string, allowLocal bool, maxBytes int64) ([]byte, error)
+}
+
+// SetRemoteFetcher sets how include:remote files are read; without one
+// they fail as unreachable.
+func (s *Service) SetRemoteFetcher(f RemoteFetcher) { s.remote = f }
+
 // remote fetches an include:remote file.
 func (in *includes) remote(raw string) (ciconfig.Fetched, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return ciconfig.Fetched{}, &ciconfig.RemoteBlockedError{Reason: "Only allowed schemes are http, https"}
+	if in.s.remote == nil {
+		return ciconfig.Fetched{}, ciconfig.ErrRemoteSocket
 	}
-	ctx, cancel := context.WithTimeout(in.ctx, remoteIncludeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	data, err := in.s.remote.Get(in.ctx, raw, in.settings.AllowLocalRequestsFromWebHooksAndServices, int64(in.s.cfg.MaxConfigBytes))
 	if err != nil {
-		return ciconfig.Fetched{}, ciconfig.ErrRemoteHTTP
-	}
-	resp, err := remoteClient(in.settings.AllowLocalRequestsFromWebHooksAndServices).Do(req)
-	if err != nil {
-		in.s.log.Debug("ci: include:remote", "url", u.Redacted(), "err", err)
+		in.s.log.Debug("ci: include:remote", "url", redactURL(raw), "err", err)
 		return ciconfig.Fetched{}, remoteError(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 400 {
-		return ciconfig.Fetched{}, &ciconfig.RemoteStatusError{Code: resp.StatusCode}
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(in.s.cfg.MaxConfigBytes)+1))
-	if err != nil {
-		return ciconfig.Fetched{}, remoteError(err)
-	}
-	if len(data) > in.s.cfg.MaxConfigBytes {
-		return ciconfig.Fetched{}, ciconfig.ErrTooBig
 	}
 	return ciconfig.Fetched{Data: data}, nil
 }
 
-// blockedError is an address refused at connect time.
-type blockedError struct{ reason string }
+// redactURL drops a URL's password for the log.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Redacted()
+}
 
-func (e *blockedError) Error() string { return e.reason }
-
-// remoteError classifies a failed request as GitLab's messages do.
+// remoteError classifies a failed fetch as GitLab's messages do.
 func remoteError(err error) error {
-	var blocked *blockedError
-	var dnsErr *net.DNSError
-	var opErr *net.OpError
-	var netErr net.Error
+	var blocked interface{ BlockedReason() string }
+	var status interface{ HTTPStatus() int }
+	var tooLarge interface{ TooLarge() bool }
+	var timeout interface{ Timeout() bool }
+	var connect interface{ ConnectFailed() bool }
 	switch {
 	case errors.As(err, &blocked):
-		return &ciconfig.RemoteBlockedError{Reason: blocked.reason}
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return &ciconfig.RemoteBlockedError{Reason: blocked.BlockedReason()}
+	case errors.As(err, &status):
+		return &ciconfig.RemoteStatusError{Code: status.HTTPStatus()}
+	case errors.As(err, &tooLarge) && tooLarge.TooLarge():
+		return ciconfig.ErrTooBig
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
 		return ciconfig.ErrRemoteTimeout
-	case errors.As(err, &dnsErr), errors.As(err, &opErr):
+	case errors.As(err, &connect) && connect.ConnectFailed():
 		return ciconfig.ErrRemoteSocket
 	}
 	return ciconfig.ErrRemoteHTTP
 }
-
-// remoteClient is an HTTP client for include:remote: no proxy, a
-// bounded number of redirects, and each connection's resolved address
-// checked when it is made (so a name that resolves to a local address
-// on a second lookup is refused too).
-func remoteClient(allowLocal bool) *http.Client {
-	dialer := &net.Dialer{Timeout: remoteIncludeTimeout, Control: func(_, address string, _ syscall.RawConn) error {
-		if allowLocal {
-			return nil
-		}
-		host, _, err := net.SplitHostPort(address)
-		if err != nil {
-			return &blockedError{"Requests to the local network are not allowed"}
-		}
-		return checkRemoteIP(net.ParseIP(host))
-	}}
-	return &http.Client{
-		Transport: &http.Transport{DialContext: dialer.DialContext, TLSHandshakeTimeout: remoteIncludeTimeout,
-			ResponseHeaderTimeout: remoteIncludeTimeout, DisableKeepAlives: true},
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= remoteIncludeRedirects {
-				return errors.New("too many redirects")
-			}
-			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-				return &blockedError{"Only allowed schemes are http, https"}
-			}
-			return nil
-		},
-	}
-}
-
-// checkRemoteIP refuses loopback, private, link-local and unspecified
-// addresses with GitLab's UrlBlocker reasons.
-func checkRemoteIP(ip net.IP) error {
-	switch {
-	case ip == nil:
-		return &blockedError{"Requests to the local network are not allowed"}
-	case ip.IsLoopback(), ip.IsUnspecified():
-		return &blockedError{"Requests to localhost are not allowed"}
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return &blockedError{"Requests to the link local network are not allowed"}
-	case ip.IsPrivate(), sharedAddressSpace.Contains(ip):
-		return &blockedError{"Requests to the local network are not allowed"}
-	}
-	return nil
-}
-
-// sharedAddressSpace is RFC 6598's carrier-grade NAT range, local too.
-var sharedAddressSpace = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}

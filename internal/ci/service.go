@@ -71,6 +71,7 @@ type Service struct {
 	settings SettingsSource
 	oidc     *oidc.Service
 	guard    EnvironmentGuard
+	remote   RemoteFetcher
 }
 
 // Durable work of the engine.

@@ -24,6 +24,17 @@ type Config struct {
 	// Jobs are the visible jobs in the order the file defines them
 	// (hidden jobs, whose names start with ".", are templates only).
 	Jobs []*Job `json:"jobs"`
+	// Includes are the files include: read, each inclusion once, a
+	// file's own includes before it.
+	Includes []IncludeRecord `json:"-"`
+	// MergedYAML is the configuration with includes, extends and
+	// !reference applied, as YAML (only with Options.Merged).
+	MergedYAML string `json:"-"`
+	// UsesVariables reports that Options.Variables decided something: a
+	// $VARIABLE in an include's location, an include:rules clause, or an
+	// expand_vars input function. A configuration that does not is the
+	// same whatever the variables are.
+	UsesVariables bool `json:"-"`
 }
 
 // Variable is a variables: entry: KEY: value or KEY: {value, description,
@@ -282,6 +293,17 @@ type Options struct {
 	Variables map[string]string
 	// Exists answers include:rules:exists globs (nil: no file exists).
 	Exists func(glob string) bool
+	// Project and SHA are the full path and commit of the pipeline's own
+	// project, the context of its local includes in Config.Includes.
+	Project, SHA string
+	// FileURLs gives the web blob and raw URLs of a file of a project
+	// (full path) at a commit, for Config.Includes (nil: none).
+	FileURLs func(project, sha, path string) (blob, raw string)
+	// Merged keeps the merged configuration in Config.MergedYAML.
+	Merged bool
+	// UsedVariables, when set, is set to true when Variables decided
+	// something (as Config.UsesVariables), also for a load that fails.
+	UsedVariables *bool
 }
 
 // Kinds of included files Fetch reads.

@@ -114,7 +114,7 @@ func (l *loader) matchIncludes(locations []any, ctx fileContext) ([]*includedFil
 		var params *mapping
 		switch loc := loc.(type) {
 		case string:
-			s := expandVariables(loc, l.opts.Variables, false)
+			s := l.expand(loc)
 			kind := "local"
 			if isURL(s) {
 				kind = "remote"
@@ -164,7 +164,7 @@ func (l *loader) matchIncludes(locations []any, ctx fileContext) ([]*includedFil
 			f := &includedFile{kind: kind, params: params, inputs: inputs, ctx: ctx}
 			f.location, _ = params.get(kind)
 			if s, ok := f.location.(string); ok {
-				s = expandVariables(s, l.opts.Variables, false)
+				s = l.expand(s)
 				if kind == "local" {
 					s = strings.TrimLeft(s, "/")
 				}
@@ -178,16 +178,16 @@ func (l *loader) matchIncludes(locations []any, ctx fileContext) ([]*includedFil
 		if list, ok := project.([]any); ok && len(list) > 0 {
 			project = list[0]
 		}
-		name := strings.ToLower(expandVariables(rubyString(project), l.opts.Variables, false))
+		name := strings.ToLower(l.expand(rubyString(project)))
 		ref := "HEAD"
 		if r, ok := params.get("ref"); ok && r != nil {
-			ref = expandVariables(rubyString(r), l.opts.Variables, false)
+			ref = l.expand(rubyString(r))
 		}
 		file, _ := params.get("file")
 		for _, p := range arrayWrap(file) {
 			f := &includedFile{kind: kind, params: params, inputs: inputs, ctx: ctx, project: name, ref: ref, location: p}
 			if s, ok := p.(string); ok {
-				f.location = strings.TrimLeft(expandVariables(s, l.opts.Variables, false), "/")
+				f.location = strings.TrimLeft(l.expand(s), "/")
 			}
 			files = append(files, f)
 		}
@@ -298,6 +298,7 @@ func (l *loader) fetch(f *includedFile) error {
 		return nil
 	}
 	f.value = expanded
+	l.record(f, loc, doc.commit)
 	if l.total += doc.bytes; l.total > totalBytesRatio*l.maxBytes() {
 		return configError(msgTotalTooBig)
 	}
@@ -389,7 +390,11 @@ func (l *loader) interpolate(d document, args *mapping) (any, string) {
 	values, errs := resolveInputs(specs, args)
 	if len(errs) == 0 {
 		var content any
-		if content, errs = interpolate(d.content, values, l.opts.Variables); len(errs) == 0 {
+		content, errs = interpolateTracked(d.content, values, l.opts.Variables, &l.usesVariables)
+		if l.usesVariables && l.opts.UsedVariables != nil {
+			*l.opts.UsedVariables = true
+		}
+		if len(errs) == 0 {
 			return content, ""
 		}
 	}
@@ -420,12 +425,12 @@ func (l *loader) includeRulesPass(params *mapping) (bool, error) {
 			if err != nil {
 				return false, configError("invalid include rules: %s", rubyInspect(raw))
 			}
-			matched = e.Evaluate(l.opts.Variables)
+			matched = e.Evaluate(l.readVariables())
 		}
 		if ex, ok := rule.get("exists"); ok && matched {
 			matched = false
 			for _, g := range existsPaths(ex) {
-				if l.opts.Exists != nil && l.opts.Exists(expandVariables(g, l.opts.Variables, true)) {
+				if l.opts.Exists != nil && l.opts.Exists(l.expandKeep(g)) {
 					matched = true
 					break
 				}

@@ -260,13 +260,20 @@ var blockPattern = regexp.MustCompile(`\$\[\[\s*(\S.*?\S)\s*\]\]`)
 type interpolator struct {
 	inputs  map[string]any
 	vars    map[string]string
+	used    *bool          // set when expand_vars reads vars
 	blocks  map[string]any // evaluated blocks by their text
 	visited int
 	done    map[*mapping]*mapping
 }
 
 func interpolate(content any, inputs map[string]any, vars map[string]string) (any, []string) {
-	in := &interpolator{inputs: inputs, vars: vars, blocks: map[string]any{}, done: map[*mapping]*mapping{}}
+	return interpolateTracked(content, inputs, vars, new(bool))
+}
+
+// interpolateTracked is interpolate that sets *used when an expand_vars
+// function reads the variables.
+func interpolateTracked(content any, inputs map[string]any, vars map[string]string, used *bool) (any, []string) {
+	in := &interpolator{inputs: inputs, vars: vars, used: used, blocks: map[string]any{}, done: map[*mapping]*mapping{}}
 	out, err := in.value(content)
 	if err != "" {
 		return nil, []string{err}
@@ -392,6 +399,7 @@ func (in *interpolator) evaluate(data string) (any, string) {
 			if !ok {
 				return nil, "error in `expand_vars` function: invalid input type: expand_vars can only be used with string inputs"
 			}
+			*in.used = true
 			v = expandVariables(s, in.vars, true)
 			continue
 		}

@@ -26,6 +26,9 @@ type loader struct {
 	files    map[string]parsedFile // included files by location, parsed once
 	includes int                   // files included so far (GitLab's expandset)
 	total    int                   // bytes of the included files, each inclusion counted
+	records  []IncludeRecord       // Config.Includes
+	// usesVariables: Options.Variables decided something (Config.UsesVariables).
+	usesVariables bool
 }
 
 func newLoader(o Options) *loader {
@@ -113,10 +116,15 @@ func (l *loader) load(root *mapping) (*Config, error) {
 	if root, err = l.resolveReferences(root); err != nil {
 		return nil, err
 	}
+	var merged string
+	if l.opts.Merged {
+		merged = mergedYAML(root)
+	}
 	c, err := l.compose(root)
 	if err != nil {
 		return nil, err
 	}
+	c.Includes, c.MergedYAML, c.UsesVariables = l.records, merged, l.usesVariables
 	total := 0
 	for _, j := range c.Jobs {
 		total += j.instanceCount()

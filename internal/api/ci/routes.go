@@ -66,6 +66,11 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("DELETE", job+"/artifacts", token, api, parsed, h.deleteJobArtifacts),
 		row("DELETE", project+"/artifacts", token, api, parsed, h.deleteProjectArtifacts),
 
+		// CI lint: the project's file (read_code), or given content
+		// (create_pipeline).
+		row("GET", project+"/ci/lint", public, api, parsed, h.lintProjectFile),
+		row("POST", project+"/ci/lint", token, api, parsed, h.lintContent),
+
 		// Pipelines.
 		row("GET", project+"/pipelines", public, api, parsed, h.listPipelines),
 		row("POST", project+"/pipeline", token, api, parsed, h.createPipeline),
