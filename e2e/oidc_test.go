@@ -99,29 +99,7 @@ func TestOIDC_jobTokens(t *testing.T) {
 				t.Errorf("discovery %s = %v", k, disc[k])
 			}
 		}
-		var set struct {
-			Keys []struct{ Kty, Kid, E, N, Use, Alg string }
-		}
-		s.Do(t, apitest.Request{Path: s.URL + "/oauth/discovery/keys"}).Want(t, http.StatusOK).JSON(t, &set)
-		if len(set.Keys) != 1 || set.Keys[0].Kty != "RSA" || set.Keys[0].Use != "sig" || set.Keys[0].Alg != "RS256" {
-			t.Fatalf("jwks %+v", set)
-		}
-		keyfunc := func(tok *jwt.Token) (any, error) {
-			for _, k := range set.Keys {
-				if k.Kid == tok.Header["kid"] {
-					n, err := base64.RawURLEncoding.DecodeString(k.N)
-					if err != nil {
-						return nil, err
-					}
-					e, err := base64.RawURLEncoding.DecodeString(k.E)
-					if err != nil {
-						return nil, err
-					}
-					return &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}, nil
-				}
-			}
-			return nil, fmt.Errorf("kid %v not published", tok.Header["kid"])
-		}
+		keyfunc := jwksKeyfunc(t, s)
 		verify := func(job jobJSON, file, aud string) jwt.MapClaims {
 			t.Helper()
 			raw := s.Get(t, fmt.Sprintf("/projects/%d/jobs/%d/artifacts/%s", p.ID, job.ID, file), owner.Token).Want(t, http.StatusOK).Body
@@ -254,4 +232,34 @@ func TestOIDC_keysSealedAndRotated(t *testing.T) {
 			t.Errorf("jwks after rotation %v; want [%s %s]", got, kid, first[0])
 		}
 	}, shortPoll)
+}
+
+// jwksKeyfunc reads the instance's JWKS as a cloud provider does and
+// checks its shape: one RSA signing key for RS256; the keyfunc finds a
+// token's key by its kid.
+func jwksKeyfunc(t *testing.T, s *apitest.Server) jwt.Keyfunc {
+	t.Helper()
+	var set struct {
+		Keys []struct{ Kty, Kid, E, N, Use, Alg string }
+	}
+	s.Do(t, apitest.Request{Path: s.URL + "/oauth/discovery/keys"}).Want(t, http.StatusOK).JSON(t, &set)
+	if len(set.Keys) != 1 || set.Keys[0].Kty != "RSA" || set.Keys[0].Use != "sig" || set.Keys[0].Alg != "RS256" {
+		t.Fatalf("jwks %+v", set)
+	}
+	return func(tok *jwt.Token) (any, error) {
+		for _, k := range set.Keys {
+			if k.Kid == tok.Header["kid"] {
+				n, err := base64.RawURLEncoding.DecodeString(k.N)
+				if err != nil {
+					return nil, err
+				}
+				e, err := base64.RawURLEncoding.DecodeString(k.E)
+				if err != nil {
+					return nil, err
+				}
+				return &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}, nil
+			}
+		}
+		return nil, fmt.Errorf("kid %v not published", tok.Header["kid"])
+	}
 }
