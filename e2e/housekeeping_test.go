@@ -22,14 +22,14 @@ import (
 )
 
 // hkGit runs git on the server's bare repository at dir.
-func hkGit(t *testing.T, dir string, args ...string) (string, error) {
+func hkGit(t testing.TB, dir string, args ...string) (string, error) {
 	t.Helper()
 	return gitRun(dir, append([]string{"--git-dir", dir}, args...)...)
 }
 
 // hkUnreachable lists the unreachable objects of the repository at dir
 // (reflogs do not count: the server keeps none).
-func hkUnreachable(t *testing.T, dir string) []string {
+func hkUnreachable(t testing.TB, dir string) []string {
 	t.Helper()
 	out, err := hkGit(t, dir, "fsck", "--unreachable", "--no-reflogs", "--no-progress")
 	if err != nil {
