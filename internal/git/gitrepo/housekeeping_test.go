@@ -145,3 +145,34 @@ func TestParseStrategy(t *testing.T) {
 		t.Error(`ParseStrategy("eager") accepted`)
 	}
 }
+
+// TestRepo_Optimize_inFlightWrite: the objects of a commit built for a
+// compare-and-swap (or of a push whose refs are not moved yet) are
+// unreachable while a gc runs; the grace keeps them, so the ref moved
+// afterwards points at a whole commit.
+func TestRepo_Optimize_inFlightWrite(t *testing.T) {
+	ctx := context.Background()
+	r, _, _ := unreachableRepo(t)
+	tip, err := r.BranchTip(ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := Signature{Name: "A", Email: "a@example.com", When: time.Unix(1700000100, 0)}
+	id, err := r.BuildCommit(ctx, tip, []Action{{Kind: "create", Path: "in-flight.txt", Content: []byte("written before the gc"), HasContent: true}},
+		sig, sig, "in flight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Optimize(ctx, OptimizeOptions{Strategy: GC, PruneBefore: time.Now().Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateRef(ctx, "refs/heads/main", id, tip); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := gitRun(t, r, "fsck", "--strict", "--no-dangling"); err != nil {
+		t.Fatalf("fsck after the in-flight commit landed: %v\n%s", err, out)
+	}
+	if out, err := gitRun(t, r, "cat-file", "-p", string(id)+":in-flight.txt"); err != nil || out != "written before the gc" {
+		t.Errorf("in-flight file: %q, %v", out, err)
+	}
+}
