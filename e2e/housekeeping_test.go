@@ -18,6 +18,7 @@ import (
 
 	"quarry/internal/apitest"
 	cfgpkg "quarry/internal/config"
+	"quarry/internal/git/gitrepo"
 	"quarry/internal/storetest"
 )
 
@@ -253,7 +254,8 @@ func TestHousekeeping_gcPrunesPastGrace(t *testing.T) {
 // (GitLab's pushes_since_gc): nine writes enqueue nothing, the tenth
 // (housekeeping_incremental_repack_period) enqueues one incremental
 // housekeeping, which writes the commit-graph and gives the lease back.
-// Wiki writes count for the wiki's repository; with housekeeping_enabled
+// Wiki writes count for the wiki's repository, a snippet's for the
+// snippet's (its tenth housekeeps it); with housekeeping_enabled
 // false, writes are counted and nothing is enqueued.
 func TestHousekeeping_writeCountTrigger(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
@@ -310,6 +312,27 @@ func TestHousekeeping_writeCountTrigger(t *testing.T) {
 			JSON: map[string]any{"content": "two"}}).Want(t, http.StatusOK)
 		if r := hkRead(t, db, q, "project_wiki/"+itoa(p.ID)); r.writes != 2 {
 			t.Errorf("wiki writes counted %d; want 2", r.writes)
+		}
+
+		// A snippet's file updates count for its repository, and the tenth
+		// housekeeps it.
+		var sn struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/snippets", Token: owner.Token, JSON: map[string]any{"title": "hk",
+			"file_name": "a.txt", "content": "0", "visibility": "private"}}).Want(t, http.StatusCreated).JSON(t, &sn)
+		snKey := "snippet/" + itoa(sn.ID)
+		for i := 1; i <= 10; i++ {
+			s.Do(t, apitest.Request{Method: "PUT", Path: "/snippets/" + itoa(sn.ID), Token: owner.Token,
+				JSON: map[string]any{"content": strconv.Itoa(i)}}).Want(t, http.StatusOK)
+		}
+		eventuallyFor(t, 30*time.Second, "the snippet's housekeeping ran", func() bool {
+			r := hkRead(t, db, q, snKey)
+			return r.writes == 10 && r.lastRun != 0 && r.leaseUntil == 0
+		})
+		if got := hkTasks(t, db, q, snKey); len(got) != 1 || got[0] != `done {"repository":"`+snKey+`","strategy":"incremental"}` {
+			t.Errorf("snippet housekeeping tasks %v", got)
+		}
+		if snDir := filepath.Join(s.DataDir, "repositories", gitrepo.SnippetPath(sn.ID)); !hkCommitGraph(snDir) {
+			t.Errorf("no commit-graph in the snippet's repository %s", snDir)
 		}
 
 		// Disabled: counted, nothing enqueued.

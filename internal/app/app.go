@@ -281,6 +281,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Housekeeping = housekeeping.New(db, storages, set, a.Projects, a.Groups, log, housekeeping.Config{PruneGrace: cfg.HousekeepingPruneGrace})
 	a.Housekeeping.Register(hkQueue)
 	a.Wikis.SetHousekeeping(a.Housekeeping)
+	a.Housekeeping.SetSnippets(a.Snippets)
+	a.Snippets.SetHousekeeping(a.Housekeeping)
 	bus.OnRefsChanged("housekeeping", a.Housekeeping.OnRefsChanged)
 	if err := set.Preload(ctx); err != nil {
 		storages.Close()

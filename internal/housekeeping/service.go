@@ -37,16 +37,17 @@ const LeaseTimeout = 24 * time.Hour
 
 // Target names one repository housekeeping counts writes for.
 type Target struct {
-	// Kind is "project" (a project's repository), "project_wiki" or
-	// "group_wiki".
+	// Kind is "project" (a project's repository), "project_wiki",
+	// "group_wiki" or "snippet".
 	Kind string
 	ID   int64
 }
 
-// ProjectRepository, ProjectWiki and GroupWiki are the targets.
+// ProjectRepository, ProjectWiki, GroupWiki and Snippet are the targets.
 func ProjectRepository(id int64) Target { return Target{"project", id} }
 func ProjectWiki(id int64) Target       { return Target{"project_wiki", id} }
 func GroupWiki(id int64) Target         { return Target{"group_wiki", id} }
+func Snippet(id int64) Target           { return Target{"snippet", id} }
 
 // Key is the target's row key in the database.
 func (t Target) Key() string { return t.Kind + "/" + strconv.FormatInt(t.ID, 10) }
@@ -55,7 +56,7 @@ func (t Target) Key() string { return t.Kind + "/" + strconv.FormatInt(t.ID, 10)
 func parseTarget(key string) (Target, error) {
 	kind, id, ok := strings.Cut(key, "/")
 	n, err := strconv.ParseInt(id, 10, 64)
-	if !ok || err != nil || n <= 0 || (kind != "project" && kind != "project_wiki" && kind != "group_wiki") {
+	if !ok || err != nil || n <= 0 || (kind != "project" && kind != "project_wiki" && kind != "group_wiki" && kind != "snippet") {
 		return Target{}, fmt.Errorf("housekeeping target %q", key)
 	}
 	return Target{kind, n}, nil
@@ -78,6 +79,15 @@ type Groups interface {
 	BeginWrite(ctx context.Context, g *model.Group) (end func(), err error)
 }
 
+// Snippets open snippet repositories under a write lease.
+type Snippets interface {
+	BeginHousekeeping(ctx context.Context, snippetID int64) (*gitrepo.Repo, func(), error)
+}
+
+// SetSnippets gives the service the snippets (before use): without them
+// snippet writes are counted and their housekeeping does nothing.
+func (s *Service) SetSnippets(sn Snippets) { s.snippets = sn }
+
 // Config tunes the service.
 type Config struct {
 	// PruneGrace is how old an unreachable object must be before a gc
@@ -92,6 +102,7 @@ type Service struct {
 	settings Settings
 	projects Projects
 	groups   Groups
+	snippets Snippets
 	log      *slog.Logger
 	cfg      Config
 }
@@ -298,6 +309,11 @@ func (s *Service) open(ctx context.Context, t Target) (*gitrepo.Repo, func(), er
 			return nil, nil, err
 		}
 		return repo, end, nil
+	case "snippet":
+		if s.snippets == nil {
+			return nil, nil, model.ErrNotFound
+		}
+		return s.snippets.BeginHousekeeping(ctx, t.ID)
 	default:
 		g, err := s.db.GroupByID(ctx, t.ID)
 		if err != nil {
@@ -353,4 +369,11 @@ func (s *Service) CountWikiWrite(ctx context.Context, tx *store.Tx, projectID, g
 		return s.CountWrite(ctx, tx, ProjectWiki(projectID))
 	}
 	return s.CountWrite(ctx, tx, GroupWiki(groupID))
+}
+
+// CountSnippetWrite counts a write to a snippet's repository (an API
+// update of its files, a push) in a transaction of its own; see
+// CountWrite.
+func (s *Service) CountSnippetWrite(ctx context.Context, snippetID int64) error {
+	return s.db.InTx(ctx, func(tx *store.Tx) error { return s.CountWrite(ctx, tx, Snippet(snippetID)) })
 }

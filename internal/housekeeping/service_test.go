@@ -27,12 +27,12 @@ func TestStrategyFor(t *testing.T) {
 }
 
 func TestParseTarget(t *testing.T) {
-	for _, tg := range []Target{ProjectRepository(3), ProjectWiki(4), GroupWiki(5)} {
+	for _, tg := range []Target{ProjectRepository(3), ProjectWiki(4), GroupWiki(5), Snippet(6)} {
 		if got, err := parseTarget(tg.Key()); err != nil || got != tg {
 			t.Errorf("parseTarget(%q) = %v, %v", tg.Key(), got, err)
 		}
 	}
-	for _, bad := range []string{"", "project", "project/", "project/0", "project/-1", "snippet/1", "project/1/2", "project/x"} {
+	for _, bad := range []string{"", "project", "project/", "project/0", "project/-1", "snippets/1", "project/1/2", "project/x"} {
 		if _, err := parseTarget(bad); err == nil {
 			t.Errorf("parseTarget(%q) accepted", bad)
 		}
