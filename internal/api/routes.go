@@ -18,6 +18,7 @@ import (
 	"quarry/internal/api/geo"
 	"quarry/internal/api/groupexport"
 	"quarry/internal/api/groups"
+	apihousekeeping "quarry/internal/api/housekeeping"
 	"quarry/internal/api/labels"
 	"quarry/internal/api/members"
 	"quarry/internal/api/mergerequests"
@@ -71,6 +72,7 @@ func (s *Server) Table() []endpoint.Route {
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),
 		storagemoves.New(d.Moves, r).Routes(),
+		apihousekeeping.New(d.Housekeeping).Routes(),
 		apialerts.New(d.Alerts, r).Routes(),
 		errortracking.New(d.ErrorTracking, r).Routes(),
 		apireleases.New(d.Releases, r).Routes(),

@@ -33,6 +33,7 @@ import (
 	"quarry/internal/geo"
 	"quarry/internal/groupexport"
 	"quarry/internal/groups"
+	"quarry/internal/housekeeping"
 	"quarry/internal/jobtokenscope"
 	"quarry/internal/labels"
 	"quarry/internal/members"
@@ -91,6 +92,8 @@ type Deps struct {
 	Geo *geo.Service
 	// Moves are repository storage moves.
 	Moves *storagemoves.Service
+	// Housekeeping is repository housekeeping.
+	Housekeeping *housekeeping.Service
 	// GroupTransfers are group exports and imports.
 	GroupTransfers *groupexport.Service
 	// Alerts are alert integrations, the intake and alerts.

@@ -41,6 +41,7 @@ import (
 	"quarry/internal/gitaccess"
 	"quarry/internal/groupexport"
 	"quarry/internal/groups"
+	"quarry/internal/housekeeping"
 	"quarry/internal/jobfiles"
 	"quarry/internal/jobtokenscope"
 	"quarry/internal/labels"
@@ -92,6 +93,10 @@ type App struct {
 	// StorageMoveConcurrency at once; Moves schedules them.
 	MoveQueue *tasks.Queue
 	Moves     *storagemoves.Service
+	// HousekeepingQueue runs repository housekeeping, at most
+	// HousekeepingConcurrency at once.
+	HousekeepingQueue *tasks.Queue
+	Housekeeping      *housekeeping.Service
 	// GroupTransfers are group exports and imports.
 	GroupTransfers *groupexport.Service
 	Events         *events.Bus
@@ -194,6 +199,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		moveWorkers = 0 // an API-only process runs no background work
 	}
 	moveQueue := tasks.New(db, log, tasks.Options{Workers: moveWorkers, Lease: cfg.TaskLease, Now: db.Now})
+	hkWorkers := cfg.HousekeepingConcurrency
+	if cfg.TaskWorkers == 0 {
+		hkWorkers = 0
+	}
+	hkQueue := tasks.New(db, log, tasks.Options{Workers: hkWorkers, Lease: cfg.TaskLease, Now: db.Now})
 	bus := events.New(db, queue, log)
 	set := settings.New(db, log, settings.Config{Initial: func(st *model.ApplicationSettings) { initialSettings(cfg, roots, st) },
 		ReadOnly: secondary})
@@ -267,6 +277,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	bus.OnRefsChanged("repository", a.Projects.OnRefsChanged)
 	bus.OnRefsChanged("pipelines", a.CI.OnRefsChanged)
 	bus.OnRefsChanged("merge_requests", a.MRs.OnRefsChanged)
+	a.HousekeepingQueue = hkQueue
+	a.Housekeeping = housekeeping.New(db, storages, set, a.Projects, a.Groups, log, housekeeping.Config{PruneGrace: cfg.HousekeepingPruneGrace})
+	a.Housekeeping.Register(hkQueue)
+	a.Wikis.SetHousekeeping(a.Housekeeping)
+	a.Housekeeping.SetSnippets(a.Snippets)
+	a.Snippets.SetHousekeeping(a.Housekeeping)
+	bus.OnRefsChanged("housekeeping", a.Housekeeping.OnRefsChanged)
 	if err := set.Preload(ctx); err != nil {
 		storages.Close()
 		db.Close()
@@ -328,6 +345,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.stop = stop
 		queue.Start(qctx)
 		moveQueue.Start(qctx)
+		hkQueue.Start(qctx)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -360,7 +378,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Milestones: a.Milestones,
 		Boards:     a.Boards,
 		Settings:   set,
-		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, GroupTransfers: a.GroupTransfers,
+		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, Housekeeping: a.Housekeeping, GroupTransfers: a.GroupTransfers,
 		Alerts:        alertsSvc,
 		ErrorTracking: errortracking.New(db, a.Projects, cfg.ExternalURL, errortracking.DefaultLimits),
 		Releases:      releases.New(db, a.Projects, a.Groups, repoFiles),
@@ -447,6 +465,7 @@ func (a *App) Close() error {
 		a.stop()
 		a.Queue.Wait()
 		a.MoveQueue.Wait()
+		a.HousekeepingQueue.Wait()
 	}
 	a.storages.Close()
 	return a.DB.Close()

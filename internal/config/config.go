@@ -74,6 +74,13 @@ type Config struct {
 	// StorageMoveCleanupDelay is how long a move keeps the source copies
 	// after the switch, for reads that opened them.
 	StorageMoveCleanupDelay time.Duration `toml:"storage_move_cleanup_delay"`
+	// HousekeepingConcurrency bounds the repository housekeepings this
+	// process runs at once (beside TaskWorkers; 0 runs none here).
+	HousekeepingConcurrency int `toml:"housekeeping_concurrency"`
+	// HousekeepingPruneGrace is how old an unreachable object must be
+	// before housekeeping prunes it (GitLab's two weeks): younger ones
+	// may belong to a push or a commit whose ref is not moved yet.
+	HousekeepingPruneGrace time.Duration `toml:"housekeeping_prune_grace"`
 	// GroupExportTTL is how long a finished group export stays
 	// downloadable.
 	GroupExportTTL time.Duration `toml:"group_export_ttl"`
@@ -161,6 +168,8 @@ func Default() Config {
 		StorageMoveConcurrency:  2,
 		StorageMoveWriteWait:    30 * time.Second,
 		StorageMoveCleanupDelay: time.Minute,
+		HousekeepingConcurrency: 1,
+		HousekeepingPruneGrace:  14 * 24 * time.Hour,
 		GroupExportTTL:          24 * time.Hour,
 		MaxParsedBodyBytes:      10 << 20,
 		MaxFileBytes:            100 << 20,
@@ -237,6 +246,8 @@ func (c *Config) options() []option {
 		{Server, "task-lease", "QUARRY_TASK_LEASE", "how long a crashed worker's task stays claimed", &c.TaskLease},
 		{Server, "storage-move-concurrency", "QUARRY_STORAGE_MOVE_CONCURRENCY", "repository storage moves running at once in this process (0: none here)", &c.StorageMoveConcurrency},
 		{Server, "storage-move-write-wait", "QUARRY_STORAGE_MOVE_WRITE_WAIT", "how long a storage move waits for pushes and API writes in flight before it fails", &c.StorageMoveWriteWait},
+		{Server, "housekeeping-concurrency", "QUARRY_HOUSEKEEPING_CONCURRENCY", "repository housekeepings (repack, prune, commit-graph) running at once in this process (0: none here)", &c.HousekeepingConcurrency},
+		{Server, "housekeeping-prune-grace", "QUARRY_HOUSEKEEPING_PRUNE_GRACE", "how old an unreachable object must be before housekeeping prunes it", &c.HousekeepingPruneGrace},
 		{Server, "group-export-ttl", "QUARRY_GROUP_EXPORT_TTL", "how long a finished group export stays downloadable before it expires", &c.GroupExportTTL},
 		{Server, "storage-move-cleanup-delay", "QUARRY_STORAGE_MOVE_CLEANUP_DELAY", "how long a storage move keeps the source copies after the switch, for reads that opened them", &c.StorageMoveCleanupDelay},
 		{Server, "user-cap", "QUARRY_USER_CAP", "users a top-level group takes before new members need approval (0: no cap)", &c.UserCap},
@@ -430,6 +441,10 @@ func (c *Config) finish() error {
 	}
 	if c.TaskWorkers < 0 {
 		return fmt.Errorf("task workers must not be negative")
+	}
+	if c.HousekeepingConcurrency < 0 || c.HousekeepingPruneGrace < time.Hour {
+		return fmt.Errorf("housekeeping concurrency %d, prune grace %s: want no negative concurrency and a grace of at least an hour",
+			c.HousekeepingConcurrency, c.HousekeepingPruneGrace)
 	}
 	if c.GroupExportTTL <= 0 {
 		return fmt.Errorf("--group-export-ttl must be positive (got %s)", c.GroupExportTTL)

@@ -94,6 +94,7 @@ var allowed = map[string]description{
 	"ls-files":      {}, // the runner's untracked artifacts (pathspec :/ only)
 	"repack":        {},
 	"fsck":          {}, // a storage move's check of its copy
+	"prune":         {}, // housekeeping: --expire=<date> only, never "now"
 	"bundle":        {}, // group export and import: a wiki as one file (create --all, list-heads of our own file)
 	// checkout: the CI runner's work tree (GIT_WORK_TREE); git 2.39
 	// checkout rejects --end-of-options, its one arg is a commit id.

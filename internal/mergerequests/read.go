@@ -279,36 +279,42 @@ func (s *Service) readableProjects(ctx context.Context, a auth.Actor, groupRef s
 	return ids, nil
 }
 
-// Commits lists a merge request's commits, newest first.
-func (s *Service) Commits(ctx context.Context, a auth.Actor, projectRef string, iid int64) (model.Project, []gitrepo.Commit, error) {
+// maxCommits is how many commits of a merge request are listed at most
+// (newest first).
+const maxCommits = 1000
+
+// Commits is one page of a merge request's commits (base..head, newest
+// first, at most maxCommits in all): the ids are listed once, only the
+// page's commits are read.
+func (s *Service) Commits(ctx context.Context, a auth.Actor, projectRef string, iid int64, pg model.Page) (model.Project, []gitrepo.Commit, model.PageInfo, error) {
 	p, _, err := s.project(ctx, a, projectRef, auth.ReadMergeRequest)
 	if err != nil {
-		return p, nil, err
+		return p, nil, model.PageInfo{}, err
 	}
 	m, err := s.load(ctx, p, iid)
 	if err != nil {
-		return p, nil, err
+		return p, nil, model.PageInfo{}, err
 	}
 	repo, err := s.repo(p)
 	if err != nil {
-		return p, nil, err
+		return p, nil, model.PageInfo{}, err
 	}
-	if m.HeadSHA == "" || m.HeadSHA == m.BaseSHA {
-		return p, []gitrepo.Commit{}, nil
+	var ids []git.ObjectID
+	if m.HeadSHA != "" && m.HeadSHA != m.BaseSHA {
+		if ids, err = repo.Log(ctx, gitrepo.LogOptions{Rev: m.BaseSHA + ".." + m.HeadSHA, Max: maxCommits}); err != nil {
+			return p, nil, model.PageInfo{}, err
+		}
 	}
-	ids, err := repo.Log(ctx, gitrepo.LogOptions{Rev: m.BaseSHA + ".." + m.HeadSHA, Max: 1000})
-	if err != nil {
-		return p, nil, err
-	}
-	out := make([]gitrepo.Commit, 0, len(ids))
-	for _, id := range ids {
+	page, info := model.PageOf(ids, pg)
+	out := make([]gitrepo.Commit, 0, len(page))
+	for _, id := range page {
 		c, err := repo.ReadCommit(ctx, string(id))
 		if err != nil {
-			return p, nil, err
+			return p, nil, model.PageInfo{}, err
 		}
 		out = append(out, c)
 	}
-	return p, out, nil
+	return p, out, info, nil
 }
 
 // Changes is a merge request with the files it changes (base..head).

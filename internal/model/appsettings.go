@@ -139,10 +139,10 @@ type ApplicationSettings struct {
 	HelpPageText              *string `json:"help_page_text"`
 	HomePageURL               *string `json:"home_page_url"`
 
-	HousekeepingEnabled                 bool  `json:"housekeeping_enabled"`
-	HousekeepingFullRepackPeriod        int64 `json:"housekeeping_full_repack_period"`
-	HousekeepingGcPeriod                int64 `json:"housekeeping_gc_period"`
-	HousekeepingIncrementalRepackPeriod int64 `json:"housekeeping_incremental_repack_period"`
+	HousekeepingEnabled                 bool  `json:"housekeeping_enabled" effect:"repositories are housekept after every housekeeping_incremental_repack_period writes (pushes, merges, API and wiki commits)"`
+	HousekeepingFullRepackPeriod        int64 `json:"housekeeping_full_repack_period" effect:"writes between full repacks with a bitmap"`
+	HousekeepingGcPeriod                int64 `json:"housekeeping_gc_period" effect:"writes between gcs (full repack, prune of unreachable objects past --housekeeping-prune-grace)"`
+	HousekeepingIncrementalRepackPeriod int64 `json:"housekeeping_incremental_repack_period" effect:"writes between incremental housekeepings (GitLab's housekeeping_optimize_repository_period)"`
 
 	ImportSources                       []string         `json:"import_sources" values:"github,bitbucket,bitbucket_server,fogbugz,git,gitlab_project,gitea,manifest"`
 	IssuesCreateLimit                   int64            `json:"issues_create_limit"`

@@ -76,6 +76,8 @@ var SettingAliases = map[string]string{
 	"throttle_unauthenticated_enabled":             "throttle_unauthenticated_web_enabled",
 	"throttle_unauthenticated_period_in_seconds":   "throttle_unauthenticated_web_period_in_seconds",
 	"throttle_unauthenticated_requests_per_period": "throttle_unauthenticated_web_requests_per_period",
+	// GitLab 15.8 renamed the incremental period; both names stay.
+	"housekeeping_optimize_repository_period": "housekeeping_incremental_repack_period",
 }
 
 // settingShownAliases are the legacy names GitLab's response carries
@@ -83,7 +85,7 @@ var SettingAliases = map[string]string{
 var settingShownAliases = []string{"admin_notification_email", "asset_proxy_whitelist",
 	"allow_local_requests_from_hooks_and_services", "password_authentication_enabled", "signin_enabled",
 	"throttle_unauthenticated_enabled", "throttle_unauthenticated_period_in_seconds",
-	"throttle_unauthenticated_requests_per_period"}
+	"throttle_unauthenticated_requests_per_period", "housekeeping_optimize_repository_period"}
 
 // SettingInput is one attribute's value as a request carried it: the
 // values of a parameter (one, or several for a list), an explicit null,

@@ -552,8 +552,8 @@ func (s *Service) runRefresh(ctx context.Context, pl projectPayload) error {
 	return s.housekeep(ctx, pl.ProjectID)
 }
 
-// housekeep packs a repository's loose objects once enough have gathered
-// (commits through the API and pushes leave them), keeping reads fast.
+// housekeep removes what a crash left beside the repository; packing
+// and pruning are the housekeeping service's, counted by writes.
 func (s *Service) housekeep(ctx context.Context, id int64) error {
 	p, err := s.db.ProjectByID(ctx, id)
 	if errors.Is(err, model.ErrNotFound) {
@@ -562,18 +562,11 @@ func (s *Service) housekeep(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	if p.RepositoryReadOnly {
-		return nil // a storage move copies it now; the next refresh packs
-	}
 	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
 	if err != nil {
 		return err
 	}
-	if packed, err := repo.Housekeep(ctx); err != nil {
-		return err
-	} else if packed {
-		s.log.Debug("repository packed", "project_id", id)
-	}
+	repo.Tidy()
 	return nil
 }
 

@@ -103,6 +103,7 @@ func (s *Service) GitAccess(ctx context.Context, a auth.Actor, p string, push bo
 // Pushed follows a push into a snippet's repository: the row remembers
 // its first file and the time.
 func (s *Service) Pushed(ctx context.Context, snippetID int64) error {
+	s.countWrite(ctx, snippetID)
 	sn, err := s.db.SnippetByID(ctx, snippetID)
 	if errors.Is(err, model.ErrNotFound) {
 		return nil // removed meanwhile

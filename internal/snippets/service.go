@@ -51,9 +51,11 @@ type Service struct {
 	settings Settings
 	storages *gitrepo.Storages
 	moves    StorageMoves
-	log      *slog.Logger
-	cfg      Config
-	now      func() time.Time
+	// housekeeping counts repository writes (nil: not counted).
+	housekeeping Housekeeping
+	log          *slog.Logger
+	cfg          Config
+	now          func() time.Time
 }
 
 // New returns the snippets service; its background work (removing what a

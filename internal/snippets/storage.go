@@ -108,3 +108,41 @@ func (s *Service) MoveViews(ctx context.Context, ids []int64) (map[int64]any, er
 	}
 	return out, nil
 }
+
+// BeginHousekeeping opens a snippet's repository for its housekeeping
+// under a write lease (refused while a storage move holds it); end must
+// be called once it is over. model.ErrNotFound when the snippet is gone.
+func (s *Service) BeginHousekeeping(ctx context.Context, snippetID int64) (repo *gitrepo.Repo, end func(), err error) {
+	sn, err := s.db.SnippetByID(ctx, snippetID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if end, err = s.beginWrite(ctx, &sn); err != nil {
+		return nil, nil, err
+	}
+	if repo, err = s.repo(sn); err != nil {
+		end()
+		return nil, nil, err
+	}
+	return repo, end, nil
+}
+
+// Housekeeping counts writes to snippet repositories (the housekeeping
+// service).
+type Housekeeping interface {
+	CountSnippetWrite(ctx context.Context, snippetID int64) error
+}
+
+// SetHousekeeping gives the service the write counter (before use).
+func (s *Service) SetHousekeeping(h Housekeeping) { s.housekeeping = h }
+
+// countWrite counts a write to sn's repository; a failure is logged, the
+// write stands.
+func (s *Service) countWrite(ctx context.Context, snippetID int64) {
+	if s.housekeeping == nil {
+		return
+	}
+	if err := s.housekeeping.CountSnippetWrite(context.WithoutCancel(ctx), snippetID); err != nil {
+		s.log.Warn("count snippet write", "snippet_id", snippetID, "err", err)
+	}
+}

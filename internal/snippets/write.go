@@ -212,6 +212,7 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, w Where, id int64, i
 			return View{}, err
 		}
 		fileName = plan.Files[0]
+		s.countWrite(ctx, id)
 	}
 	sn := f.Snippet
 	for try := 0; ; try++ {

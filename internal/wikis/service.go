@@ -72,7 +72,18 @@ type Service struct {
 	log      *slog.Logger
 	cfg      Config
 	now      func() time.Time
+	// housekeeping counts the wiki's writes (nil: not counted).
+	housekeeping Housekeeping
 }
+
+// Housekeeping counts writes to a wiki (of a project or a group) inside
+// the transaction that schedules its refresh.
+type Housekeeping interface {
+	CountWikiWrite(ctx context.Context, tx *store.Tx, projectID, groupID int64) error
+}
+
+// SetHousekeeping gives the service the write counter (before use).
+func (s *Service) SetHousekeeping(h Housekeeping) { s.housekeeping = h }
 
 // New returns the wikis service; its background work (sizes,
 // housekeeping) runs on queue.
@@ -766,8 +777,13 @@ func (s *Service) scheduleRefresh(ctx context.Context, p *model.Project, g *mode
 		pl.GroupID = g.ID
 	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := refreshTask.Enqueue(ctx, tx, pl)
-		return err
+		if _, err := refreshTask.Enqueue(ctx, tx, pl); err != nil {
+			return err
+		}
+		if s.housekeeping != nil {
+			return s.housekeeping.CountWikiWrite(ctx, tx, pl.ProjectID, pl.GroupID)
+		}
+		return nil
 	})
 }
 
@@ -794,9 +810,7 @@ func (s *Service) runRefresh(ctx context.Context, pl wikiPayload) error {
 	if !repo.Exists() {
 		return nil
 	}
-	if _, err := repo.Housekeep(ctx); err != nil {
-		return fmt.Errorf("wiki housekeeping: %w", err)
-	}
+	repo.Tidy()
 	size, err := repo.Size()
 	if err != nil {
 		return err

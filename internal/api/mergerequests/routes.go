@@ -222,7 +222,11 @@ func (h *Handlers) commits(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	p, list, err := h.mr.Commits(c.Ctx(), c.Actor, c.Path("id"), n)
+	pg, err := c.Page()
+	if err != nil {
+		return err
+	}
+	p, list, info, err := h.mr.Commits(c.Ctx(), c.Actor, c.Path("id"), n, pg)
 	if err != nil {
 		return err
 	}
@@ -230,7 +234,8 @@ func (h *Handlers) commits(c *endpoint.Call) error {
 	for i, cm := range list {
 		out[i] = h.r.Commit(cm, "/"+p.FullPath()+"/-/commit/"+string(cm.ID))
 	}
-	return c.JSON(http.StatusOK, out)
+	pg.Keyset = false // GitLab pages merge request commits by offset only
+	return c.List(pg, info, out)
 }
 
 func (h *Handlers) changes(c *endpoint.Call) error {

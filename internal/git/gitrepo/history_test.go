@@ -154,17 +154,17 @@ func TestHousekeep(t *testing.T) {
 		}
 		tip = id
 		if i == 10 {
-			if packed, err := r.Housekeep(ctx); err != nil || packed {
-				t.Fatalf("early housekeeping: packed %v, %v", packed, err)
+			if done, err := r.Optimize(ctx, OptimizeOptions{}); err != nil || done.Repack != "" {
+				t.Fatalf("early housekeeping: %+v, %v", done, err)
 			}
 		}
 	}
 	if _, err := r.ReadCommit(ctx, string(first)); err != nil { // warms a cat-file process
 		t.Fatal(err)
 	}
-	packed, err := r.Housekeep(ctx)
-	if err != nil || !packed {
-		t.Fatalf("housekeeping: packed %v, %v", packed, err)
+	done, err := r.Optimize(ctx, OptimizeOptions{})
+	if err != nil || done.Repack != "incremental" {
+		t.Fatalf("housekeeping: %+v, %v", done, err)
 	}
 	if out := gitIn(t, r.Path(), "count-objects", "-v"); !strings.Contains(out, "count: 0\n") {
 		t.Errorf("loose objects left:\n%s", out)
@@ -177,7 +177,7 @@ func TestHousekeep(t *testing.T) {
 	if got, err := r.LastCommit(ctx, tip, "d0/f0.txt"); err != nil || got != first {
 		t.Errorf("last commit after packing %s %v", got, err)
 	}
-	if packed, err := r.Housekeep(ctx); err != nil || packed {
-		t.Errorf("second housekeeping: packed %v, %v", packed, err)
+	if done, err := r.Optimize(ctx, OptimizeOptions{}); err != nil || done.Repack != "" {
+		t.Errorf("second housekeeping: %+v, %v", done, err)
 	}
 }

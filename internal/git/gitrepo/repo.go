@@ -378,43 +378,6 @@ func (r *Repo) Size() (int64, error) {
 	return n, err
 }
 
-// looseLimit is how many loose objects a repository gathers before
-// Housekeep packs them: reads of packed objects are much cheaper.
-const looseLimit = 256
-
-// Housekeep packs loose objects once there are looseLimit of them, and
-// refreshes the commit-graph (with changed-path filters) that keeps
-// history walks fast. Readers keep working meanwhile: git finds objects
-// in the new pack when they leave the loose store. It also removes the
-// folders a crash left aside when the repository was made, once an hour
-// old.
-func (r *Repo) Housekeep(ctx context.Context) (bool, error) {
-	r.removeOldAside()
-	out, err := r.run(ctx, git.Command{Name: "count-objects", Flags: []git.Flag{{Name: "-v"}}}, git.Options{})
-	if err != nil {
-		return false, err
-	}
-	loose := 0
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "count: "); ok {
-			loose, _ = strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
-	if loose < looseLimit {
-		return false, nil
-	}
-	for _, c := range []git.Command{
-		{Name: "repack", Flags: []git.Flag{{Name: "-d"}, {Name: "-q"}, {Name: "--geometric", Value: "2"}}},
-		{Name: "pack-refs", Flags: []git.Flag{{Name: "--all"}}},
-		{Name: "commit-graph", Sub: "write", Flags: []git.Flag{{Name: "--reachable"}, {Name: "--changed-paths"}}},
-	} {
-		if _, err := r.run(ctx, c, git.Options{}); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
-}
-
 // CopyFrom fills this (new, empty) repository with every branch and tag of
 // src and the same HEAD, for a fork.
 func (r *Repo) CopyFrom(ctx context.Context, src *Repo) error {

@@ -250,9 +250,7 @@ func TestRepo_createAside(t *testing.T) {
 	if err := os.Chtimes(young, past, past); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Housekeep(ctx); err != nil {
-		t.Fatal(err)
-	}
+	r.Tidy()
 	if _, err := os.Stat(young); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("housekeeping left the old folder aside: %v", err)
 	}
