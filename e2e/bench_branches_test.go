@@ -108,7 +108,9 @@ func BenchmarkBranches(b *testing.B) {
 	s, id := branchesBenchServer(b)
 	base := s.URL + "/api/v4/projects/" + itoa(id) + "/repository/branches"
 	b.Run("page-1", func(b *testing.B) { runParallel(b, 32, func(int) { fetch(b, base+"?per_page=20", s.RootToken) }) })
-	b.Run("page-5", func(b *testing.B) { runParallel(b, 32, func(int) { fetch(b, base+"?per_page=20&page=5", s.RootToken) }) })
+	b.Run("page-5", func(b *testing.B) {
+		runParallel(b, 32, func(int) { fetch(b, base+"?per_page=20&page=5", s.RootToken) })
+	})
 	b.Run("search", func(b *testing.B) {
 		runParallel(b, 32, func(int) { fetch(b, base+"?per_page=20&search=feature-1", s.RootToken) })
 	})
