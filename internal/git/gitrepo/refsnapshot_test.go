@@ -140,3 +140,28 @@ func TestParseRefSnapshot_bad(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseRefSnapshot feeds for-each-ref output of any shape (commit and
+// tag objects are users' bytes): never a panic, and a record it accepts
+// keeps its name.
+func FuzzParseRefSnapshot(f *testing.F) {
+	f.Add([]byte("refs/heads/a\x00" + strings.Repeat("1", 40) + "\x00commit\x00\x00\x0011\x00\ntree x\n\nmsg\n"))
+	f.Add([]byte("refs/tags/t\x00id\x00tag\x00cid\x00commit\x005\x006\nab\n\ncd\n\nef\n"))
+	f.Add([]byte("refs/tags/t\x00id\x00tag\x00tid\x00tag\x000\x000\n\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, nested, err := parseRefSnapshot(in, "refs/heads/")
+		if err != nil {
+			return
+		}
+		for _, i := range nested {
+			if i < 0 || i >= len(s.Refs) {
+				t.Fatalf("nested index %d of %d refs", i, len(s.Refs))
+			}
+		}
+		for i, r := range s.Refs {
+			if j, ok := s.byName[r.Name]; !ok || (j != i && s.Refs[j].Name != r.Name) {
+				t.Fatalf("ref %q not found by name", r.Name)
+			}
+		}
+	})
+}
