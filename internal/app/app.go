@@ -446,6 +446,10 @@ func Open(ctx context.Context, cfg config.Config) (*store.DB, error) {
 	return store.Open(ctx, cfg.DatabaseURL, cfg.SQLitePath())
 }
 
+// GitRunner is the runner every git process of the repositories starts
+// through (tests observe it).
+func (a *App) GitRunner() *git.Runner { return a.storages.Runner() }
+
 // StopRunnerQueue answers the runners' parked job requests now and parks
 // no more (before a listener that waits for open requests closes).
 func (a *App) StopRunnerQueue() { a.stopRunners() }

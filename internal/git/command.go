@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -150,6 +151,19 @@ type Runner struct {
 	bin  string
 	env  []string
 	home string
+	// observer, when set, sees every process started (Observe).
+	observer atomic.Pointer[func(gitDir, name string)]
+}
+
+// Observe calls fn with the git directory and subcommand of every process
+// the runner starts from now on (nil stops it); fn must be quick and safe
+// for concurrent use. Tests count processes with it.
+func (r *Runner) Observe(fn func(gitDir, name string)) {
+	if fn == nil {
+		r.observer.Store(nil)
+		return
+	}
+	r.observer.Store(&fn)
 }
 
 // NewRunner returns a runner for the git on PATH (or bin when set).
@@ -251,6 +265,9 @@ func (r *Runner) Start(ctx context.Context, gitDir string, c Command) (*Process,
 }
 
 func (r *Runner) command(ctx context.Context, gitDir string, c Command, args []string) *exec.Cmd {
+	if fn := r.observer.Load(); fn != nil {
+		(*fn)(gitDir, c.Name)
+	}
 	cmd := exec.CommandContext(ctx, r.bin, args...)
 	cmd.Env = append(append([]string{}, r.env...), c.Env...)
 	if gitDir != "" {

@@ -48,26 +48,30 @@ func (s *Service) mayCreateTag(ctx context.Context, a auth.Actor, p model.Projec
 	return auth.CanCreateTag(a, acc, name, rules, s.protection.InGroup(ctx, a.UserID())), nil
 }
 
-func (s *Service) branches(ctx context.Context, a auth.Actor, p model.Project, acc model.AccessLevel, repo *gitrepo.Repo, refs []gitrepo.Ref) ([]Branch, error) {
+// branches completes the branches refs of snap for their entity: the
+// flags come from the project's protected branch rules (read once,
+// matched in memory) and one merged check for all of them, the commits
+// from the snapshot; no git process runs per branch.
+func (s *Service) branches(ctx context.Context, a auth.Actor, p model.Project, acc model.AccessLevel, repo *gitrepo.Repo, snap *gitrepo.RefSnapshot, refs []gitrepo.RefCommit) ([]Branch, error) {
 	rules, err := s.protection.ProtectedRules(ctx, p.ID)
 	if err != nil {
 		return nil, err
 	}
 	var merged map[string]bool
-	if tip, err := repo.BranchTip(ctx, p.DefaultBranch); err != nil {
-		return nil, err
-	} else if tip != "" {
-		if merged, err = repo.MergedBranches(ctx, tip); err != nil {
+	if def, ok := snap.Find(p.DefaultBranch); ok && len(refs) > 0 {
+		names := make([]string, 0, len(refs))
+		for _, r := range refs {
+			if r.Name != p.DefaultBranch {
+				names = append(names, r.Name)
+			}
+		}
+		if merged, err = repo.MergedInto(ctx, snap, def.Commit.ID, names); err != nil {
 			return nil, err
 		}
 	}
 	out := make([]Branch, 0, len(refs))
 	for _, ref := range refs {
-		c, err := repo.ReadCommit(ctx, string(ref.Commit))
-		if err != nil {
-			return nil, err
-		}
-		b := Branch{ProjectPath: p.FullPath(), Name: ref.Name, Commit: c, Merged: merged[ref.Name] && ref.Name != p.DefaultBranch, Default: ref.Name == p.DefaultBranch}
+		b := Branch{ProjectPath: p.FullPath(), Name: ref.Name, Commit: ref.Commit, Merged: merged[ref.Name] && ref.Name != p.DefaultBranch, Default: ref.Name == p.DefaultBranch}
 		devPush, devMerge := true, true
 		for _, r := range rules {
 			if !model.MatchesBranch(r.Name, ref.Name) {
@@ -93,27 +97,51 @@ func grants(list []model.BranchAccess, level model.AccessLevel) bool {
 	return false
 }
 
-// Branches lists one page of the branches (by name), optionally filtered
-// by a search ("^x" and "x$" anchor it) or a regular expression. Only the
-// page's branches are read in full.
-func (s *Service) Branches(ctx context.Context, a auth.Actor, projectRef, search, regex string, page model.Page) ([]Branch, model.PageInfo, error) {
+// Branch orders of a branches list (GitLab's sort parameter); "updated"
+// is the committer date of the branch's commit, ties by name.
+const (
+	BranchesByName        = "name_asc"
+	BranchesUpdatedAsc    = "updated_asc"
+	BranchesUpdatedDesc   = "updated_desc"
+	maxBranchRegexpLength = 1024
+)
+
+// BranchFilter selects and orders a branches list.
+type BranchFilter struct {
+	// Search keeps names containing it, ignoring case; "^x" and "x$"
+	// anchor it at the start and end.
+	Search string
+	// Regex keeps names it matches (RE2, anywhere in the name).
+	Regex string
+	// Sort is one of the Branches* orders; "" is by name.
+	Sort string
+}
+
+// Branches lists one page of the branches: filtered and ordered over all
+// branches (one `git for-each-ref`, shared while the refs are unchanged),
+// then only the page's branches are completed (see branches).
+func (s *Service) Branches(ctx context.Context, a auth.Actor, projectRef string, f BranchFilter, page model.Page) ([]Branch, model.PageInfo, error) {
+	var re *regexp.Regexp
+	if f.Regex != "" {
+		var err error
+		if len(f.Regex) > maxBranchRegexpLength {
+			return nil, model.PageInfo{}, model.BadRequestRaw("Regex is invalid")
+		}
+		if re, err = regexp.Compile(f.Regex); err != nil {
+			return nil, model.PageInfo{}, model.BadRequestRaw("Regex is invalid")
+		}
+	}
 	p, acc, repo, err := s.readable(ctx, a, projectRef)
 	if err != nil {
 		return nil, model.PageInfo{}, err
 	}
-	refs, err := repo.Refs(ctx, "refs/heads/")
+	snap, err := s.branchSnapshot(ctx, repo)
 	if err != nil {
 		return nil, model.PageInfo{}, err
 	}
-	var re *regexp.Regexp
-	if regex != "" {
-		if re, err = regexp.Compile(regex); err != nil {
-			return nil, model.PageInfo{}, model.BadRequestRaw("Regex is invalid")
-		}
-	}
-	var kept []gitrepo.Ref
-	for _, r := range refs {
-		if search != "" && !matchSearch(r.Name, search) {
+	kept := make([]gitrepo.RefCommit, 0, len(snap.Refs))
+	for _, r := range snap.Refs {
+		if f.Search != "" && !matchSearch(r.Name, f.Search) {
 			continue
 		}
 		if re != nil && !re.MatchString(r.Name) {
@@ -121,15 +149,30 @@ func (s *Service) Branches(ctx context.Context, a auth.Actor, projectRef, search
 		}
 		kept = append(kept, r)
 	}
+	switch f.Sort {
+	case BranchesUpdatedAsc:
+		sort.SliceStable(kept, func(i, j int) bool { return kept[i].Commit.Committer.When.Before(kept[j].Commit.Committer.When) })
+	case BranchesUpdatedDesc:
+		sort.SliceStable(kept, func(i, j int) bool { return kept[j].Commit.Committer.When.Before(kept[i].Commit.Committer.When) })
+	}
 	kept, info := model.PageOf(kept, page)
-	list, err := s.branches(ctx, a, p, acc, repo, kept)
+	list, err := s.branches(ctx, a, p, acc, repo, snap, kept)
 	return list, info, err
+}
+
+// branchSnapshot reads the branches of repo (none when it does not
+// exist yet).
+func (s *Service) branchSnapshot(ctx context.Context, repo *gitrepo.Repo) (*gitrepo.RefSnapshot, error) {
+	if !repo.Exists() {
+		return &gitrepo.RefSnapshot{}, nil
+	}
+	return repo.RefSnapshot(ctx, "refs/heads/")
 }
 
 func matchSearch(name, q string) bool {
 	n, q := strings.ToLower(name), strings.ToLower(q)
 	switch {
-	case strings.HasPrefix(q, "^") && strings.HasSuffix(q, "$"):
+	case len(q) >= 2 && strings.HasPrefix(q, "^") && strings.HasSuffix(q, "$"):
 		return n == q[1:len(q)-1]
 	case strings.HasPrefix(q, "^"):
 		return strings.HasPrefix(n, q[1:])
@@ -139,20 +182,27 @@ func matchSearch(name, q string) bool {
 	return strings.Contains(n, q)
 }
 
-// Branch returns one branch, or 404 Branch Not Found.
+// Branch returns one branch, or 404 Branch Not Found: the same snapshot
+// and flags as the list's.
 func (s *Service) Branch(ctx context.Context, a auth.Actor, projectRef, name string) (Branch, error) {
 	p, acc, repo, err := s.readable(ctx, a, projectRef)
 	if err != nil {
 		return Branch{}, err
 	}
-	tip, err := repo.BranchTip(ctx, name)
-	if err != nil || tip == "" {
-		if err == nil {
-			err = model.NotFound("Branch")
-		}
+	return s.oneBranch(ctx, a, p, acc, repo, name)
+}
+
+// oneBranch completes the branch name of repo, or 404 Branch Not Found.
+func (s *Service) oneBranch(ctx context.Context, a auth.Actor, p model.Project, acc model.AccessLevel, repo *gitrepo.Repo, name string) (Branch, error) {
+	snap, err := s.branchSnapshot(ctx, repo)
+	if err != nil {
 		return Branch{}, err
 	}
-	list, err := s.branches(ctx, a, p, acc, repo, []gitrepo.Ref{{Name: name, Commit: tip, Target: tip}})
+	ref, ok := snap.Find(name)
+	if !ok {
+		return Branch{}, model.NotFound("Branch")
+	}
+	list, err := s.branches(ctx, a, p, acc, repo, snap, []gitrepo.RefCommit{ref})
 	if err != nil {
 		return Branch{}, err
 	}
@@ -220,11 +270,7 @@ func (s *Service) CreateBranch(ctx context.Context, a auth.Actor, projectRef, na
 		return Branch{}, err
 	}
 	s.refsChanged(ctx, a, p, update("refs/heads/"+name, "", commit))
-	list, err := s.branches(ctx, a, p, acc, repo, []gitrepo.Ref{{Name: name, Commit: commit, Target: commit}})
-	if err != nil {
-		return Branch{}, err
-	}
-	return list[0], nil
+	return s.oneBranch(ctx, a, p, acc, repo, name)
 }
 
 // DeleteBranch removes a branch; protected and default branches stay.
@@ -324,22 +370,22 @@ type Tag struct {
 }
 
 // tags reads the tags whose names pass keep, with their commits (tags of
-// other objects are left out).
+// other objects are left out), from the tags' snapshot: one `git
+// for-each-ref`, shared while the tags are unchanged.
 func tags(ctx context.Context, p model.Project, repo *gitrepo.Repo, keep func(name string) bool) ([]Tag, error) {
-	refs, err := repo.Refs(ctx, "refs/tags/")
+	if !repo.Exists() {
+		return nil, nil
+	}
+	snap, err := repo.RefSnapshot(ctx, "refs/tags/")
 	if err != nil {
 		return nil, err
 	}
 	var out []Tag
-	for _, r := range refs {
-		if !keep(r.Name) {
+	for _, r := range snap.Refs {
+		if !r.HasCommit || !keep(r.Name) {
 			continue
 		}
-		c, err := repo.ReadCommit(ctx, string(r.Commit))
-		if err != nil {
-			continue // a tag of a non-commit object
-		}
-		out = append(out, Tag{Ref: r, ProjectPath: p.FullPath(), Commit: c})
+		out = append(out, Tag{Ref: r.Ref, ProjectPath: p.FullPath(), Commit: r.Commit})
 	}
 	return out, nil
 }
@@ -372,10 +418,11 @@ func (s *Service) Tags(ctx context.Context, a auth.Actor, projectRef, search, or
 	return list, info, nil
 }
 
+var versionNumbers = regexp.MustCompile(`\d+`)
+
 // versionLess compares tag names by their numeric parts.
 func versionLess(a, b string) bool {
-	num := regexp.MustCompile(`\d+`)
-	pa, pb := num.FindAllString(a, -1), num.FindAllString(b, -1)
+	pa, pb := versionNumbers.FindAllString(a, -1), versionNumbers.FindAllString(b, -1)
 	for i := 0; i < len(pa) && i < len(pb); i++ {
 		if len(pa[i]) != len(pb[i]) {
 			return len(pa[i]) < len(pb[i])

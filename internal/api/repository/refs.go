@@ -9,16 +9,22 @@ import (
 	"quarry/internal/api/entity"
 	"quarry/internal/model"
 	"quarry/internal/projects"
+	"quarry/internal/repofiles"
 )
 
 func (h *Handlers) listBranches(c *endpoint.Call) error {
-	search, _ := c.P.String("search")
-	regex, _ := c.P.String("regex")
+	var f repofiles.BranchFilter
+	f.Search, _ = c.P.String("search")
+	f.Regex, _ = c.P.String("regex")
+	f.Sort, _ = c.P.Enum("sort", repofiles.BranchesByName, repofiles.BranchesUpdatedAsc, repofiles.BranchesUpdatedDesc)
+	if err := c.P.Err(); err != nil {
+		return err
+	}
 	pg, err := c.Page()
 	if err != nil {
 		return err
 	}
-	list, info, err := h.files.Branches(c.Ctx(), c.Actor, c.Path("id"), search, regex, pg)
+	list, info, err := h.files.Branches(c.Ctx(), c.Actor, c.Path("id"), f, pg)
 	if err != nil {
 		return err
 	}

@@ -279,6 +279,7 @@ func (r *Repo) removeOldAside() {
 func (r *Repo) Remove() error {
 	r.pool.Evict(r.path)
 	r.writers.evict(r.path)
+	refSnapshots.forget(r.path)
 	return os.RemoveAll(r.path)
 }
 
