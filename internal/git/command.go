@@ -93,6 +93,7 @@ var allowed = map[string]description{
 	"clean":         {}, // the runner's reused work trees (pathspec :/ only)
 	"ls-files":      {}, // the runner's untracked artifacts (pathspec :/ only)
 	"repack":        {},
+	"version":       {}, // part of the pack cache's keys
 	"fsck":          {}, // a storage move's check of its copy
 	"bundle":        {}, // group export and import: a wiki as one file (create --all, list-heads of our own file)
 	// checkout: the CI runner's work tree (GIT_WORK_TREE); git 2.39

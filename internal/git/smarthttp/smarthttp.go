@@ -83,6 +83,17 @@ type Options struct {
 	// PushLog is the file the post-receive hook appends the updated refs
 	// to ("" records nothing).
 	PushLog string
+	// Packs, when set, makes upload-pack build its packs through a
+	// shared cache.
+	Packs PackCache
+}
+
+// PackCache is a cache of the packs upload-pack builds (packcache.Cache):
+// the git configuration that makes upload-pack use it, and the
+// environment it needs for the repository at repoDir.
+type PackCache interface {
+	Config() (key, value string)
+	Env(repoDir string) []string
 }
 
 // hookScript refuses ref updates the pusher may not make. The rules are
@@ -240,9 +251,17 @@ func Serve(ctx context.Context, runner *git.Runner, w http.ResponseWriter, r *ht
 		"QUARRY_MAX_FILES=" + positive(int64(o.Rules.MaxFiles)),
 		"QUARRY_MAX_BYTES=" + positive(o.Rules.MaxBytes),
 		// Pushes are allowed here only when the caller was authorized to.
-		"GIT_CONFIG_COUNT=2",
 		"GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=" + strconv.FormatBool(o.AllowPush),
 		"GIT_CONFIG_KEY_1=uploadpack.allowFilter", "GIT_CONFIG_VALUE_1=true",
+	}
+	if o.Packs != nil && o.Suffix == string(UploadPack) {
+		// Command-line configuration: the only kind git trusts for the
+		// hook.
+		k, v := o.Packs.Config()
+		env = append(env, "GIT_CONFIG_COUNT=3", "GIT_CONFIG_KEY_2="+k, "GIT_CONFIG_VALUE_2="+v)
+		env = append(env, o.Packs.Env(filepath.Join(o.Root, o.Rel))...)
+	} else {
+		env = append(env, "GIT_CONFIG_COUNT=2")
 	}
 	if r.ContentLength >= 0 {
 		env = append(env, "CONTENT_LENGTH="+strconv.FormatInt(r.ContentLength, 10))
@@ -353,7 +372,9 @@ type Handler struct {
 	Access Access
 	// TempDir holds each push's record of the refs it moved while it runs.
 	TempDir string
-	Log     interface {
+	// Packs, when set, serves clones and fetches through a pack cache.
+	Packs PackCache
+	Log   interface {
 		Error(msg string, args ...any)
 	}
 }
@@ -407,7 +428,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer end()
 	}
-	o := Options{Root: grant.Root, Rel: grant.Rel, Suffix: suffix, User: grant.User, AllowPush: grant.Push, Rules: grant.Rules}
+	o := Options{Root: grant.Root, Rel: grant.Rel, Suffix: suffix, User: grant.User, AllowPush: grant.Push, Rules: grant.Rules, Packs: h.Packs}
 	if push {
 		f, err := os.CreateTemp(h.TempDir, "push-*.log")
 		if err != nil {
