@@ -4,7 +4,6 @@ import (
 	"os"
 	"testing"
 
-	"quarry/internal/git/packcache"
 	"quarry/internal/leaktest"
 )
 
@@ -16,11 +15,6 @@ import (
 // TestPipelines_twoProcessesSharePostgres instead; with moveChildDir
 // set, the server TestStorageMoves_killedMidCopy kills.
 func TestMain(m *testing.M) {
-	// git runs the test binary in place of pack-objects in the servers
-	// the pack cache tests start (withPackCache).
-	if len(os.Args) > 1 && os.Args[1] == packcache.HookCommand {
-		os.Exit(packcache.Hook(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
-	}
 	if os.Getenv(ciChildDB) != "" {
 		os.Exit(ciChild())
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,17 +20,24 @@ import (
 	"quarry/internal/storetest"
 )
 
-// withPackCache makes the server serve clones through the pack cache,
-// bounded to maxBytes, with this test binary as the hook (TestMain).
+// withPackCache bounds the server's pack cache to maxBytes (0: none).
 func withPackCache(maxBytes int64) apitest.Option {
-	exe, err := os.Executable()
-	if err != nil {
-		panic(err)
-	}
-	return func(c *config) {
-		c.PackObjectsHook = exe
-		c.PackObjectsCacheBytes = maxBytes
-	}
+	return func(c *config) { c.PackObjectsCacheBytes = maxBytes }
+}
+
+// gitAgent is what the git client names itself in protocol v2
+// ("git/2.39.5").
+func gitAgent() string {
+	out, _ := exec.Command("git", "version").Output()
+	return "git/" + strings.TrimPrefix(strings.TrimSpace(string(out)), "git version ")
+}
+
+// cloneRequest is the fetch request (protocol v2) of
+// `git clone -q --bare` of a repository whose HEAD is main at head.
+func cloneRequest(head string) string {
+	pkt := func(l string) string { return fmt.Sprintf("%04x%s", len(l)+4, l) }
+	return pkt("command=fetch") + pkt("agent="+gitAgent()) + pkt("object-format=sha1") + "0001" +
+		pkt("thin-pack") + pkt("no-progress") + pkt("ofs-delta") + pkt("want "+head+"\n") + pkt("want "+head+"\n") + pkt("done\n") + "0000"
 }
 
 // packCacheDir is where the server keeps its cached packs.
@@ -194,9 +202,7 @@ func TestPackCache_producerClientGone(t *testing.T) {
 	// v2), reads the start of the pack, stops reading, then hangs up.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pkt := func(l string) string { return fmt.Sprintf("%04x%s", len(l)+4, l) }
-	body := pkt("command=fetch\n") + pkt("object-format=sha1\n") + "0001" +
-		pkt("thin-pack\n") + pkt("no-progress\n") + pkt("ofs-delta\n") + pkt("want "+head+"\n") + pkt("done\n") + "0000"
+	body := cloneRequest(head)
 	req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+"/root/gone.git/git-upload-pack", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/x-git-upload-pack-request")
 	req.Header.Set("Git-Protocol", "version=2")

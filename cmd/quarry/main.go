@@ -22,14 +22,9 @@ import (
 	"quarry/internal/app"
 	"quarry/internal/buildinfo"
 	"quarry/internal/config"
-	"quarry/internal/git/packcache"
 )
 
 func main() {
-	// git runs the binary in place of pack-objects (the pack cache).
-	if len(os.Args) > 1 && os.Args[1] == packcache.HookCommand {
-		os.Exit(packcache.Hook(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
-	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "quarry:", err)
@@ -124,11 +119,6 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(cfg, stderr)
-	if exe, err := os.Executable(); err == nil {
-		cfg.PackObjectsHook = exe
-	} else {
-		log.Warn("no pack cache: the path of the quarry binary is unknown", "err", err)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, err := app.New(ctx, cfg, log)

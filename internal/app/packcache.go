@@ -17,18 +17,18 @@ import (
 // removed (each new pack also sweeps).
 const sweepPacksEvery = time.Minute
 
-// startPackCache prepares the pack cache of clones and fetches when the
-// binary can run its hook and a bound is set, registers its counters and
-// starts its sweeper, which Close stops. It returns nil without a cache.
+// startPackCache prepares the pack cache of clones and fetches when a
+// bound is set, registers its counters and starts its sweeper, which Close
+// stops. It returns nil without a cache.
 func (a *App) startPackCache(ctx context.Context, cfg config.Config, runner *git.Runner, reg *prometheus.Registry) (*packcache.Cache, error) {
-	if cfg.PackObjectsHook == "" || cfg.PackObjectsCacheBytes <= 0 {
+	if cfg.PackObjectsCacheBytes <= 0 {
 		return nil, nil
 	}
 	version, err := runner.Run(ctx, "", git.Command{Name: "version"}, git.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("pack cache: %w", err)
 	}
-	c, err := packcache.New(filepath.Join(cfg.DataDir, "cache", "pack-objects"), cfg.PackObjectsCacheBytes, cfg.PackObjectsCacheTTL, cfg.PackObjectsHook, string(version))
+	c, err := packcache.New(filepath.Join(cfg.DataDir, "cache", "pack-objects"), cfg.PackObjectsCacheBytes, cfg.PackObjectsCacheTTL, string(version))
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (a *App) startPackCache(ctx context.Context, cfg config.Config, runner *git
 	}{
 		{"quarry_pack_objects_cache_hits_total", "Clone and fetch packs served from the pack cache (finished or being written).", func(c packcache.Counters) int64 { return c.Hits }},
 		{"quarry_pack_objects_cache_misses_total", "Packs built and stored in the pack cache.", func(c packcache.Counters) int64 { return c.Misses }},
-		{"quarry_pack_objects_cache_fallbacks_total", "Requests that built their own pack: too large an input or entry, or a failed producer.", func(c packcache.Counters) int64 { return c.Fallbacks }},
+		{"quarry_pack_objects_cache_fallbacks_total", "Requests that produced their own answer: an entry past the byte bound, or a failed producer.", func(c packcache.Counters) int64 { return c.Fallbacks }},
 		{"quarry_pack_objects_cache_evictions_total", "Cached packs removed by age or by the byte bound.", func(c packcache.Counters) int64 { return c.Evictions }},
 	} {
 		get := m.get

@@ -89,16 +89,11 @@ type Config struct {
 	// ArchiveCacheBytes bounds the built archives kept under
 	// <data-dir>/cache/archives; 0 keeps none.
 	ArchiveCacheBytes int64 `toml:"archive_cache_bytes"`
-	// PackObjectsCacheBytes bounds the packs of clones and fetches kept
+	// PackObjectsCacheBytes bounds the answers of clones and fetches kept
 	// under <data-dir>/cache/pack-objects for identical requests (0: no
 	// cache); each is kept PackObjectsCacheTTL after it was built.
 	PackObjectsCacheBytes int64         `toml:"pack_objects_cache_bytes"`
 	PackObjectsCacheTTL   time.Duration `toml:"pack_objects_cache_ttl"`
-	// PackObjectsHook is the absolute path of the executable git runs in
-	// place of pack-objects, with packcache.HookCommand as its first
-	// argument: the quarry binary ("" disables the pack cache). It has no
-	// flag: the binary sets it.
-	PackObjectsHook string `toml:"-"`
 
 	// RunnerLongPoll is how long a runner's request for a job waits for
 	// one before the server answers that there is none.

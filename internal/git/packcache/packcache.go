@@ -1,28 +1,24 @@
-// Package packcache shares the packs `git upload-pack` builds between
-// identical requests: CI starting fifty clones of one commit at once makes
-// one pack, streamed to all fifty as it is written.
+// Package packcache shares the answers of identical clone and fetch
+// requests: CI starting fifty clones of one commit at once makes one pack,
+// streamed to all fifty as it is written.
 //
-// git runs Hook instead of `git pack-objects` (uploadpack.packObjectsHook,
-// set by the server in the command-line configuration of the upload-pack
-// requests it serves, see Cache.Env). The hook is a separate process for
-// each request; the processes coordinate through the cache directory
-// alone, with flock(2), so nothing needs the server and several server
-// processes may share one directory:
+// An entry is a file in the cache directory; the requests, in one server
+// process or several sharing the directory, coordinate through it alone
+// with flock(2):
 //
-//   - the key is a SHA-256 of what decides pack-objects' output: the
-//     repository, its config file, the git version, pack-objects'
-//     arguments and its whole standard input (the wants, haves and shallow
-//     lines upload-pack computed after checking the wants are reachable);
+//   - the caller's key names everything that decides the answer (for
+//     upload-pack: the repository, the state of its refs and config, the
+//     request, the git version);
 //   - <key>.pack is a finished entry, served while younger than the TTL;
 //   - <key>.part is an entry being written: its producer holds an
 //     exclusive lock on it while it writes, then renames it to <key>.pack
-//     (success) or removes it (failure) before letting go. Requests that
-//     find it locked follow it as it grows and learn the outcome once the
-//     lock is free; a follower that has sent nothing yet when the producer
-//     failed runs pack-objects itself, one that has sent part of the pack
-//     fails (its client sees an error, as when pack-objects fails);
-//   - a producer whose client goes away keeps writing the entry for the
-//     others (it leaves the request's process group and ignores SIGPIPE);
+//     (success) or empties and removes it (failure) before letting go.
+//     Requests that find it locked follow it as it grows and learn the
+//     outcome once the lock is free: a follower that has sent nothing yet
+//     when the producer failed produces the answer itself (uncached), one
+//     that has sent part of it fails (its client sees a broken answer, as
+//     when pack-objects fails mid-stream);
+//   - a producer keeps writing the entry when its own client goes away;
 //   - an entry larger than the byte bound is abandoned (its producer still
 //     serves its own client), and after each entry and every minute
 //     (Cache.Sweep) expired entries go and the oldest are evicted until
@@ -30,7 +26,9 @@
 package packcache
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -38,23 +36,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// HookCommand is the first argument that makes the Quarry binary (and the
-// test binaries that dispatch it) run Hook.
-const HookCommand = "pack-objects-hook"
-
-// Environment variables the server gives upload-pack, read by the hook.
 const (
-	envDir     = "QUARRY_PACKCACHE_DIR"
-	envMax     = "QUARRY_PACKCACHE_MAX_BYTES"
-	envTTL     = "QUARRY_PACKCACHE_TTL"
-	envGit     = "QUARRY_PACKCACHE_GIT_VERSION"
-	envRepo    = "QUARRY_PACKCACHE_REPO"
 	statsFile  = "stats"
 	sweepLock  = "sweep.lock"
 	partSuffix = ".part"
@@ -74,52 +61,46 @@ type Counters struct {
 
 const nCounters = 4
 
-// Cache is the server's side of the cache: the configuration upload-pack
-// gets, the sweeping and the counters.
+// Cache is a folder of answers shared by identical requests.
 type Cache struct {
 	dir      string
 	maxBytes int64
 	ttl      time.Duration
-	hook     string // absolute path of the binary that dispatches HookCommand
-	git      string // git version
+	git      string // git version, part of every key
 }
 
 // New prepares the cache in dir for entries of at most maxBytes in all,
-// each kept ttl after it was written. hook is the executable that runs
-// Hook when its first argument is HookCommand; gitVersion is the output of
+// each kept ttl after it was written. gitVersion is the output of
 // `git version` (part of every key).
-func New(dir string, maxBytes int64, ttl time.Duration, hook, gitVersion string) (*Cache, error) {
+func New(dir string, maxBytes int64, ttl time.Duration, gitVersion string) (*Cache, error) {
 	if maxBytes <= 0 || ttl <= 0 {
 		return nil, errors.New("pack cache: the byte bound and the TTL must be positive")
-	}
-	if !filepath.IsAbs(hook) {
-		return nil, fmt.Errorf("pack cache: hook %q is not an absolute path", hook)
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("pack cache: %w", err)
 	}
-	return &Cache{dir: dir, maxBytes: maxBytes, ttl: ttl, hook: hook, git: strings.TrimSpace(gitVersion)}, nil
+	return &Cache{dir: dir, maxBytes: maxBytes, ttl: ttl, git: strings.TrimSpace(gitVersion)}, nil
 }
 
-// Config is the git configuration (key, value) that makes upload-pack run
-// the hook; it must be given as command-line configuration
-// (GIT_CONFIG_COUNT), which git trusts for this key.
-func (c *Cache) Config() (key, value string) {
-	return "uploadpack.packObjectsHook", shellQuote(c.hook) + " " + HookCommand
-}
-
-// Env is the environment the hook reads, for the repository at repoDir.
-func (c *Cache) Env(repoDir string) []string {
-	return []string{
-		envDir + "=" + c.dir,
-		envMax + "=" + strconv.FormatInt(c.maxBytes, 10),
-		envTTL + "=" + c.ttl.String(),
-		envGit + "=" + c.git,
-		envRepo + "=" + repoDir,
+// Key is the key of a request made of parts (each taken whole: the
+// parts "ab","c" and "a","bc" differ), under the git version.
+func (c *Cache) Key(parts ...[]byte) string {
+	s := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+		s.Write(n[:])
+		s.Write(b)
 	}
+	field([]byte("quarry pack cache v1"))
+	field([]byte(c.git))
+	for _, p := range parts {
+		field(p)
+	}
+	return hex.EncodeToString(s.Sum(nil))
 }
 
-// Counters reads the counters of every hook that used the directory.
+// Counters reads the counters of every process that used the directory.
 func (c *Cache) Counters() Counters {
 	v, _ := readCounters(c.dir)
 	return v
@@ -130,10 +111,6 @@ func (c *Cache) Counters() Counters {
 // nothing when another sweep of the directory is running.
 func (c *Cache) Sweep(now time.Time) error {
 	return sweep(c.dir, c.maxBytes, c.ttl, now)
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // entryPaths are the two names of the entry with key k.

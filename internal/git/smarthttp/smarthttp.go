@@ -7,6 +7,7 @@ package smarthttp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -88,12 +89,14 @@ type Options struct {
 	Packs PackCache
 }
 
-// PackCache is a cache of the packs upload-pack builds (packcache.Cache):
-// the git configuration that makes upload-pack use it, and the
-// environment it needs for the repository at repoDir.
+// PackCache shares the answers of identical upload-pack requests
+// (packcache.Cache): Serve answers the request named by key into client,
+// from a shared entry or by calling produce (which says whether its
+// answer may be kept); State is what of a repository a key must include.
 type PackCache interface {
-	Config() (key, value string)
-	Env(repoDir string) []string
+	Key(parts ...[]byte) string
+	State(repoDir string) ([]byte, error)
+	Serve(ctx context.Context, key string, client io.Writer, produce func(w io.Writer) (keep bool, err error)) error
 }
 
 // hookScript refuses ref updates the pusher may not make. The rules are
@@ -229,6 +232,55 @@ func Serve(ctx context.Context, runner *git.Runner, w http.ResponseWriter, r *ht
 			return fmt.Errorf("install hook: %w", err)
 		}
 	}
+	if o.Packs != nil && o.Suffix == string(UploadPack) && r.Header.Get("Content-Encoding") == "" {
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxSharedRequest+1))
+		if err != nil {
+			return err
+		}
+		if len(body) <= maxSharedRequest && bytes.Contains(body, []byte("0009done\n")) {
+			return serveShared(ctx, runner, w, r, o, body)
+		}
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	}
+	env := backendEnv(r, o)
+	proc, err := runner.Start(ctx, "", git.Command{Name: "http-backend", Env: env})
+	if err != nil {
+		return err
+	}
+	copied := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(proc.Stdin, r.Body)
+		proc.Stdin.Close()
+		copied <- err
+	}()
+	out := bufio.NewReaderSize(proc.Stdout, 32<<10)
+	hdr, err := textproto.NewReader(out).ReadMIMEHeader()
+	if err != nil {
+		_ = proc.Wait()
+		return fmt.Errorf("http-backend headers: %w", err)
+	}
+	writeHeader(w, hdr)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := out.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				break
+			}
+			_ = rc.Flush()
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	werr := proc.Wait()
+	<-copied
+	return werr
+}
+
+// backendEnv is the CGI environment of http-backend for the request.
+func backendEnv(r *http.Request, o Options) []string {
 	env := []string{
 		"GATEWAY_INTERFACE=CGI/1.1",
 		"GIT_PROJECT_ROOT=" + o.Root,
@@ -251,17 +303,9 @@ func Serve(ctx context.Context, runner *git.Runner, w http.ResponseWriter, r *ht
 		"QUARRY_MAX_FILES=" + positive(int64(o.Rules.MaxFiles)),
 		"QUARRY_MAX_BYTES=" + positive(o.Rules.MaxBytes),
 		// Pushes are allowed here only when the caller was authorized to.
+		"GIT_CONFIG_COUNT=2",
 		"GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=" + strconv.FormatBool(o.AllowPush),
 		"GIT_CONFIG_KEY_1=uploadpack.allowFilter", "GIT_CONFIG_VALUE_1=true",
-	}
-	if o.Packs != nil && o.Suffix == string(UploadPack) {
-		// Command-line configuration: the only kind git trusts for the
-		// hook.
-		k, v := o.Packs.Config()
-		env = append(env, "GIT_CONFIG_COUNT=3", "GIT_CONFIG_KEY_2="+k, "GIT_CONFIG_VALUE_2="+v)
-		env = append(env, o.Packs.Env(filepath.Join(o.Root, o.Rel))...)
-	} else {
-		env = append(env, "GIT_CONFIG_COUNT=2")
 	}
 	if r.ContentLength >= 0 {
 		env = append(env, "CONTENT_LENGTH="+strconv.FormatInt(r.ContentLength, 10))
@@ -272,52 +316,29 @@ func Serve(ctx context.Context, runner *git.Runner, w http.ResponseWriter, r *ht
 	if v := r.Header.Get("Git-Protocol"); v != "" {
 		env = append(env, "HTTP_GIT_PROTOCOL="+v, "GIT_PROTOCOL="+v)
 	}
-	proc, err := runner.Start(ctx, "", git.Command{Name: "http-backend", Env: env})
-	if err != nil {
-		return err
-	}
-	copied := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(proc.Stdin, r.Body)
-		proc.Stdin.Close()
-		copied <- err
-	}()
-	out := bufio.NewReaderSize(proc.Stdout, 32<<10)
-	hdr, err := textproto.NewReader(out).ReadMIMEHeader()
-	if err != nil {
-		_ = proc.Wait()
-		return fmt.Errorf("http-backend headers: %w", err)
-	}
-	status := http.StatusOK
-	if s := hdr.Get("Status"); s != "" {
-		if n, err := strconv.Atoi(strings.Fields(s)[0]); err == nil {
-			status = n
-		}
-		hdr.Del("Status")
-	}
+	return env
+}
+
+// writeHeader answers with the status and headers of a CGI header.
+func writeHeader(w http.ResponseWriter, hdr textproto.MIMEHeader) {
+	status := cgiStatus(hdr)
+	hdr.Del("Status")
 	for k, vs := range hdr {
 		for _, v := range vs {
 			w.Header().Add(k, v)
 		}
 	}
 	w.WriteHeader(status)
-	rc := http.NewResponseController(w)
-	buf := make([]byte, 32<<10)
-	for {
-		n, rerr := out.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				break
-			}
-			_ = rc.Flush()
-		}
-		if rerr != nil {
-			break
+}
+
+// cgiStatus is the status a CGI header gives (200 without one).
+func cgiStatus(hdr textproto.MIMEHeader) int {
+	if f := strings.Fields(hdr.Get("Status")); len(f) > 0 {
+		if n, err := strconv.Atoi(f[0]); err == nil {
+			return n
 		}
 	}
-	werr := proc.Wait()
-	<-copied
-	return werr
+	return http.StatusOK
 }
 
 // positive is n in decimal, "" unless positive.
