@@ -85,12 +85,17 @@ type cgiWriter struct {
 }
 
 func (c *cgiWriter) Write(p []byte) (int, error) {
+	n, err := c.writeNoFlush(p)
+	if err == nil && c.started {
+		_ = c.rc.Flush()
+	}
+	return n, err
+}
+
+// writeNoFlush is Write without the flush.
+func (c *cgiWriter) writeNoFlush(p []byte) (int, error) {
 	if c.started {
-		n, err := c.w.Write(p)
-		if err == nil {
-			_ = c.rc.Flush()
-		}
-		return n, err
+		return c.w.Write(p)
 	}
 	c.head = append(c.head, p...)
 	end := headerEnd(c.head)
@@ -110,7 +115,6 @@ func (c *cgiWriter) Write(p []byte) (int, error) {
 		if _, err := c.w.Write(rest); err != nil {
 			return 0, err
 		}
-		_ = c.rc.Flush()
 	}
 	c.head = nil
 	return len(p), nil
