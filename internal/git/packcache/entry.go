@@ -1,12 +1,15 @@
 package packcache
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -210,24 +213,41 @@ func (c *Cache) follow(ctx context.Context, f *os.File, part string, client io.W
 // State is RefsState, for the cache's users.
 func (c *Cache) State(repoDir string) ([]byte, error) { return RefsState(repoDir) }
 
-// RefsState is what decides which objects a repository serves: its HEAD,
-// packed-refs, loose refs and config, read from the files (several
-// thousand loose refs read in a few milliseconds). Two equal states serve
-// the same objects; a request keyed by it is never answered after a ref
-// moved.
+// RefsState is what decides which objects a repository serves: its HEAD
+// and config (read), and the identity of its packed-refs and loose ref
+// files (path, inode, size, modification time: git rewrites a ref file
+// through a new file renamed in place, so a moved ref is a new inode).
+// Two equal states serve the same objects; a request keyed by it is never
+// answered after a ref moved (a state may also change with no ref moved,
+// costing a miss).
 func RefsState(repoDir string) ([]byte, error) {
-	var b strings.Builder
-	for _, name := range []string{"HEAD", "packed-refs", "config"} {
+	var b bytes.Buffer
+	for _, name := range []string{"HEAD", "config"} {
 		data, err := os.ReadFile(filepath.Join(repoDir, name))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
-		b.WriteString(name)
-		b.WriteByte(0)
+		fmt.Fprintf(&b, "%s\x00%d\x00", name, len(data))
 		b.Write(data)
-		b.WriteByte(0)
 	}
-	err := filepath.WalkDir(filepath.Join(repoDir, "refs"), func(p string, d os.DirEntry, err error) error {
+	stamp := func(p string, info fs.FileInfo) {
+		var ino uint64
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			ino = st.Ino
+		}
+		num := make([]byte, 0, 64)
+		num = strconv.AppendUint(append(num, 0), ino, 10)
+		num = strconv.AppendInt(append(num, ' '), info.Size(), 10)
+		num = strconv.AppendInt(append(num, ' '), info.ModTime().UnixNano(), 10)
+		b.WriteString(p)
+		b.Write(append(num, 0))
+	}
+	if info, err := os.Stat(filepath.Join(repoDir, "packed-refs")); err == nil {
+		stamp("packed-refs", info)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	err := filepath.WalkDir(filepath.Join(repoDir, "refs"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil // removed meanwhile (a ref packed or deleted)
@@ -237,18 +257,18 @@ func RefsState(repoDir string) ([]byte, error) {
 		if d.IsDir() {
 			return nil
 		}
-		data, err := os.ReadFile(p)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		info, err := d.Info()
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
-		b.WriteString(p)
-		b.WriteByte(0)
-		b.Write(data)
-		b.WriteByte(0)
+		stamp(p, info)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return []byte(b.String()), nil
+	return b.Bytes(), nil
 }

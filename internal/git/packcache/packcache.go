@@ -186,7 +186,7 @@ func sweep(dir string, maxBytes int64, ttl time.Duration, now time.Time) error {
 // removeStalePart removes a .part no producer holds (its producer was
 // killed before it could clean up).
 func removeStalePart(p string) {
-	f, err := os.Open(p)
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
 	if err != nil {
 		return
 	}
@@ -195,6 +195,8 @@ func removeStalePart(p string) {
 		return // being written
 	}
 	if sameFile(f, p) {
+		// Emptied first: a request still following it learns it failed.
+		_ = f.Truncate(0)
 		_ = os.Remove(p)
 	}
 }

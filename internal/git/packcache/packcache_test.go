@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -283,5 +284,28 @@ func TestSweep(t *testing.T) {
 	}
 	if c, _ := readCounters(dir); c.Evictions != 2 {
 		t.Errorf("evictions %d; want 2", c.Evictions)
+	}
+}
+
+// BenchmarkRefsState reads the state of a repository with 2,000 loose
+// refs (the key of every shared clone takes it).
+func BenchmarkRefsState(b *testing.B) {
+	repo := gittest.NewRepo(b)
+	c := gittest.Commit(b, repo, gittest.Files{"a": "a\n"}, gittest.Branch("main"))
+	dir := filepath.Join(repo, "refs", "merge-requests")
+	for i := 0; i < 2000; i++ {
+		d := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "head"), []byte(c+"\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := RefsState(repo); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
