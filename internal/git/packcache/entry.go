@@ -27,8 +27,9 @@ var ErrBroken = errors.New("pack cache: the shared answer being followed failed"
 // or by producing it with produce (writing to the entry and the client at
 // once); an error of produce abandons the entry. An answer produce says
 // not to keep (correct, but not to be reused) reaches the requests that
-// followed it whole; the next request produces again. The producer goes on when writing to client fails (its client
-// went away), so produce's context should not end with the client's.
+// followed it whole; the next request produces again. The producer goes
+// on when writing to client fails (its client went away), so produce's
+// context should not end with the client's.
 // Serve returns produce's error, ErrBroken, or the client's write error.
 func (c *Cache) Serve(ctx context.Context, key string, client io.Writer, produce func(w io.Writer) (keep bool, err error)) error {
 	part, pack := entryPaths(c.dir, key)
