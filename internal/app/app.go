@@ -37,6 +37,7 @@ import (
 	"quarry/internal/geo"
 	"quarry/internal/git"
 	"quarry/internal/git/gitrepo"
+	"quarry/internal/git/packcache"
 	"quarry/internal/git/smarthttp"
 	"quarry/internal/gitaccess"
 	"quarry/internal/groupexport"
@@ -125,6 +126,11 @@ type App struct {
 	// ProtectedEnvironments say who may deploy where; CI's runner checks
 	// ask them before a deployment job runs.
 	ProtectedEnvironments *protectedenvs.Service
+	// Packs is the pack cache of clones and fetches (nil: none);
+	// stopPacks ends its sweeper, packsDone is closed once it stopped.
+	Packs     *packcache.Cache
+	stopPacks context.CancelFunc
+	packsDone chan struct{}
 }
 
 // New opens the data folder and database, migrates, reads the secrets key
@@ -354,6 +360,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.Close()
 		return nil, err
 	}
+	if a.Packs, err = a.startPackCache(ctx, cfg, storages.Runner(), reg); err != nil {
+		a.Close()
+		return nil, err
+	}
+	var packs smarthttp.PackCache
+	if a.Packs != nil {
+		packs = a.Packs
+	}
 	repoFiles := repofiles.New(a.Projects, storages, bus, log, repofiles.Options{Now: db.Now, ArchivesPerMinute: cfg.ArchiveRateLimit,
 		ArchiveCacheDir: filepath.Join(cfg.DataDir, "cache", "archives"), ArchiveCacheBytes: cfg.ArchiveCacheBytes, MaxFileBytes: cfg.MaxFileBytes})
 	repoFiles.SetSettings(set)
@@ -385,7 +399,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		OIDC:          a.OIDC,
 		Schedules:     a.Schedules,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
-			Access: gitAccess},
+			Access: gitAccess, Packs: packs},
 		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
 		MaxParsed: cfg.MaxParsedBodyBytes, MaxFile: cfg.MaxFileBytes, Registry: reg, Now: db.Now,
@@ -456,6 +470,10 @@ func (a *App) StopRunnerQueue() { a.stopRunners() }
 
 // Close stops the background workers and releases the database.
 func (a *App) Close() error {
+	if a.stopPacks != nil {
+		a.stopPacks()
+		<-a.packsDone
+	}
 	if a.stopGeo != nil {
 		a.stopGeo()
 		<-a.geoDone

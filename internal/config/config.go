@@ -96,6 +96,11 @@ type Config struct {
 	// ArchiveCacheBytes bounds the built archives kept under
 	// <data-dir>/cache/archives; 0 keeps none.
 	ArchiveCacheBytes int64 `toml:"archive_cache_bytes"`
+	// PackObjectsCacheBytes bounds the answers of clones and fetches kept
+	// under <data-dir>/cache/pack-objects for identical requests (0: no
+	// cache); each is kept PackObjectsCacheTTL after it was built.
+	PackObjectsCacheBytes int64         `toml:"pack_objects_cache_bytes"`
+	PackObjectsCacheTTL   time.Duration `toml:"pack_objects_cache_ttl"`
 
 	// RunnerLongPoll is how long a runner's request for a job waits for
 	// one before the server answers that there is none.
@@ -181,6 +186,9 @@ func Default() Config {
 		ArchiveRateLimit:  5,
 		ArchiveCacheBytes: 1 << 30,
 
+		PackObjectsCacheBytes: 1 << 30,
+		PackObjectsCacheTTL:   5 * time.Minute,
+
 		RunnerLongPoll:    50 * time.Second,
 		StuckJobsInterval: time.Minute,
 		RunnerSilence:     time.Hour,
@@ -253,6 +261,8 @@ func (c *Config) options() []option {
 		{Server, "user-cap", "QUARRY_USER_CAP", "users a top-level group takes before new members need approval (0: no cap)", &c.UserCap},
 		{Server, "archive-rate-limit", "QUARRY_ARCHIVE_RATE_LIMIT", "repository archives one user may request per minute (0: no limit)", &c.ArchiveRateLimit},
 		{Server, "archive-cache-bytes", "QUARRY_ARCHIVE_CACHE_BYTES", "bytes of built archives kept for reuse (0: none)", &c.ArchiveCacheBytes},
+		{Server, "pack-objects-cache-bytes", "QUARRY_PACK_OBJECTS_CACHE_BYTES", "bytes of clone and fetch packs kept for identical requests (0: no pack cache)", &c.PackObjectsCacheBytes},
+		{Server, "pack-objects-cache-ttl", "QUARRY_PACK_OBJECTS_CACHE_TTL", "how long a cached clone or fetch pack is served after it was built", &c.PackObjectsCacheTTL},
 		{Server, "runner-long-poll", "QUARRY_RUNNER_LONG_POLL", "how long a runner's request for a job waits for one", &c.RunnerLongPoll},
 		{Server, "stuck-jobs-interval", "QUARRY_STUCK_JOBS_INTERVAL", "how often jobs are checked for timeouts and silent runners", &c.StuckJobsInterval},
 		{Server, "runner-silence", "QUARRY_RUNNER_SILENCE", "how long a running job may go without word from its runner", &c.RunnerSilence},
@@ -455,6 +465,9 @@ func (c *Config) finish() error {
 	}
 	if c.DeletionDelay < 0 {
 		return fmt.Errorf("deletion delay must not be negative")
+	}
+	if c.PackObjectsCacheBytes < 0 || c.PackObjectsCacheTTL <= 0 {
+		return fmt.Errorf("pack objects cache bytes %d, ttl %s: want no negative bound and a positive ttl", c.PackObjectsCacheBytes, c.PackObjectsCacheTTL)
 	}
 	if c.GitMaxProcesses < 1 {
 		return fmt.Errorf("git max processes %d: want at least 1", c.GitMaxProcesses)

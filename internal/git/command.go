@@ -94,6 +94,7 @@ var allowed = map[string]description{
 	"clean":         {}, // the runner's reused work trees (pathspec :/ only)
 	"ls-files":      {}, // the runner's untracked artifacts (pathspec :/ only)
 	"repack":        {},
+	"version":       {}, // part of the pack cache's keys
 	"fsck":          {}, // a storage move's check of its copy
 	"prune":         {}, // housekeeping: --expire=<date> only, never "now"
 	"bundle":        {}, // group export and import: a wiki as one file (create --all, list-heads of our own file)

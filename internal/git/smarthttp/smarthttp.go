@@ -7,6 +7,7 @@ package smarthttp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,6 +84,19 @@ type Options struct {
 	// PushLog is the file the post-receive hook appends the updated refs
 	// to ("" records nothing).
 	PushLog string
+	// Packs, when set, makes upload-pack build its packs through a
+	// shared cache.
+	Packs PackCache
+}
+
+// PackCache shares the answers of identical upload-pack requests
+// (packcache.Cache): Serve answers the request named by key into client,
+// from a shared entry or by calling produce (which says whether its
+// answer may be kept); State is what of a repository a key must include.
+type PackCache interface {
+	Key(parts ...[]byte) string
+	State(repoDir string) ([]byte, error)
+	Serve(ctx context.Context, key string, client io.Writer, produce func(w io.Writer) (keep bool, err error)) error
 }
 
 // hookScript refuses ref updates the pusher may not make. The rules are
@@ -218,6 +232,55 @@ func Serve(ctx context.Context, runner *git.Runner, w http.ResponseWriter, r *ht
 			return fmt.Errorf("install hook: %w", err)
 		}
 	}
+	if o.Packs != nil && o.Suffix == string(UploadPack) && r.Header.Get("Content-Encoding") == "" {
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxSharedRequest+1))
+		if err != nil {
+			return err
+		}
+		if len(body) <= maxSharedRequest && bytes.Contains(body, []byte("0009done\n")) {
+			return serveShared(ctx, runner, w, r, o, body)
+		}
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	}
+	env := backendEnv(r, o)
+	proc, err := runner.Start(ctx, "", git.Command{Name: "http-backend", Env: env})
+	if err != nil {
+		return err
+	}
+	copied := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(proc.Stdin, r.Body)
+		proc.Stdin.Close()
+		copied <- err
+	}()
+	out := bufio.NewReaderSize(proc.Stdout, 32<<10)
+	hdr, err := textproto.NewReader(out).ReadMIMEHeader()
+	if err != nil {
+		_ = proc.Wait()
+		return fmt.Errorf("http-backend headers: %w", err)
+	}
+	writeHeader(w, hdr)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := out.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				break
+			}
+			_ = rc.Flush()
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	werr := proc.Wait()
+	<-copied
+	return werr
+}
+
+// backendEnv is the CGI environment of http-backend for the request.
+func backendEnv(r *http.Request, o Options) []string {
 	env := []string{
 		"GATEWAY_INTERFACE=CGI/1.1",
 		"GIT_PROJECT_ROOT=" + o.Root,
@@ -253,52 +316,29 @@ func Serve(ctx context.Context, runner *git.Runner, w http.ResponseWriter, r *ht
 	if v := r.Header.Get("Git-Protocol"); v != "" {
 		env = append(env, "HTTP_GIT_PROTOCOL="+v, "GIT_PROTOCOL="+v)
 	}
-	proc, err := runner.Start(ctx, "", git.Command{Name: "http-backend", Env: env})
-	if err != nil {
-		return err
-	}
-	copied := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(proc.Stdin, r.Body)
-		proc.Stdin.Close()
-		copied <- err
-	}()
-	out := bufio.NewReaderSize(proc.Stdout, 32<<10)
-	hdr, err := textproto.NewReader(out).ReadMIMEHeader()
-	if err != nil {
-		_ = proc.Wait()
-		return fmt.Errorf("http-backend headers: %w", err)
-	}
-	status := http.StatusOK
-	if s := hdr.Get("Status"); s != "" {
-		if n, err := strconv.Atoi(strings.Fields(s)[0]); err == nil {
-			status = n
-		}
-		hdr.Del("Status")
-	}
+	return env
+}
+
+// writeHeader answers with the status and headers of a CGI header.
+func writeHeader(w http.ResponseWriter, hdr textproto.MIMEHeader) {
+	status := cgiStatus(hdr)
+	hdr.Del("Status")
 	for k, vs := range hdr {
 		for _, v := range vs {
 			w.Header().Add(k, v)
 		}
 	}
 	w.WriteHeader(status)
-	rc := http.NewResponseController(w)
-	buf := make([]byte, 32<<10)
-	for {
-		n, rerr := out.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				break
-			}
-			_ = rc.Flush()
-		}
-		if rerr != nil {
-			break
+}
+
+// cgiStatus is the status a CGI header gives (200 without one).
+func cgiStatus(hdr textproto.MIMEHeader) int {
+	if f := strings.Fields(hdr.Get("Status")); len(f) > 0 {
+		if n, err := strconv.Atoi(f[0]); err == nil {
+			return n
 		}
 	}
-	werr := proc.Wait()
-	<-copied
-	return werr
+	return http.StatusOK
 }
 
 // positive is n in decimal, "" unless positive.
@@ -353,7 +393,9 @@ type Handler struct {
 	Access Access
 	// TempDir holds each push's record of the refs it moved while it runs.
 	TempDir string
-	Log     interface {
+	// Packs, when set, serves clones and fetches through a pack cache.
+	Packs PackCache
+	Log   interface {
 		Error(msg string, args ...any)
 	}
 }
@@ -407,7 +449,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer end()
 	}
-	o := Options{Root: grant.Root, Rel: grant.Rel, Suffix: suffix, User: grant.User, AllowPush: grant.Push, Rules: grant.Rules}
+	o := Options{Root: grant.Root, Rel: grant.Rel, Suffix: suffix, User: grant.User, AllowPush: grant.Push, Rules: grant.Rules, Packs: h.Packs}
 	if push {
 		f, err := os.CreateTemp(h.TempDir, "push-*.log")
 		if err != nil {
