@@ -125,7 +125,11 @@ func TestGroupImport_killedMidImport(t *testing.T) {
 			id, st := gxWaitImport(t, s, s.RootToken, "big")
 			if st.ImportStatus != "finished" || st.ImportStatistics.Groups != subgroups+1 ||
 				st.ImportStatistics.Imported["labels"] != (subgroups+1)*labels {
-				t.Fatalf("after the restart: %+v %+v", st, st.ImportStatistics)
+				why := ""
+				if st.ImportError != nil {
+					why = *st.ImportError
+				}
+				t.Fatalf("after the restart: %+v %+v: %q", st, st.ImportStatistics, why)
 			}
 			type sub struct {
 				ID   int64

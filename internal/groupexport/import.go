@@ -313,8 +313,11 @@ func (s *Service) runImport(ctx context.Context, p importPayload) error {
 	return nil
 }
 
-// saveImport records an event (or progress, with e "") of an import; a
-// lost race ends the task (another worker has it).
+// saveImport records an event (or progress, with e "") of an import. A
+// lost race means another worker moved the import (a lease that ran out
+// under load, and the task taken over): this run ends with an error that
+// is retried, not a failure of the import — the retry reads the import
+// again and goes on from its progress, or finds it done.
 func (s *Service) saveImport(ctx context.Context, i *model.GroupImport, e model.TransferEvent, msg string) error {
 	return s.db.InTx(ctx, func(tx *store.Tx) error { return saveImportIn(ctx, tx, i, e, msg) })
 }
@@ -322,7 +325,7 @@ func (s *Service) saveImport(ctx context.Context, i *model.GroupImport, e model.
 func saveImportIn(ctx context.Context, tx *store.Tx, i *model.GroupImport, e model.TransferEvent, msg string) error {
 	ok, err := tx.SaveGroupImport(ctx, i, e, msg)
 	if err == nil && !ok {
-		return tasks.Permanent{Err: fmt.Errorf("group import %d changed meanwhile", i.ID)}
+		return fmt.Errorf("group import %d changed meanwhile", i.ID)
 	}
 	return err
 }
