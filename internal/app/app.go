@@ -131,7 +131,14 @@ type App struct {
 	Packs     *packcache.Cache
 	stopPacks context.CancelFunc
 	packsDone chan struct{}
+
+	// pprofAddr is where --pprof-listen serves, once Serve listens.
+	pprofAddr net.Addr
 }
+
+// PprofAddr is the address serving net/http/pprof (--pprof-listen), known
+// once Serve has called its ready function; nil when profiles are off.
+func (a *App) PprofAddr() net.Addr { return a.pprofAddr }
 
 // New opens the data folder and database, migrates, reads the secrets key
 // file and seals what the database holds in plain text or under an older
@@ -499,6 +506,15 @@ func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
 	ln, err := net.Listen("tcp", a.Config.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	if a.Config.PprofListen != "" {
+		pp, err := startPprof(a.Config.PprofListen, a.log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		a.pprofAddr = pp.ln.Addr()
+		defer pp.close()
 	}
 	a.applyMemoryLimit()
 	srv := &http.Server{

@@ -147,6 +147,12 @@ type Config struct {
 	GeoNodeName       string        `toml:"geo_node_name"`
 	GeoStatusInterval time.Duration `toml:"geo_status_interval"`
 
+	// PprofListen is a loopback address serving net/http/pprof
+	// (/debug/pprof/) on its own listener; empty, the default, serves
+	// none. Profiles reveal the process's memory and code paths, so any
+	// address but a loopback one is refused at start.
+	PprofListen string `toml:"pprof_listen"`
+
 	// Clock, when set, is the time of the whole process: services, store
 	// writes, background work and rendered entities (tests set it; nil is
 	// the wall clock). It has no flag.
@@ -278,6 +284,7 @@ func (c *Config) options() []option {
 		{Server, "body-grace", "QUARRY_BODY_GRACE", "how long a request body may arrive slower than the minimum rate", &c.BodyGrace},
 		{Server, "geo-node-name", "QUARRY_GEO_NODE_NAME", "the geo node this process is; a secondary's name makes it read-only (empty: the primary)", &c.GeoNodeName},
 		{Server, "geo-status-interval", "QUARRY_GEO_STATUS_INTERVAL", "how often a secondary geo node pushes its status to the primary", &c.GeoStatusInterval},
+		{Server, "pprof-listen", "QUARRY_PPROF_LISTEN", "loopback address serving net/http/pprof at /debug/pprof/ (empty: off; any other address is refused)", &c.PprofListen},
 	}
 }
 
@@ -495,12 +502,34 @@ func (c *Config) finish() error {
 	if len(c.GeoNodeName) > 255 {
 		return fmt.Errorf("geo node name: want at most 255 characters")
 	}
+	if c.PprofListen != "" {
+		if err := LoopbackAddr(c.PprofListen); err != nil {
+			return fmt.Errorf("pprof listen: %w", err)
+		}
+	}
 	switch c.LogFormat {
 	case "text", "json":
 	default:
 		return fmt.Errorf("log format %q: want text or json", c.LogFormat)
 	}
 	return nil
+}
+
+// LoopbackAddr checks that addr is host:port on a loopback interface:
+// "localhost" or a loopback IP (127.0.0.0/8, ::1); an empty host listens
+// on every interface and is refused.
+func LoopbackAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("address %q is not a loopback address (want 127.0.0.1:port, [::1]:port or localhost:port)", addr)
 }
 
 // ExternalURLFor derives the URL clients use from a listen address.

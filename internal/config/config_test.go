@@ -283,3 +283,39 @@ func TestLoad_geo(t *testing.T) {
 		}
 	}
 }
+
+// --pprof-listen takes loopback addresses only, from a flag, the
+// environment or the file.
+func TestPprofListen(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"", true},
+		{"127.0.0.1:6060", true},
+		{"127.8.9.10:0", true},
+		{"[::1]:6060", true},
+		{"localhost:6060", true},
+		{":6060", false},
+		{"0.0.0.0:6060", false},
+		{"[::]:6060", false},
+		{"10.0.0.1:6060", false},
+		{"example.com:6060", false},
+		{"127.0.0.1", false},
+	} {
+		c, err := load(t, []string{"--pprof-listen", tc.addr}, nil)
+		if tc.ok && (err != nil || c.PprofListen != tc.addr) {
+			t.Errorf("--pprof-listen %q: %v, %q; want it taken", tc.addr, err, c.PprofListen)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "pprof listen")) {
+			t.Errorf("--pprof-listen %q: error %v; want a pprof listen error", tc.addr, err)
+		}
+	}
+	if _, err := load(t, nil, map[string]string{"QUARRY_PPROF_LISTEN": "0.0.0.0:1"}); err == nil {
+		t.Error("QUARRY_PPROF_LISTEN=0.0.0.0:1 accepted")
+	}
+	file := writeFile(t, "pprof_listen = \"127.0.0.1:1\"\n")
+	if c, err := load(t, []string{"--config", file}, nil); err != nil || c.PprofListen != "127.0.0.1:1" {
+		t.Errorf("pprof_listen in the file: %v, %q", err, c.PprofListen)
+	}
+}

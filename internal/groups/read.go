@@ -250,6 +250,15 @@ func (s *Service) RemoveGroup(ctx context.Context, g model.Group) error {
 	})
 }
 
+// StatisticsOf is Statistics for a page of groups, in one query.
+func (s *Service) StatisticsOf(ctx context.Context, gs []model.Group) (map[int64]model.ProjectStatistics, error) {
+	ids := make([]int64, len(gs))
+	for i := range gs {
+		ids[i] = gs[i].ID
+	}
+	return s.db.GroupStatistics(ctx, ids)
+}
+
 // Statistics sums the storage of the projects inside a group and of the
 // wikis of the group, its subgroups and their projects.
 func (s *Service) Statistics(ctx context.Context, g model.Group) (model.ProjectStatistics, error) {

@@ -199,7 +199,7 @@ func (tx *Tx) Pipelines(ctx context.Context, f PipelineFilter, page model.Page) 
 	}
 	return list(ctx, tx, listSpec[model.Pipeline]{
 		columns: pipelineColumns, from: "ci_pipelines", idCol: "id", where: w,
-		order: order{column: col, desc: !f.Asc},
+		order: order{column: col, desc: !f.Asc}, keyNotNull: col != "user_id",
 		scan: func(r *sql.Rows) (model.Pipeline, error) {
 			var p model.Pipeline
 			return p, r.Scan(pipelineDest(&p)...)

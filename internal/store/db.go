@@ -241,12 +241,31 @@ var statements atomic.Int64
 // Statements is how many statements this process has sent so far.
 func Statements() int64 { return statements.Load() }
 
+// QueryCounter counts the statements sent on behalf of one context (a
+// request): tests prove that a list costs a fixed number of queries.
+type QueryCounter struct{ n atomic.Int64 }
+
+// N is how many statements were sent so far.
+func (c *QueryCounter) N() int64 { return c.n.Load() }
+
+type queryCounterKey struct{}
+
+// CountQueries returns a context whose statements, and those of every
+// context derived from it, are counted by the returned counter.
+func CountQueries(ctx context.Context) (context.Context, *QueryCounter) {
+	c := &QueryCounter{}
+	return context.WithValue(ctx, queryCounterKey{}, c), c
+}
+
 // prepared returns the cached statement for q, or nil when statements
 // are not cached. Inside a transaction on SQLite it is the writer's
 // statement bound to the transaction; one not prepared yet is noted and
 // the query runs unprepared this time.
 func (tx *Tx) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 	statements.Add(1)
+	if c, ok := ctx.Value(queryCounterKey{}).(*QueryCounter); ok {
+		c.n.Add(1)
+	}
 	if tx.sqlTx != nil {
 		st, ok := tx.wstmts.lookup(q)
 		if !ok {

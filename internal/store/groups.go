@@ -412,7 +412,7 @@ func (tx *Tx) ListGroups(ctx context.Context, f GroupFilter, page model.Page) ([
 		ord.desc = false
 	}
 	spec := listSpec[model.Group]{columns: groupColumns, from: "namespaces n", idCol: "n.id", where: w,
-		order: ord, scan: tx.scanGroup,
+		order: ord, scan: tx.scanGroup, keyNotNull: true,
 		keyOf: func(g model.Group) (any, int64) {
 			switch col {
 			case "n.path":

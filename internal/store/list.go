@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -20,6 +21,17 @@ type where struct {
 func (w *where) add(cond string, args ...any) {
 	w.conds = append(w.conds, cond)
 	w.args = append(w.args, args...)
+}
+
+// reads reports whether a condition mentions prefix (a table alias and its
+// dot: "n.").
+func (w *where) reads(prefix string) bool {
+	for _, c := range w.conds {
+		if strings.Contains(c, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *where) sql() string {
@@ -118,6 +130,32 @@ type listSpec[T any] struct {
 	scan    func(*sql.Rows) (T, error)
 	// keyOf gives a record's sort key (for the ordering column) and id.
 	keyOf func(T) (key any, id int64)
+	// countFrom, when set, is the FROM clause of the count and of the
+	// offset page's start: the table without the joins the conditions do
+	// not need, so that both read an index only.
+	countFrom string
+	// keyNotNull says the ordering column is never NULL, so an offset page
+	// may start from a key read behind the scenes (a NULL key would fall
+	// out of the row-value comparison). Ordering by the id alone needs
+	// no such promise.
+	keyNotNull bool
+}
+
+// seekable reports whether an offset page of s can be read as a keyset
+// page: resolve the row before it (an index-only query), then a range
+// read of the page, never an OFFSET over full rows.
+func (s *listSpec[T]) seekable() bool {
+	if s.order.rank != "" {
+		return false
+	}
+	return s.order.column == "" || s.order.column == s.idCol || s.keyNotNull
+}
+
+func (s *listSpec[T]) counted() string {
+	if s.countFrom != "" {
+		return s.countFrom
+	}
+	return s.from
 }
 
 // list runs a paged query: offset pages count up to model.CountLimit
@@ -133,22 +171,42 @@ func list[T any](ctx context.Context, tx *Tx, s listSpec[T], page model.Page) ([
 		}
 		w.keysetCond(s.order, s.idCol, c)
 	}
-	q := "SELECT " + s.columns + " FROM " + s.from + w.sql() + s.order.sql(s.idCol) + " LIMIT ?"
-	args := append(append(append([]any{}, w.args...), s.order.rankArgs...), page.PerPage+1)
-	if !page.Keyset && page.Offset() > 0 {
-		q += " OFFSET ?"
-		args = append(args, page.Offset())
+	offset := 0
+	if !page.Keyset {
+		offset = page.Offset()
 	}
 	items := make([]T, 0, page.PerPage)
-	err := tx.each(ctx, q, args, func(r *sql.Rows) error {
-		v, err := s.scan(r)
-		if err == nil {
-			items = append(items, v)
+	past := false // an offset page past the last row
+	if offset > 0 && s.seekable() {
+		// The page continues after the last row of the page before it,
+		// read from the index alone.
+		c, ok, err := listStart(ctx, tx, &s, offset)
+		if err != nil {
+			return nil, info, err
 		}
-		return err
-	})
-	if err != nil {
-		return nil, info, err
+		if ok {
+			w.keysetCond(s.order, s.idCol, c)
+		}
+		past = !ok
+		offset = 0
+	}
+	if !past {
+		q := "SELECT " + s.columns + " FROM " + s.from + w.sql() + s.order.sql(s.idCol) + " LIMIT ?"
+		args := append(append(append([]any{}, w.args...), s.order.rankArgs...), page.PerPage+1)
+		if offset > 0 {
+			q += " OFFSET ?"
+			args = append(args, offset)
+		}
+		err := tx.each(ctx, q, args, func(r *sql.Rows) error {
+			v, err := s.scan(r)
+			if err == nil {
+				items = append(items, v)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, info, err
+		}
 	}
 	if len(items) > page.PerPage {
 		items = items[:page.PerPage]
@@ -165,10 +223,17 @@ func list[T any](ctx context.Context, tx *Tx, s listSpec[T], page model.Page) ([
 		}
 		return items, info, nil
 	}
+	// A page that ends the list tells the total without counting.
+	if !info.HasMore && (len(items) > 0 || page.Offset() == 0) {
+		if n := page.Offset() + len(items); n <= model.CountLimit {
+			info.Total, info.TotalKnown = n, true
+		}
+		return items, info, nil
+	}
 	// Count only as far as the limit, so a huge table costs no more than
 	// CountLimit index entries.
 	var n int
-	cq := "SELECT COUNT(*) FROM (SELECT 1 FROM " + s.from + s.where.sql() + " LIMIT ?) AS counted"
+	cq := "SELECT COUNT(*) FROM (SELECT 1 FROM " + s.counted() + s.where.sql() + " LIMIT ?) AS counted"
 	if err := tx.row(ctx, []any{&n}, cq, append(append([]any{}, s.where.args...), model.CountLimit+1)...); err != nil {
 		return nil, info, err
 	}
@@ -176,6 +241,37 @@ func list[T any](ctx context.Context, tx *Tx, s listSpec[T], page model.Page) ([
 		info.Total, info.TotalKnown = n, true
 	}
 	return items, info, nil
+}
+
+// listStart reads the sort key and id of the row just before an offset
+// page (at offset-1) from s's count table: ok false when the list is
+// shorter than that.
+func listStart[T any](ctx context.Context, tx *Tx, s *listSpec[T], offset int) (cursor, bool, error) {
+	var c cursor
+	cols := s.idCol
+	byID := s.order.column == "" || s.order.column == s.idCol
+	if !byID {
+		cols = s.order.column + ", " + s.idCol
+	}
+	q := "SELECT " + cols + " FROM " + s.counted() + s.where.sql() + s.order.sql(s.idCol) + " LIMIT 1 OFFSET ?"
+	args := append(append([]any{}, s.where.args...), offset-1)
+	var key any
+	dest := []any{&c.ID}
+	if !byID {
+		dest = []any{&key, &c.ID}
+	}
+	err := tx.row(ctx, dest, q, args...)
+	if errors.Is(err, model.ErrNotFound) {
+		return c, false, nil
+	}
+	if err != nil {
+		return c, false, err
+	}
+	if b, ok := key.([]byte); ok {
+		key = string(b)
+	}
+	c.Key = key
+	return c, true, nil
 }
 
 // likePattern makes a substring pattern for ilike.

@@ -84,6 +84,11 @@ func (tx *Tx) ListMembers(ctx context.Context, sourceType string, sourceID int64
 	f.apply(tx, &w)
 	spec := listSpec[model.Member]{columns: memberColumns, from: "members m JOIN users u ON u.id = m.user_id", idCol: "m.id",
 		where: w, order: order{}, scan: scanMember, keyOf: func(m model.Member) (any, int64) { return nil, m.ID }}
+	// Every member is a user: the count and the start of an offset page
+	// join users only when a condition reads them.
+	if !w.reads("u.") {
+		spec.countFrom = "members m"
+	}
 	return list(ctx, tx, spec, page)
 }
 

@@ -286,7 +286,7 @@ func (tx *Tx) MergeRequests(ctx context.Context, f MergeRequestFilter, page mode
 		col = "title"
 	}
 	list, info, err := list(ctx, tx, listSpec[model.MergeRequest]{
-		columns: mrColumns, from: "merge_requests", idCol: "id", where: w, order: order{column: col, desc: !f.Asc},
+		columns: mrColumns, from: "merge_requests", idCol: "id", where: w, order: order{column: col, desc: !f.Asc}, keyNotNull: true,
 		scan: func(r *sql.Rows) (model.MergeRequest, error) {
 			var m model.MergeRequest
 			return m, r.Scan(mrDest(&m)...)

@@ -402,7 +402,7 @@ func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page
 		ord.desc = false
 	}
 	spec := listSpec[model.Project]{columns: projectColumns, from: projectFrom, idCol: "p.id", where: w,
-		order: ord, scan: tx.scanProject,
+		order: ord, scan: tx.scanProject, keyNotNull: true,
 		keyOf: func(p model.Project) (any, int64) {
 			switch col {
 			case "p.name":
@@ -426,6 +426,11 @@ func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page
 			}
 			return nil, p.ID
 		}}
+	// Every project has its namespace: the count and the start of an
+	// offset page join it only when a condition reads it.
+	if !w.reads("n.") {
+		spec.countFrom = "projects p"
+	}
 	return list(ctx, tx, spec, page)
 }
 

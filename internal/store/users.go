@@ -269,8 +269,8 @@ func (tx *Tx) ListUsers(ctx context.Context, f model.UserFilter, page model.Page
 	}
 	spec := listSpec[model.User]{
 		columns: userColumns, from: "users u", idCol: "u.id", where: w,
-		order: order{column: col, desc: f.Desc},
-		scan:  scanUser,
+		order: order{column: col, desc: f.Desc}, keyNotNull: true,
+		scan: scanUser,
 		keyOf: func(u model.User) (any, int64) {
 			switch f.OrderBy {
 			case "name":

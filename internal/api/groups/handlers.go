@@ -89,6 +89,13 @@ func (h *Handlers) renderGroups(c *endpoint.Call, gs []model.Group) ([]entity.Gr
 			return nil, err
 		}
 	}
+	var stats map[int64]model.ProjectStatistics
+	if withStats {
+		var err error
+		if stats, err = h.groups.StatisticsOf(c.Ctx(), gs); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]entity.Group, len(gs))
 	for i := range gs {
 		out[i] = h.r.Group(&gs[i])
@@ -96,10 +103,7 @@ func (h *Handlers) renderGroups(c *endpoint.Call, gs []model.Group) ([]entity.Gr
 			out[i].CustomAttributes = h.r.CustomAttributes(attrs[gs[i].ID])
 		}
 		if withStats {
-			st, err := h.groups.Statistics(c.Ctx(), gs[i])
-			if err != nil {
-				return nil, err
-			}
+			st := stats[gs[i].ID]
 			out[i].Statistics = h.r.Statistics(&st)
 		}
 	}
