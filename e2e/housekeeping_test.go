@@ -203,7 +203,9 @@ func TestHousekeeping_gcPrunesPastGrace(t *testing.T) {
 			return r.leaseUntil == 0 && r.lastRun > first
 		})
 		took := time.Since(start)
+		mu.Lock()
 		n := clones
+		mu.Unlock()
 		eventuallyFor(t, 30*time.Second, "a clone after the housekeeping", func() bool { mu.Lock(); defer mu.Unlock(); return clones >= n+2 })
 		stop()
 		wg.Wait()
