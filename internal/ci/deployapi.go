@@ -73,13 +73,29 @@ func (s *Service) deploymentIn(ctx context.Context, projectID, id int64) (model.
 	return d, err
 }
 
-// Deployment returns one deployment.
-func (s *Service) Deployment(ctx context.Context, a auth.Actor, projectRef string, id int64) (DeploymentView, error) {
+// deploymentFor finds a deployment of a project the actor reads
+// deployments of (404 otherwise), then checks that the actor may also do
+// action (403): GitLab looks the deployment up before the permission.
+func (s *Service) deploymentFor(ctx context.Context, a auth.Actor, projectRef string, id int64, action auth.Action) (model.Project, model.Deployment, error) {
 	p, _, err := s.project(ctx, a, projectRef, auth.ReadDeployment)
 	if err != nil {
-		return DeploymentView{}, err
+		return p, model.Deployment{}, err
 	}
 	d, err := s.deploymentIn(ctx, p.ID, id)
+	if err != nil {
+		return p, d, err
+	}
+	if action != auth.ReadDeployment {
+		if _, _, err := s.project(ctx, a, projectRef, action); err != nil {
+			return p, d, err
+		}
+	}
+	return p, d, nil
+}
+
+// Deployment returns one deployment.
+func (s *Service) Deployment(ctx context.Context, a auth.Actor, projectRef string, id int64) (DeploymentView, error) {
+	p, d, err := s.deploymentFor(ctx, a, projectRef, id, auth.ReadDeployment)
 	if err != nil {
 		return DeploymentView{}, err
 	}
@@ -198,15 +214,8 @@ func (s *Service) externalDeployed(ctx context.Context, tx *store.Tx, d model.De
 // UpdateDeployment moves a deployment reported through the API (one made
 // by a job is 403, as GitLab); a move the state machine refuses is 400.
 func (s *Service) UpdateDeployment(ctx context.Context, a auth.Actor, projectRef string, id int64, status model.DeploymentStatus) (DeploymentView, error) {
-	p, _, err := s.project(ctx, a, projectRef, auth.ReadDeployment)
+	p, d, err := s.deploymentFor(ctx, a, projectRef, id, auth.CreateDeployment)
 	if err != nil {
-		return DeploymentView{}, err
-	}
-	d, err := s.deploymentIn(ctx, p.ID, id)
-	if err != nil {
-		return DeploymentView{}, err
-	}
-	if _, _, err := s.project(ctx, a, projectRef, auth.CreateDeployment); err != nil {
 		return DeploymentView{}, err
 	}
 	if d.JobID != 0 {
@@ -244,15 +253,8 @@ func (s *Service) UpdateDeployment(ctx context.Context, a auth.Actor, projectRef
 // Ci::Deployments::DestroyService): never a running one, nor the
 // environment's last successful deployment.
 func (s *Service) DeleteDeployment(ctx context.Context, a auth.Actor, projectRef string, id int64) error {
-	p, _, err := s.project(ctx, a, projectRef, auth.ReadDeployment)
+	_, d, err := s.deploymentFor(ctx, a, projectRef, id, auth.DestroyDeployment)
 	if err != nil {
-		return err
-	}
-	d, err := s.deploymentIn(ctx, p.ID, id)
-	if err != nil {
-		return err
-	}
-	if _, _, err := s.project(ctx, a, projectRef, auth.DestroyDeployment); err != nil {
 		return err
 	}
 	if d.Status == model.DeployRunning {
@@ -275,11 +277,7 @@ func (s *Service) DeleteDeployment(ctx context.Context, a auth.Actor, projectRef
 // DeploymentMergeRequestIIDs lists the iids of the merge requests a
 // deployment shipped (linked when it succeeded).
 func (s *Service) DeploymentMergeRequestIIDs(ctx context.Context, a auth.Actor, projectRef string, id int64) (model.Project, []int64, error) {
-	p, _, err := s.project(ctx, a, projectRef, auth.ReadDeployment)
-	if err != nil {
-		return p, nil, err
-	}
-	d, err := s.deploymentIn(ctx, p.ID, id)
+	p, d, err := s.deploymentFor(ctx, a, projectRef, id, auth.ReadDeployment)
 	if err != nil {
 		return p, nil, err
 	}

@@ -198,6 +198,16 @@ func uniqueEnvironment(err error) error {
 	return err
 }
 
+// nameFree refuses a name another environment of the project has.
+func nameFree(ctx context.Context, tx *store.Tx, projectID int64, name string) error {
+	if _, err := tx.EnvironmentByName(ctx, projectID, name); err == nil {
+		return model.Invalid("name", "has already been taken")
+	} else if !errors.Is(err, model.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
 // CreateEnvironment makes an environment (available).
 func (s *Service) CreateEnvironment(ctx context.Context, a auth.Actor, projectRef string, in EnvironmentInput) (EnvironmentView, error) {
 	p, _, err := s.project(ctx, a, projectRef, auth.CreateEnvironment)
@@ -215,9 +225,7 @@ func (s *Service) CreateEnvironment(ctx context.Context, a auth.Actor, projectRe
 	e.Slug = model.EnvironmentSlug(e.Name)
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		// The name first: a taken name takes its slug too.
-		if _, err := tx.EnvironmentByName(ctx, p.ID, e.Name); err == nil {
-			return model.Invalid("name", "has already been taken")
-		} else if !errors.Is(err, model.ErrNotFound) {
+		if err := nameFree(ctx, tx, p.ID, e.Name); err != nil {
 			return err
 		}
 		return tx.CreateEnvironment(ctx, &e)
@@ -249,9 +257,7 @@ func (s *Service) UpdateEnvironment(ctx context.Context, a auth.Actor, projectRe
 	}
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		if e.Name != old {
-			if _, err := tx.EnvironmentByName(ctx, p.ID, e.Name); err == nil {
-				return model.Invalid("name", "has already been taken")
-			} else if !errors.Is(err, model.ErrNotFound) {
+			if err := nameFree(ctx, tx, p.ID, e.Name); err != nil {
 				return err
 			}
 		}
