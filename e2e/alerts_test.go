@@ -523,6 +523,7 @@ func alertStorm(t *testing.T, urls []string, key string, n int, body string) map
 // TestAlerts_concurrentIntakeTwoProcesses spreads 32 posts of one payload
 // over two Quarry processes on one PostgreSQL: one open alert, 32 events.
 func TestAlerts_concurrentIntakeTwoProcesses(t *testing.T) {
+	t.Parallel()
 	onSharedPostgres(t, func(t *testing.T, target storetest.Target, dir string) {
 		s := apitest.StartIn(t, target, dir)
 		owner, project := alertProject(t, s)

@@ -73,7 +73,7 @@ func gxBigArchive(t testing.TB, n, labels int) []byte {
 // where it stopped and ends finished, every group and label there once.
 func TestGroupImport_killedMidImport(t *testing.T) {
 	t.Parallel()
-	const subgroups, labels = 40, 150
+	const subgroups, labels = 24, 60
 	archive := gxBigArchive(t, subgroups, labels)
 	for _, d := range storetest.Dialects() {
 		t.Run(d, func(t *testing.T) {

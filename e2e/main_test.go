@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"flag"
 	"os"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"quarry/internal/leaktest"
@@ -14,7 +17,18 @@ import (
 // With ciChildDB set, the binary is the second Quarry process of
 // TestPipelines_twoProcessesSharePostgres instead; with moveChildDir
 // set, the server TestStorageMoves_killedMidCopy kills.
+//
+// The package's tests wait much of their time on what is not this
+// process's CPU (git processes, PostgreSQL's commits, runners' long
+// polls), so unless -parallel is given they run twice as many at once
+// as there are cores.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
+	}
 	if os.Getenv(ciChildDB) != "" {
 		os.Exit(ciChild())
 	}

@@ -160,6 +160,7 @@ func TestPackCache_concurrentClonesShareOnePack(t *testing.T) {
 }
 
 func TestPackCache_pushChangesTheKey(t *testing.T) {
+	t.Parallel()
 	s := apitest.Start(t, storetest.Target{Name: "sqlite"}, withPackCache(1<<30))
 	w, first := seedPackRepo(t, s, "moving", 5, 4<<10)
 	cloneMany(t, s, "root/moving", 2, first)
@@ -196,6 +197,7 @@ func TestPackCache_pushChangesTheKey(t *testing.T) {
 // pack goes away mid-stream; the clones following the pack finish, and so
 // does the pack.
 func TestPackCache_producerClientGone(t *testing.T) {
+	t.Parallel()
 	s := apitest.Start(t, storetest.Target{Name: "sqlite"}, withPackCache(1<<30))
 	_, head := seedPackRepo(t, s, "gone", 200, 64<<10) // a ~13 MB pack, more than the buffers on the way
 	// The producer's client asks what `git clone --bare` asks (protocol
@@ -261,6 +263,7 @@ func TestPackCache_producerClientGone(t *testing.T) {
 // an entry larger than the whole bound is not kept, and its clone still
 // succeeds.
 func TestPackCache_diskBound(t *testing.T) {
+	t.Parallel()
 	const bound = 600 << 10
 	s := apitest.Start(t, storetest.Target{Name: "sqlite"}, withPackCache(bound))
 	_, a := seedPackRepo(t, s, "a", 4, 100<<10) // ~400 KB packs
