@@ -81,6 +81,12 @@ type DB struct {
 	wstmts *stmtCache
 }
 
+// IdleConnectionTimeout closes a pooled connection unused that long: a
+// busy server keeps its connections (with SQLite's page cache and the
+// prepared statements each holds), an idle one gives their memory back,
+// and PostgreSQL's connections to the processes that share it.
+const IdleConnectionTimeout = time.Minute
+
 // Open connects to PostgreSQL when databaseURL is set, else to the SQLite
 // file at sqlitePath (created if missing). It does not migrate.
 func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
@@ -91,6 +97,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 		}
 		pool.SetMaxOpenConns(32)
 		pool.SetMaxIdleConns(32)
+		pool.SetConnMaxIdleTime(IdleConnectionTimeout)
 		if err := pool.PingContext(ctx); err != nil {
 			pool.Close()
 			return nil, fmt.Errorf("connect postgres: %w", err)
@@ -122,6 +129,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(IdleConnectionTimeout)
 	if err := w.PingContext(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open sqlite %q: %w", sqlitePath, err)
@@ -136,6 +144,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
+	r.SetConnMaxIdleTime(IdleConnectionTimeout)
 	notes := newNotifier()
 	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}}, Dialect: SQLite, w: w, r: r,
 		wstmts: newStmtCache(w)}, nil

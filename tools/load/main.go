@@ -4,10 +4,15 @@
 //
 //	go run ./tools/load -c 32 -d 10s -token $TOKEN -pid $(pgrep quarry) URL [URL…]
 //
-// Requests cycle through the URLs.
+// Requests cycle through the URLs. The resident memory is the process's
+// with its children's (the warm git processes it keeps count too).
+//
+//	go run ./tools/load seed -token $TOKEN URL   # the data set (seed.go)
+//	go run ./tools/load rss PID                  # resident memory now
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -22,6 +27,21 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "seed":
+			seed(os.Args[2:])
+			return
+		case "rss":
+			pid, err := strconv.Atoi(strings.Join(os.Args[2:], ""))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "usage: load rss PID")
+				os.Exit(2)
+			}
+			fmt.Printf("RSS %.1f MiB (the process %.1f MiB, its children the rest)\n", float64(treeRSSKB(pid))/1024, float64(rssKB(pid))/1024)
+			return
+		}
+	}
 	clients := flag.Int("c", 32, "concurrent clients")
 	duration := flag.Duration("d", 10*time.Second, "how long to run")
 	token := flag.String("token", "", "PRIVATE-TOKEN to send")
@@ -41,7 +61,7 @@ func main() {
 	if *pid > 0 {
 		go func() {
 			for {
-				if kb := rssKB(*pid); kb > peak.Load() {
+				if kb := treeRSSKB(*pid); kb > peak.Load() {
 					peak.Store(kb)
 				}
 				select {
@@ -99,6 +119,37 @@ func main() {
 	if *pid > 0 {
 		fmt.Printf("server peak RSS %.1f MiB\n", float64(peak.Load())/1024)
 	}
+}
+
+// treeRSSKB is the resident set size of a process and of every process
+// below it.
+func treeRSSKB(pid int) int64 {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces and parentheses.
+		rest := string(b[bytes.LastIndexByte(b, ')')+1:])
+		if f := strings.Fields(rest); len(f) > 1 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil {
+				children[ppid] = append(children[ppid], child)
+			}
+		}
+	}
+	total := int64(0)
+	for todo := []int{pid}; len(todo) > 0; {
+		p := todo[len(todo)-1]
+		todo = append(todo[:len(todo)-1], children[p]...)
+		total += rssKB(p)
+	}
+	return total
 }
 
 // rssKB reads a process's resident set size from /proc.
