@@ -338,7 +338,8 @@ func (s *Service) inputs(ctx context.Context, p model.Project, m model.MergeRequ
 	if in.ProjectRules, err = s.db.ProjectApprovalRules(ctx, p.ID); err != nil {
 		return in, err
 	}
-	in.ProjectRules = rulesForBranch(in.ProjectRules, m.TargetBranch, s.protected(ctx, p.ID))
+	protected := s.protected(ctx, p.ID)
+	in.ProjectRules = rulesForBranch(in.ProjectRules, m.TargetBranch, protected)
 	if n := in.Settings.ApprovalsBeforeMerge; n > 0 && !slices.ContainsFunc(in.ProjectRules, func(r model.ApprovalRule) bool {
 		return r.RuleType == model.RuleAnyApprover
 	}) {
@@ -349,7 +350,7 @@ func (s *Service) inputs(ctx context.Context, p model.Project, m model.MergeRequ
 	if in.MRRules, err = s.db.MergeRequestApprovalRules(ctx, m.ID); err != nil {
 		return in, err
 	}
-	owners, err := s.codeOwnerRules(ctx, p, m)
+	owners, err := s.codeOwnerRules(ctx, p, m, protected)
 	if err != nil {
 		return in, err
 	}
