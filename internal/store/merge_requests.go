@@ -79,8 +79,8 @@ func (tx *Tx) MergeRequest(ctx context.Context, projectID, iid int64) (model.Mer
 	return m, tx.loadMRPeople(ctx, []*model.MergeRequest{&m})
 }
 
-// loadMRPeople fills the assignees and reviewers of merge requests (two
-// queries for all).
+// loadMRPeople fills the assignees and reviewers of merge requests (one
+// query for all).
 func (tx *Tx) loadMRPeople(ctx context.Context, list []*model.MergeRequest) error {
 	if len(list) == 0 {
 		return nil
@@ -92,27 +92,23 @@ func (tx *Tx) loadMRPeople(ctx context.Context, list []*model.MergeRequest) erro
 		ids = append(ids, m.ID)
 		m.AssigneeIDs, m.ReviewerIDs = nil, nil
 	}
-	for _, table := range []string{"merge_request_assignees", "merge_request_reviewers"} {
-		err := tx.each(ctx, "SELECT merge_request_id, user_id FROM "+table+" WHERE merge_request_id IN ("+placeholders(len(ids))+
-			") ORDER BY merge_request_id, position", anys(ids), func(r *sql.Rows) error {
-			var mid, uid int64
-			if err := r.Scan(&mid, &uid); err != nil {
-				return err
-			}
-			if m := byID[mid]; m != nil {
-				if table == "merge_request_assignees" {
-					m.AssigneeIDs = append(m.AssigneeIDs, uid)
-				} else {
-					m.ReviewerIDs = append(m.ReviewerIDs, uid)
-				}
-			}
-			return nil
-		})
-		if err != nil {
+	in := placeholders(len(ids))
+	return tx.each(ctx, "SELECT 0, merge_request_id, user_id, position FROM merge_request_assignees WHERE merge_request_id IN ("+in+
+		") UNION ALL SELECT 1, merge_request_id, user_id, position FROM merge_request_reviewers WHERE merge_request_id IN ("+in+
+		") ORDER BY 1, 2, 4", append(anys(ids), anys(ids)...), func(r *sql.Rows) error {
+		var kind, mid, uid, pos int64
+		if err := r.Scan(&kind, &mid, &uid, &pos); err != nil {
 			return err
 		}
-	}
-	return nil
+		if m := byID[mid]; m != nil {
+			if kind == 0 {
+				m.AssigneeIDs = append(m.AssigneeIDs, uid)
+			} else {
+				m.ReviewerIDs = append(m.ReviewerIDs, uid)
+			}
+		}
+		return nil
+	})
 }
 
 // UpdateMergeRequest writes m if it still has the version read (its
