@@ -71,15 +71,15 @@ func mustLRU[K comparable, V any](n int) *lru.Cache[K, V] {
 
 // codeOwnerRules are the code_owner rules of a merge request: one per
 // CODEOWNERS section owning a path the merge request changes, when the
-// target branch's protection requires code owner approval (read on every
-// call). The file is read from the target branch's tip. The rules are not
+// target branch's protection requires code owner approval (protected: the
+// project's protected branches, read by the caller). The file is read from the target branch's tip. The rules are not
 // stored but derived on every read, numbered -1, -2, … in section order,
 // so they follow the file and the changes; what git fixes of them (the
 // file parsed, each changed path's owners) is cached by object ids, and
 // the owners are resolved to users and groups each time.
-func (s *Service) codeOwnerRules(ctx context.Context, p model.Project, m model.MergeRequest) ([]model.ApprovalRule, error) {
+func (s *Service) codeOwnerRules(ctx context.Context, p model.Project, m model.MergeRequest, protected []model.ProtectedBranch) ([]model.ApprovalRule, error) {
 	required := false
-	for _, b := range s.protected(ctx, p.ID) {
+	for _, b := range protected {
 		if b.CodeOwnerApprovalRequired && model.MatchesBranch(b.Name, m.TargetBranch) {
 			required = true
 		}

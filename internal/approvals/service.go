@@ -338,7 +338,8 @@ func (s *Service) inputs(ctx context.Context, p model.Project, m model.MergeRequ
 	if in.ProjectRules, err = s.db.ProjectApprovalRules(ctx, p.ID); err != nil {
 		return in, err
 	}
-	in.ProjectRules = rulesForBranch(in.ProjectRules, m.TargetBranch, s.protected(ctx, p.ID))
+	protected := s.protected(ctx, p.ID)
+	in.ProjectRules = rulesForBranch(in.ProjectRules, m.TargetBranch, protected)
 	if n := in.Settings.ApprovalsBeforeMerge; n > 0 && !slices.ContainsFunc(in.ProjectRules, func(r model.ApprovalRule) bool {
 		return r.RuleType == model.RuleAnyApprover
 	}) {
@@ -349,7 +350,7 @@ func (s *Service) inputs(ctx context.Context, p model.Project, m model.MergeRequ
 	if in.MRRules, err = s.db.MergeRequestApprovalRules(ctx, m.ID); err != nil {
 		return in, err
 	}
-	owners, err := s.codeOwnerRules(ctx, p, m)
+	owners, err := s.codeOwnerRules(ctx, p, m, protected)
 	if err != nil {
 		return in, err
 	}
@@ -769,6 +770,15 @@ func (s *Service) SetApprovalsRequired(ctx context.Context, a auth.Actor, ref st
 // Approved reports whether a merge request's approval state lets it be
 // merged (the merge check of the merge requests service).
 func (s *Service) Approved(ctx context.Context, p model.Project, m model.MergeRequest) (bool, error) {
+	// Most projects require no approval: one statement says so, and no
+	// rule then applies (Compute of no rules is approved).
+	configured, err := s.db.ApprovalsConfigured(ctx, p.ID, m.ID)
+	if err != nil {
+		return false, err
+	}
+	if !configured {
+		return true, nil
+	}
 	in, err := s.inputs(ctx, p, m)
 	if err != nil {
 		return false, err

@@ -212,7 +212,7 @@ func (s *Service) Merge(ctx context.Context, a auth.Actor, projectRef string, ii
 	if remove {
 		s.removeSourceBranch(ctx, a, v.Source, m.SourceBranch, head)
 	}
-	return s.view(ctx, a, p, m, true)
+	return s.view(ctx, a, p, acc, m, true)
 }
 
 // mergeResult is what a merge made.

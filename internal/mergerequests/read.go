@@ -13,8 +13,9 @@ import (
 )
 
 // view loads what a merge request's JSON shows: its projects, its people
-// and (detail) its merge status brought up to date and its changes count.
-func (s *Service) view(ctx context.Context, a auth.Actor, target model.Project, m model.MergeRequest, detail bool) (View, error) {
+// and (detail) what git decides of it, as stored when its tips moved
+// (refresh). acc is the actor's access to target.
+func (s *Service) view(ctx context.Context, a auth.Actor, target model.Project, acc model.AccessLevel, m model.MergeRequest, detail bool) (View, error) {
 	v := View{MergeRequest: m, Target: target, Source: target}
 	if m.SourceProjectID != target.ID {
 		src, err := s.db.ProjectByID(ctx, m.SourceProjectID)
@@ -35,36 +36,20 @@ func (s *Service) view(ctx context.Context, a auth.Actor, target model.Project, 
 			return v, err
 		}
 	}
-	if err := s.refreshStatus(ctx, &v); err != nil {
+	if err := s.refresh(ctx, &v); err != nil {
 		return v, err
 	}
-	if m.BaseSHA != "" && m.HeadSHA != "" && m.BaseSHA != m.HeadSHA {
-		repo, err := s.repo(target)
-		if err != nil {
-			return v, err
-		}
-		paths, err := repo.ChangedPaths(ctx, git.ObjectID(m.BaseSHA), git.ObjectID(m.HeadSHA))
-		if err != nil {
-			return v, err
-		}
-		v.ChangesCount = strconv.Itoa(len(paths))
-	} else {
-		v.ChangesCount = "0"
-	}
-	if err := s.blockers(ctx, &v); err != nil {
-		return v, err
-	}
+	v.ChangesCount = strconv.Itoa(v.ChangedFiles)
+	var rules []model.ProtectedBranch
 	if a.SignedIn() && m.State == model.MRStateOpened {
-		acc, err := s.projects.Access(ctx, a, target.ID)
-		if err != nil {
-			return v, err
-		}
-		rules, err := s.projects.ProtectedRules(ctx, target.ID)
-		if err != nil && !errors.Is(err, model.ErrNotFound) {
+		if rules, err = s.projects.ProtectedRules(ctx, target.ID); err != nil && !errors.Is(err, model.ErrNotFound) {
 			return v, err
 		}
 		v.CanMerge = auth.Can(a, auth.MergeCode, auth.Resource{Project: &target, Access: acc,
 			Branch: &auth.Branch{Name: m.TargetBranch, Rules: rules}})
+	}
+	if err := s.blockers(ctx, &v); err != nil {
+		return v, err
 	}
 	return v, nil
 }
@@ -102,9 +87,26 @@ func (s *Service) tips(ctx context.Context, v *View) (source, target git.ObjectI
 	return source, target, nil
 }
 
-// refreshStatus computes an open merge request's merge status again when
-// either tip moved since it was computed (merge-tree, no work tree).
-func (s *Service) refreshStatus(ctx context.Context, v *View) error {
+// refresh brings what git decides of a merge request up to date on v:
+// an open one's merge check for its tips as they are now, and its changes
+// count for its diff refs. What is stored for them (computed when the
+// tips moved: OnRefsChanged) is used as it is; what is not is computed
+// and stored by compare-and-set, so a request that finds nothing moved
+// runs no git process.
+func (s *Service) refresh(ctx context.Context, v *View) error {
+	if err := s.refreshCheck(ctx, v); err != nil {
+		return err
+	}
+	return s.refreshChanges(ctx, v)
+}
+
+// refreshCheck makes an open merge request's merge check the one of its
+// tips as they are now: the stored one when it was made for them, else a
+// new one, stored unless another writer stored one first. A writer that
+// lost that race stores its check over the other one only while its tips
+// are still the branches' (the other one's are older then; newer tips
+// have their own writers: their refs-changed event, their readers).
+func (s *Service) refreshCheck(ctx context.Context, v *View) error {
 	if v.State != model.MRStateOpened {
 		return nil
 	}
@@ -112,47 +114,117 @@ func (s *Service) refreshStatus(ctx context.Context, v *View) error {
 	if err != nil {
 		return err
 	}
-	if string(source) == v.MergeStatusSource && string(target) == v.MergeStatusTarget && v.MergeStatus != model.MergeUnchecked {
+	if checked(v.Check(), source, target) {
 		return nil
 	}
-	status, conflicts := model.MergeCannotBeMerged, false
-	if source != "" && target != "" {
+	c, err := s.check(ctx, v, source, target)
+	if err != nil {
+		return err
+	}
+	old := v.Check()
+	for attempt := 0; ; attempt++ {
+		var stored bool
+		err := s.db.InTx(ctx, func(tx *store.Tx) (err error) {
+			stored, err = tx.SetMergeCheck(ctx, v.ID, old, c)
+			return err
+		})
+		if err != nil || stored {
+			break
+		}
+		cur, err := s.db.MergeRequestByID(ctx, v.ID)
+		if err != nil || cur.State != model.MRStateOpened || checked(cur.Check(), source, target) {
+			break
+		}
+		s2, t2, err := s.tips(ctx, v)
+		if err != nil || s2 != source || t2 != target {
+			break
+		}
+		if attempt >= maxRetries {
+			s.log.Warn("merge check: lost the race to store it", "merge_request_id", v.ID, "attempts", attempt+1)
+			break
+		}
+		old = cur.Check()
+	}
+	v.SetCheck(c)
+	return nil
+}
+
+// checked reports whether c is a check made for the tips source and
+// target.
+func checked(c model.MergeCheck, source, target git.ObjectID) bool {
+	return c.Status != model.MergeUnchecked && c.Source == string(source) && c.Target == string(target)
+}
+
+// check merges source into target with merge-tree (no work tree): the
+// merge status, conflicts, and whether the target is already in the
+// source (a fast-forward).
+func (s *Service) check(ctx context.Context, v *View, source, target git.ObjectID) (model.MergeCheck, error) {
+	c := model.MergeCheck{Status: model.MergeCannotBeMerged, Source: string(source), Target: string(target)}
+	if source == "" || target == "" {
+		return c, nil
+	}
+	repo, err := s.repo(v.Target)
+	if err != nil {
+		return c, err
+	}
+	if v.Source.ID != v.Target.ID {
+		srcRepo, err := s.repo(v.Source)
+		if err != nil {
+			return c, err
+		}
+		if err := fetchCommit(ctx, repo, srcRepo, source); err != nil {
+			return c, err
+		}
+	}
+	res, err := repo.MergeTree(ctx, target, source)
+	switch {
+	case errors.Is(err, gitrepo.ErrUnrelatedHistories):
+		// Nothing in common: no merge git makes.
+		return c, nil
+	case err != nil:
+		return c, err
+	}
+	c.Conflicts = len(res.Conflicts) > 0
+	if !c.Conflicts {
+		c.Status = model.MergeCanBeMerged
+	}
+	c.FastForward, err = repo.IsAncestor(ctx, target, source)
+	return c, err
+}
+
+// refreshChanges makes a merge request's changes count the one of its
+// diff refs: the stored one when counted for them, else counted (a
+// diff-tree) and stored while they are still its diff refs.
+func (s *Service) refreshChanges(ctx context.Context, v *View) error {
+	if v.ChangesKnown() {
+		return nil
+	}
+	n := 0
+	if v.BaseSHA != "" && v.HeadSHA != "" && v.BaseSHA != v.HeadSHA {
 		repo, err := s.repo(v.Target)
 		if err != nil {
 			return err
 		}
-		if v.Source.ID != v.Target.ID {
-			srcRepo, err := s.repo(v.Source)
-			if err != nil {
-				return err
-			}
-			if err := fetchCommit(ctx, repo, srcRepo, source); err != nil {
-				return err
-			}
-		}
-		res, err := repo.MergeTree(ctx, target, source)
-		switch {
-		case errors.Is(err, gitrepo.ErrUnrelatedHistories):
-			// Nothing in common: no merge git makes.
-		case err != nil:
+		paths, err := repo.ChangedPaths(ctx, git.ObjectID(v.BaseSHA), git.ObjectID(v.HeadSHA))
+		if err != nil {
 			return err
-		default:
-			conflicts = len(res.Conflicts) > 0
-			if !conflicts {
-				status = model.MergeCanBeMerged
-			}
 		}
+		n = len(paths)
 	}
-	v.MergeStatus, v.MergeStatusSource, v.MergeStatusTarget, v.Conflicts = status, string(source), string(target), conflicts
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		return tx.SetMergeStatus(ctx, v.ID, status, string(source), string(target), conflicts)
+	// Not stored: the diff refs moved meanwhile, and the count of the
+	// new ones is their writer's to store.
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.SetChangesCount(ctx, v.ID, v.BaseSHA, v.HeadSHA, n)
+		return err
 	})
+	v.ChangedFiles, v.ChangesBase, v.ChangesHead = n, v.BaseSHA, v.HeadSHA
+	return err
 }
 
 // Get returns a project's merge request with its merge status up to
 // date.
 func (s *Service) Get(ctx context.Context, a auth.Actor, projectRef string, iid int64) (View, error) {
-	p, _, err := s.project(ctx, a, projectRef, auth.ReadMergeRequest)
+	p, acc, err := s.project(ctx, a, projectRef, auth.ReadMergeRequest)
 	if err != nil {
 		return View{}, err
 	}
@@ -160,7 +232,7 @@ func (s *Service) Get(ctx context.Context, a auth.Actor, projectRef string, iid 
 	if err != nil {
 		return View{}, err
 	}
-	return s.view(ctx, a, p, m, true)
+	return s.view(ctx, a, p, acc, m, true)
 }
 
 // ListInput's AssigneeID and ReviewerID take a user's id or one of
@@ -385,16 +457,8 @@ func (s *Service) blockers(ctx context.Context, v *View) error {
 		skipOK := v.Target.Settings.AllowMergeOnSkippedPipeline != nil && *v.Target.Settings.AllowMergeOnSkippedPipeline
 		v.CIMustPass = pl == nil || !(pl.Status == model.StatusSuccess || (pl.Status == model.StatusSkipped && skipOK))
 	}
-	if m := v.Target.Settings.MergeMethod; (m == "ff" || m == "rebase_merge") && v.MergeStatusTarget != "" && v.MergeStatusSource != "" {
-		repo, err := s.repo(v.Target)
-		if err != nil {
-			return err
-		}
-		ok, err := repo.IsAncestor(ctx, git.ObjectID(v.MergeStatusTarget), git.ObjectID(v.MergeStatusSource))
-		if err != nil {
-			return err
-		}
-		v.NeedRebase = !ok
+	if m := v.Target.Settings.MergeMethod; m == "ff" || m == "rebase_merge" {
+		v.NeedRebase = !v.FastForward
 	}
 	return nil
 }

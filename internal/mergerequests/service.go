@@ -243,9 +243,9 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, sourceRef string, in
 		!(a.Admin() || srcAcc >= model.Developer) {
 		return View{}, model.Forbidden("")
 	}
-	dst := src
+	dst, dstAcc := src, srcAcc
 	if in.TargetProjectID != 0 && in.TargetProjectID != src.ID {
-		dst, _, err = s.project(ctx, a, fmt.Sprint(in.TargetProjectID), auth.CreateMergeRequestIn)
+		dst, dstAcc, err = s.project(ctx, a, fmt.Sprint(in.TargetProjectID), auth.CreateMergeRequestIn)
 		if err != nil {
 			return View{}, err
 		}
@@ -326,7 +326,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, sourceRef string, in
 		s.log.Warn("write merge request ref", "project_id", dst.ID, "iid", m.IID, "err", err)
 	}
 	s.runPipeline(ctx, m, a.UserID())
-	return s.view(ctx, a, dst, m, true)
+	return s.view(ctx, a, dst, dstAcc, m, true)
 }
 
 // forkOf reports whether src is a fork of dst.

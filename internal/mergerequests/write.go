@@ -72,7 +72,7 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, projectRef string, i
 			}
 		}
 	}
-	return s.view(ctx, a, p, m, true)
+	return s.view(ctx, a, p, acc, m, true)
 }
 
 // takeSourceTip moves a merge request of the target project dst to its
@@ -276,8 +276,9 @@ func (s *Service) Delete(ctx context.Context, a auth.Actor, projectRef string, i
 
 // OnRefsChanged follows a change of refs: the open merge requests whose
 // source branch moved take its new tip (their diff refs and head ref
-// follow); those whose target moved get their merge status computed
-// again when next read (their recorded tips no longer match).
+// follow), and every open merge request whose source or target branch
+// moved gets its merge check and changes count computed and stored now,
+// so that reading it runs no git.
 func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error {
 	p, err := s.db.ProjectByID(ctx, e.ProjectID)
 	if errors.Is(err, model.ErrNotFound) {
@@ -288,7 +289,7 @@ func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error 
 	}
 	for _, u := range e.Updates {
 		branch, ok := strings.CutPrefix(u.Ref, "refs/heads/")
-		if !ok || u.New == model.ZeroRef {
+		if !ok {
 			continue
 		}
 		list, err := s.db.OpenMergeRequestsOfBranch(ctx, p.ID, branch)
@@ -296,10 +297,12 @@ func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error 
 			return err
 		}
 		for _, m := range list {
-			if m.SourceProjectID != p.ID || m.SourceBranch != branch || m.HeadSHA == u.New {
-				continue
+			if m.SourceProjectID == p.ID && m.SourceBranch == branch && u.New != model.ZeroRef && m.HeadSHA != u.New {
+				if m, err = s.follow(ctx, p, m, git.ObjectID(u.New), e.ActorID); err != nil {
+					return err
+				}
 			}
-			if err := s.follow(ctx, p, m, git.ObjectID(u.New), e.ActorID); err != nil {
+			if err := s.refreshStored(ctx, p, m); err != nil {
 				return err
 			}
 		}
@@ -307,37 +310,59 @@ func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error 
 	return nil
 }
 
-// follow moves a merge request to its source's new tip.
-func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRequest, head git.ObjectID, actorID int64) error {
+// refreshStored computes and stores what git decides of an open merge
+// request of (as source or target) project p, if it is still open.
+func (s *Service) refreshStored(ctx context.Context, p model.Project, m model.MergeRequest) error {
+	if m.State != model.MRStateOpened {
+		return nil
+	}
+	v := View{MergeRequest: m, Target: p, Source: p}
+	var err error
+	if m.TargetProjectID != p.ID {
+		if v.Target, err = s.db.ProjectByID(ctx, m.TargetProjectID); err != nil {
+			return ignoreNotFound(err)
+		}
+	}
+	if m.SourceProjectID != p.ID {
+		if v.Source, err = s.db.ProjectByID(ctx, m.SourceProjectID); err != nil {
+			return ignoreNotFound(err)
+		}
+	}
+	return s.refresh(ctx, &v)
+}
+
+// follow moves a merge request to its source's new tip and returns it as
+// stored (closed or merged meanwhile: as it is then).
+func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRequest, head git.ObjectID, actorID int64) (model.MergeRequest, error) {
 	dst := src
 	if m.TargetProjectID != src.ID {
 		var err error
 		if dst, err = s.db.ProjectByID(ctx, m.TargetProjectID); err != nil {
-			return ignoreNotFound(err)
+			return m, ignoreNotFound(err)
 		}
 	}
 	srcRepo, err := s.repo(src)
 	if err != nil {
-		return err
+		return m, err
 	}
 	dstRepo, err := s.repo(dst)
 	if err != nil {
-		return err
+		return m, err
 	}
 	if dstRepo != srcRepo {
 		if err := fetchCommit(ctx, dstRepo, srcRepo, head); err != nil {
-			return err
+			return m, err
 		}
 	}
 	tip, err := branchTip(ctx, dstRepo, m.TargetBranch)
 	if errors.Is(err, gitrepo.ErrRefNotFound) {
 		tip = git.ObjectID(m.StartSHA)
 	} else if err != nil {
-		return err
+		return m, err
 	}
 	for attempt := 0; ; attempt++ {
 		if err := s.setDiffRefs(ctx, dstRepo, &m, head, tip); err != nil {
-			return err
+			return m, err
 		}
 		m.MergeStatus = model.MergeUnchecked
 		err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateMergeRequest(ctx, &m) })
@@ -346,24 +371,24 @@ func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRe
 		}
 		cur, lerr := s.db.MergeRequest(ctx, m.TargetProjectID, m.IID)
 		if lerr != nil {
-			return ignoreNotFound(lerr)
+			return m, ignoreNotFound(lerr)
 		}
 		if cur.State != model.MRStateOpened {
-			return nil
+			return cur, nil
 		}
 		m = cur
 	}
 	if err != nil {
-		return err
+		return m, err
 	}
 	if s.approvals != nil {
 		if err := s.approvals.HeadMoved(ctx, dst, m); err != nil {
-			return err
+			return m, err
 		}
 	}
 	if err := setRef(ctx, dstRepo, model.MRHeadRef(m.IID), head); err != nil {
-		return err
+		return m, err
 	}
 	s.runPipeline(ctx, m, actorID)
-	return nil
+	return m, nil
 }

@@ -89,6 +89,17 @@ type MergeRequest struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	Version           int64
+
+	// FastForward is whether MergeStatusTarget is an ancestor of
+	// MergeStatusSource (merged by a fast-forward without a rebase);
+	// computed with the merge status.
+	FastForward bool
+	// ChangedFiles is the number of files changed between ChangesBase
+	// and ChangesHead; it counts for the merge request while they are
+	// its BaseSHA and HeadSHA (ChangesKnown).
+	ChangedFiles int
+	ChangesBase  string
+	ChangesHead  string
 }
 
 // Draft reports whether the title marks the merge request as a draft.
@@ -104,6 +115,33 @@ func IsDraftTitle(title string) bool {
 		}
 	}
 	return false
+}
+
+// MergeCheck is what git says of merging one source tip into one target
+// tip ("" for a branch that is gone): it depends on the two commits only,
+// so a check stored with its tips is true for them whenever it was made.
+type MergeCheck struct {
+	Status         string // MergeCanBeMerged or MergeCannotBeMerged; MergeUnchecked: not checked
+	Source, Target string
+	Conflicts      bool
+	FastForward    bool // Target is an ancestor of Source
+}
+
+// Check is the merge check stored on the merge request.
+func (m MergeRequest) Check() MergeCheck {
+	return MergeCheck{Status: m.MergeStatus, Source: m.MergeStatusSource, Target: m.MergeStatusTarget, Conflicts: m.Conflicts,
+		FastForward: m.FastForward}
+}
+
+// SetCheck stores c on the merge request.
+func (m *MergeRequest) SetCheck(c MergeCheck) {
+	m.MergeStatus, m.MergeStatusSource, m.MergeStatusTarget, m.Conflicts, m.FastForward = c.Status, c.Source, c.Target, c.Conflicts, c.FastForward
+}
+
+// ChangesKnown reports whether ChangedFiles was counted for the merge
+// request's diff refs as they are.
+func (m MergeRequest) ChangesKnown() bool {
+	return m.ChangesBase == m.BaseSHA && m.ChangesHead == m.HeadSHA
 }
 
 // MergeLock is what a merge holding a merge request's lock records beside

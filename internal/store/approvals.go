@@ -109,6 +109,21 @@ func (tx *Tx) DeleteApprovalRule(ctx context.Context, id int64) (bool, error) {
 	return n == 1, err
 }
 
+// ApprovalsConfigured reports whether anything could require approvals of
+// a project's merge request (one statement): approvals_before_merge set,
+// a rule of the project or of the merge request, or a protected branch
+// requiring code owners' approval. When nothing does, no rule applies.
+func (tx *Tx) ApprovalsConfigured(ctx context.Context, projectID, mrID int64) (bool, error) {
+	var n int64
+	err := tx.row(ctx, []any{&n}, `SELECT
+		(SELECT COUNT(*) FROM approval_settings WHERE project_id = ? AND approvals_before_merge > 0) +
+		(SELECT COUNT(*) FROM approval_rules WHERE project_id = ?) +
+		(SELECT COUNT(*) FROM approval_rules WHERE merge_request_id = ?) +
+		(SELECT COUNT(*) FROM protected_branches WHERE project_id = ? AND code_owner_approval_required)`,
+		projectID, projectID, mrID, projectID)
+	return n > 0, err
+}
+
 // ProjectApprovalRules lists a project's rules, by id.
 func (tx *Tx) ProjectApprovalRules(ctx context.Context, projectID int64) ([]model.ApprovalRule, error) {
 	return tx.rules(ctx, "project_id = ?", projectID)

@@ -20,7 +20,7 @@ const IIDMergeRequests = "merge_requests"
 const mrColumns = `id, iid, target_project_id, source_project_id, source_branch, target_branch, title, description, state, author_id,
 	labels, squash, remove_source_branch, discussion_locked, head_sha, base_sha, start_sha, merge_status, merge_status_source,
 	merge_status_target, conflicts, merge_commit_sha, squash_commit_sha, merge_error, merged_by_id, merged_at, closed_by_id, closed_at,
-	created_at, updated_at, version`
+	created_at, updated_at, version, fast_forward, changes_count, changes_base, changes_head`
 
 func mrDest(m *model.MergeRequest) []any {
 	return []any{&m.ID, &m.IID, &m.TargetProjectID, &m.SourceProjectID, &m.SourceBranch, &m.TargetBranch, &m.Title, &m.Description,
@@ -28,7 +28,7 @@ func mrDest(m *model.MergeRequest) []any {
 		&m.BaseSHA, &m.StartSHA, &m.MergeStatus, &m.MergeStatusSource, &m.MergeStatusTarget, &m.Conflicts,
 		nullString{&m.MergeCommitSHA}, nullString{&m.SquashCommitSHA}, nullString{&m.MergeError}, nullInt64{&m.MergedByID},
 		nullTSScan{&m.MergedAt}, nullInt64{&m.ClosedByID}, nullTSScan{&m.ClosedAt}, tsScan{&m.CreatedAt}, tsScan{&m.UpdatedAt},
-		&m.Version}
+		&m.Version, &m.FastForward, &m.ChangedFiles, &m.ChangesBase, &m.ChangesHead}
 }
 
 // CreateMergeRequest stores m with its project's next iid and sets its
@@ -79,8 +79,8 @@ func (tx *Tx) MergeRequest(ctx context.Context, projectID, iid int64) (model.Mer
 	return m, tx.loadMRPeople(ctx, []*model.MergeRequest{&m})
 }
 
-// loadMRPeople fills the assignees and reviewers of merge requests (two
-// queries for all).
+// loadMRPeople fills the assignees and reviewers of merge requests (one
+// query for all).
 func (tx *Tx) loadMRPeople(ctx context.Context, list []*model.MergeRequest) error {
 	if len(list) == 0 {
 		return nil
@@ -92,40 +92,42 @@ func (tx *Tx) loadMRPeople(ctx context.Context, list []*model.MergeRequest) erro
 		ids = append(ids, m.ID)
 		m.AssigneeIDs, m.ReviewerIDs = nil, nil
 	}
-	for _, table := range []string{"merge_request_assignees", "merge_request_reviewers"} {
-		err := tx.each(ctx, "SELECT merge_request_id, user_id FROM "+table+" WHERE merge_request_id IN ("+placeholders(len(ids))+
-			") ORDER BY merge_request_id, position", anys(ids), func(r *sql.Rows) error {
-			var mid, uid int64
-			if err := r.Scan(&mid, &uid); err != nil {
-				return err
-			}
-			if m := byID[mid]; m != nil {
-				if table == "merge_request_assignees" {
-					m.AssigneeIDs = append(m.AssigneeIDs, uid)
-				} else {
-					m.ReviewerIDs = append(m.ReviewerIDs, uid)
-				}
-			}
-			return nil
-		})
-		if err != nil {
+	in := placeholders(len(ids))
+	return tx.each(ctx, "SELECT 0, merge_request_id, user_id, position FROM merge_request_assignees WHERE merge_request_id IN ("+in+
+		") UNION ALL SELECT 1, merge_request_id, user_id, position FROM merge_request_reviewers WHERE merge_request_id IN ("+in+
+		") ORDER BY 1, 2, 4", append(anys(ids), anys(ids)...), func(r *sql.Rows) error {
+		var kind, mid, uid, pos int64
+		if err := r.Scan(&kind, &mid, &uid, &pos); err != nil {
 			return err
 		}
-	}
-	return nil
+		if m := byID[mid]; m != nil {
+			if kind == 0 {
+				m.AssigneeIDs = append(m.AssigneeIDs, uid)
+			} else {
+				m.ReviewerIDs = append(m.ReviewerIDs, uid)
+			}
+		}
+		return nil
+	})
 }
 
 // UpdateMergeRequest writes m if it still has the version read (its
 // people too); model.ErrConflict when another writer changed it first.
+// The merge check and the changes count are not written (SetMergeCheck
+// and SetChangesCount keep them, by compare-and-set of their own): a
+// merge status of MergeUnchecked asks for the check to be made again.
 func (tx *Tx) UpdateMergeRequest(ctx context.Context, m *model.MergeRequest) error {
 	m.UpdatedAt = tx.Now()
+	reset := ""
+	if m.MergeStatus == model.MergeUnchecked {
+		reset = "merge_status = '" + model.MergeUnchecked + "', "
+	}
 	n, err := tx.execN(ctx, `UPDATE merge_requests SET source_branch = ?, target_branch = ?, title = ?, description = ?, state = ?,
-		labels = ?, squash = ?, remove_source_branch = ?, discussion_locked = ?, head_sha = ?, base_sha = ?, start_sha = ?,
-		merge_status = ?, merge_status_source = ?, merge_status_target = ?, conflicts = ?, merge_commit_sha = ?, squash_commit_sha = ?,
-		merge_error = ?, merged_by_id = ?, merged_at = ?, closed_by_id = ?, closed_at = ?, updated_at = ?, version = version + 1
-		WHERE id = ? AND version = ?`,
+		labels = ?, squash = ?, remove_source_branch = ?, discussion_locked = ?, head_sha = ?, base_sha = ?, start_sha = ?, `+reset+
+		`merge_commit_sha = ?, squash_commit_sha = ?, merge_error = ?, merged_by_id = ?, merged_at = ?, closed_by_id = ?, closed_at = ?,
+		updated_at = ?, version = version + 1 WHERE id = ? AND version = ?`,
 		m.SourceBranch, m.TargetBranch, m.Title, m.Description, m.State, jsonValue(m.Labels), m.Squash, m.RemoveSourceBranch,
-		m.DiscussionLocked, m.HeadSHA, m.BaseSHA, m.StartSHA, m.MergeStatus, m.MergeStatusSource, m.MergeStatusTarget, m.Conflicts,
+		m.DiscussionLocked, m.HeadSHA, m.BaseSHA, m.StartSHA,
 		emptyNull(m.MergeCommitSHA), emptyNull(m.SquashCommitSHA), emptyNull(m.MergeError), zeroNull(m.MergedByID),
 		nullMicros(m.MergedAt), zeroNull(m.ClosedByID), nullMicros(m.ClosedAt), micros(m.UpdatedAt), m.ID, m.Version)
 	if err != nil {
@@ -138,13 +140,25 @@ func (tx *Tx) UpdateMergeRequest(ctx context.Context, m *model.MergeRequest) err
 	return tx.setMRPeople(ctx, m)
 }
 
-// SetMergeStatus records a computed merge status for the tips it was
-// computed at, without touching anything else (a reader's cache, no
-// version bump).
-func (tx *Tx) SetMergeStatus(ctx context.Context, id int64, status, source, target string, conflicts bool) error {
-	_, err := tx.exec(ctx, `UPDATE merge_requests SET merge_status = ?, merge_status_source = ?, merge_status_target = ?, conflicts = ?
-		WHERE id = ? AND state = ?`, status, source, target, conflicts, id, model.MRStateOpened)
-	return err
+// SetMergeCheck records an open merge request's merge check if the one
+// stored is still old (compare-and-set; false when another writer stored
+// one first). Nothing else changes (a cache of git, no version bump).
+func (tx *Tx) SetMergeCheck(ctx context.Context, id int64, old, c model.MergeCheck) (bool, error) {
+	n, err := tx.execN(ctx, `UPDATE merge_requests SET merge_status = ?, merge_status_source = ?, merge_status_target = ?, conflicts = ?,
+		fast_forward = ? WHERE id = ? AND state = ? AND merge_status = ? AND merge_status_source = ? AND merge_status_target = ?
+		AND conflicts = ? AND fast_forward = ?`, c.Status, c.Source, c.Target, c.Conflicts, c.FastForward, id, model.MRStateOpened,
+		old.Status, old.Source, old.Target, old.Conflicts, old.FastForward)
+	return n == 1, err
+}
+
+// SetChangesCount records the number of files a merge request changes
+// between base and head if they are still its diff refs (false when they
+// moved). The count follows from the two commits: writers of the same
+// refs write the same count.
+func (tx *Tx) SetChangesCount(ctx context.Context, id int64, base, head string, n int) (bool, error) {
+	k, err := tx.execN(ctx, `UPDATE merge_requests SET changes_count = ?, changes_base = ?, changes_head = ?
+		WHERE id = ? AND base_sha = ? AND head_sha = ?`, n, base, head, id, base, head)
+	return k == 1, err
 }
 
 // DeleteMergeRequest removes a merge request; false when there was none.
