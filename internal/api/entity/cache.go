@@ -10,6 +10,7 @@ import (
 const (
 	KindProject uint8 = iota + 1
 	KindUserAdmin
+	KindUserDetailsAdmin
 )
 
 // CacheKey names one encoding of an entity: its row (id and creation

@@ -128,3 +128,46 @@ func TestSpliceProjectMatchesEncoding(t *testing.T) {
 		t.Fatal(fmt.Sprint("cases: ", n))
 	}
 }
+
+// A spliced user (the administrator's views) is byte for byte the entity
+// encoded whole, with and without a creator.
+func TestSpliceUserAdminMatchesEncoding(t *testing.T) {
+	r := New("https://quarry.example", nil)
+	admin := auth.Actor{User: &model.User{ID: 1, Admin: true}}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	creator := model.User{ID: 1, Username: "root", Name: "Admin <&>", State: model.UserActive}
+	u := model.User{ID: 9, Username: "u", Name: "U \"q\"", Email: "u@example.com", State: model.UserActive, Type: model.UserHuman,
+		Bio: "<b>bio</b>", CreatedAt: now, LastActivityOn: "2026-01-02", Identities: []model.Identity{{Provider: "ldap", ExternUID: "uid=u"}}}
+	for _, details := range []bool{false, true} {
+		for _, withCreator := range []bool{false, true} {
+			var cr *model.User
+			if withCreator {
+				u.CreatedByID, cr = &creator.ID, &creator
+			}
+			a := r.UserAdmin(&u, admin)
+			if cr != nil {
+				b := r.UserBasic(cr)
+				a.CreatedBy = &b
+			}
+			var v any = a
+			if details {
+				v = r.UserDetailsAdmin(&u, a)
+			}
+			want, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tpl, err := r.UserAdminTemplate(&u, admin, details)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.SpliceUserAdmin(nil, tpl, cr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("details %v, creator %v: spliced\n%s\nencoded\n%s", details, withCreator, got, want)
+			}
+		}
+	}
+}
