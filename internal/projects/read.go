@@ -21,7 +21,7 @@ type View struct {
 	Topics        []string
 	SharedWith    []model.GroupLink
 	ForkedFrom    *model.Project // when the actor may see the source
-	Owner         *model.User    // personal projects
+	Owner         *model.User    // personal projects: what a user summary shows (UserBasicsByIDs)
 	Statistics    *model.ProjectStatistics
 }
 
@@ -119,7 +119,7 @@ func (s *Service) viewsWith(ctx context.Context, a auth.Actor, ps []model.Projec
 	if err != nil {
 		return nil, err
 	}
-	owners, err := s.db.UsersByIDs(ctx, ownerIDs)
+	owners, err := s.db.UserBasicsByIDs(ctx, ownerIDs)
 	if err != nil {
 		return nil, err
 	}
