@@ -167,10 +167,18 @@ func TestListQueries_projects(t *testing.T) {
 		// The two newest projects, first in the default order, are forks,
 		// one personal and one in the group: every relation a project
 		// renders.
+		var vfork, fork struct {
+			ID int64 `json:"id"`
+		}
 		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/fork", src.ID), Token: viewer.Token,
-			JSON: map[string]any{"name": "lq vfork", "path": "lq-vfork"}}).Want(t, http.StatusCreated)
+			JSON: map[string]any{"name": "lq vfork", "path": "lq-vfork"}}).Want(t, http.StatusCreated).JSON(t, &vfork)
 		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/fork", src.ID), Token: owner.Token,
-			JSON: map[string]any{"namespace_id": g.ID, "name": "lq fork", "path": "lq-fork"}}).Want(t, http.StatusCreated)
+			JSON: map[string]any{"namespace_id": g.ID, "name": "lq fork", "path": "lq-fork"}}).Want(t, http.StatusCreated).JSON(t, &fork)
+		// The forks' copies write their rows when they finish (and move
+		// the entities' versions): let them finish before counting, so
+		// that every page after the first finds the entities cached.
+		waitImport(t, s, viewer.Token, vfork.ID, "finished")
+		waitImport(t, s, owner.Token, fork.ID, "finished")
 		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/star", src.ID), Token: viewer.Token}).Want(t, http.StatusCreated)
 
 		for _, tok := range []string{s.RootToken, owner.Token, viewer.Token, ""} {

@@ -64,6 +64,9 @@ type Pinger interface {
 
 // Deps are what the API needs from the rest of Quarry.
 type Deps struct {
+	// EntityCacheBytes bounds the entity cache (0: off).
+	EntityCacheBytes int64
+
 	Users      *users.Service
 	Tokens     *tokens.Service
 	Projects   *projects.Service
@@ -158,6 +161,7 @@ func New(d Deps) (*Server, error) {
 		d.Now = time.Now
 	}
 	s := &Server{Deps: d, log: d.Log, render: entity.New(d.ExternalURL, d.Now)}
+	s.render.Cache = entity.NewCache(d.EntityCacheBytes)
 	s.metrics = newMetrics(s.Registry)
 	site := &endpoint.Site{ExternalURL: s.render.ExternalURL, MaxParsed: d.MaxParsed, ContentLimit: s.contentLimit, Log: d.Log,
 		Personal: d.Tokens, Seen: seen, Jobs: secretFunc(d.CI.AuthenticateJobToken), Runners: secretFunc(d.Runners.Authenticate),

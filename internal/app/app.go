@@ -384,7 +384,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	alertsSvc := alerts.New(db, a.Projects, set, up)
 	a.Projects.OnRemoving(alertsSvc.RemoveProjectImages)
 	srv, err := api.New(api.Deps{
-		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db), ProtectedEnvironments: a.ProtectedEnvironments,
+		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db), ProtectedEnvironments: a.ProtectedEnvironments, EntityCacheBytes: cfg.EntityCacheBytes,
 		Members:    members.New(db, a.Projects, a.Groups, cfg.UserCap),
 		Files:      repoFiles,
 		Changelog:  changelog.New(db, a.Projects, a.Groups, repoFiles, storages, cfg.ExternalURL),

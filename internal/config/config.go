@@ -101,6 +101,9 @@ type Config struct {
 	// cache); each is kept PackObjectsCacheTTL after it was built.
 	PackObjectsCacheBytes int64         `toml:"pack_objects_cache_bytes"`
 	PackObjectsCacheTTL   time.Duration `toml:"pack_objects_cache_ttl"`
+	// EntityCacheBytes bounds the encoded entities (projects, users) kept
+	// in memory by their rows' versions; 0 keeps none.
+	EntityCacheBytes int64 `toml:"entity_cache_bytes"`
 
 	// RunnerLongPoll is how long a runner's request for a job waits for
 	// one before the server answers that there is none.
@@ -194,6 +197,7 @@ func Default() Config {
 
 		PackObjectsCacheBytes: 1 << 30,
 		PackObjectsCacheTTL:   5 * time.Minute,
+		EntityCacheBytes:      32 << 20,
 
 		RunnerLongPoll:    50 * time.Second,
 		StuckJobsInterval: time.Minute,
@@ -284,6 +288,7 @@ func (c *Config) options() []option {
 		{Server, "body-grace", "QUARRY_BODY_GRACE", "how long a request body may arrive slower than the minimum rate", &c.BodyGrace},
 		{Server, "geo-node-name", "QUARRY_GEO_NODE_NAME", "the geo node this process is; a secondary's name makes it read-only (empty: the primary)", &c.GeoNodeName},
 		{Server, "geo-status-interval", "QUARRY_GEO_STATUS_INTERVAL", "how often a secondary geo node pushes its status to the primary", &c.GeoStatusInterval},
+		{Server, "entity-cache-bytes", "QUARRY_ENTITY_CACHE_BYTES", "bytes of encoded projects and users kept in memory by their rows' versions (0: none)", &c.EntityCacheBytes},
 		{Server, "pprof-listen", "QUARRY_PPROF_LISTEN", "loopback address serving net/http/pprof at /debug/pprof/ (empty: off; any other address is refused)", &c.PprofListen},
 	}
 }
@@ -472,6 +477,9 @@ func (c *Config) finish() error {
 	}
 	if c.DeletionDelay < 0 {
 		return fmt.Errorf("deletion delay must not be negative")
+	}
+	if c.EntityCacheBytes < 0 {
+		return fmt.Errorf("entity cache bytes %d: want no negative bound", c.EntityCacheBytes)
 	}
 	if c.PackObjectsCacheBytes < 0 || c.PackObjectsCacheTTL <= 0 {
 		return fmt.Errorf("pack objects cache bytes %d, ttl %s: want no negative bound and a positive ttl", c.PackObjectsCacheBytes, c.PackObjectsCacheTTL)

@@ -23,6 +23,9 @@ type Namespace struct {
 	Avatar     string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	// EntityVersion moves on every write to the row (a trigger): the
+	// entity cache's key.
+	EntityVersion int64
 }
 
 // Group is a namespace of kind group with its settings.

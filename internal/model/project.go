@@ -42,6 +42,9 @@ type Project struct {
 	CreatedAt                time.Time
 	UpdatedAt                time.Time
 	Version                  int64
+	// EntityVersion moves on every write to the row or its topics (a
+	// trigger): the entity cache's key.
+	EntityVersion int64
 
 	// Loaded with the project.
 	Namespace Namespace

@@ -91,6 +91,9 @@ type User struct {
 	CreatedAt                      time.Time
 	UpdatedAt                      time.Time
 	Version                        int64
+	// EntityVersion moves on every write to the row or its identities
+	// (a trigger): the entity cache's key.
+	EntityVersion int64
 
 	// Loaded with the user where an entity needs them.
 	Identities []Identity

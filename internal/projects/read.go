@@ -21,7 +21,7 @@ type View struct {
 	Topics        []string
 	SharedWith    []model.GroupLink
 	ForkedFrom    *model.Project // when the actor may see the source
-	Owner         *model.User    // personal projects
+	Owner         *model.User    // personal projects: what a user summary shows (UserBasicsByIDs)
 	Statistics    *model.ProjectStatistics
 }
 
@@ -40,7 +40,34 @@ func (s *Service) View(ctx context.Context, a auth.Actor, p model.Project, acc m
 	return vs[0], nil
 }
 
+// ViewsWithoutTopics is Views (or View, with access resolved for the
+// one project) leaving the topics out, for a caller that loads them only
+// for the views it renders (LoadTopics): the entity cache's misses.
+func (s *Service) ViewsWithoutTopics(ctx context.Context, a auth.Actor, ps []model.Project, access map[int64]model.AccessLevel, withStats bool) ([]View, error) {
+	return s.viewsWith(ctx, a, ps, access, withStats, false)
+}
+
+// LoadTopics loads the topics of views, in one query.
+func (s *Service) LoadTopics(ctx context.Context, vs []*View) error {
+	ids := make([]int64, len(vs))
+	for i, v := range vs {
+		ids[i] = v.Project.ID
+	}
+	topics, err := s.db.TopicsOf(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		v.Topics = topics[v.Project.ID]
+	}
+	return nil
+}
+
 func (s *Service) views(ctx context.Context, a auth.Actor, ps []model.Project, access map[int64]model.AccessLevel, withStats bool) ([]View, error) {
+	return s.viewsWith(ctx, a, ps, access, withStats, true)
+}
+
+func (s *Service) viewsWith(ctx context.Context, a auth.Actor, ps []model.Project, access map[int64]model.AccessLevel, withStats, withTopics bool) ([]View, error) {
 	ids := make([]int64, len(ps))
 	var nsIDs, forkIDs, ownerIDs []int64
 	for i, p := range ps {
@@ -70,9 +97,11 @@ func (s *Service) views(ctx context.Context, a auth.Actor, ps []model.Project, a
 	if err != nil {
 		return nil, err
 	}
-	topics, err := s.db.TopicsOf(ctx, ids)
-	if err != nil {
-		return nil, err
+	var topics map[int64][]string
+	if withTopics {
+		if topics, err = s.db.TopicsOf(ctx, ids); err != nil {
+			return nil, err
+		}
 	}
 	links, err := s.db.GroupLinksOf(ctx, ids)
 	if err != nil {
@@ -90,7 +119,7 @@ func (s *Service) views(ctx context.Context, a auth.Actor, ps []model.Project, a
 	if err != nil {
 		return nil, err
 	}
-	owners, err := s.db.UsersByIDs(ctx, ownerIDs)
+	owners, err := s.db.UserBasicsByIDs(ctx, ownerIDs)
 	if err != nil {
 		return nil, err
 	}

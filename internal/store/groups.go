@@ -15,11 +15,11 @@ import (
 )
 
 const namespaceColumns = `n.id, n.name, n.path, n.kind, n.owner_id, n.parent_id, n.full_path, n.full_name, n.traversal,
-	n.visibility, n.avatar, n.created_at, n.updated_at`
+	n.visibility, n.avatar, n.created_at, n.updated_at, n.entity_version`
 
 func namespaceDest(n *model.Namespace) []any {
 	return []any{&n.ID, &n.Name, &n.Path, &n.Kind, nullInt64{&n.OwnerID}, nullInt64{&n.ParentID}, &n.FullPath, &n.FullName,
-		&n.Traversal, &n.Visibility, nullString{&n.Avatar}, tsScan{&n.CreatedAt}, tsScan{&n.UpdatedAt}}
+		&n.Traversal, &n.Visibility, nullString{&n.Avatar}, tsScan{&n.CreatedAt}, tsScan{&n.UpdatedAt}, &n.EntityVersion}
 }
 
 const groupColumns = namespaceColumns + `, n.description, n.settings, n.runners_token, n.marked_for_deletion_on, n.version,

@@ -17,7 +17,7 @@ const userColumns = `u.id, u.username, u.email, u.unconfirmed_email, u.name, u.s
 	u.private_profile, u.two_factor_enabled, u.avatar, u.confirmed_at, u.last_sign_in_at,
 	u.current_sign_in_at, u.last_sign_in_ip, u.current_sign_in_ip, u.sign_in_count, u.last_activity_on,
 	u.shared_runners_minutes_limit, u.extra_shared_runners_minutes_limit, u.namespace_id,
-	u.created_by_id, u.created_at, u.updated_at, u.version`
+	u.created_by_id, u.created_at, u.updated_at, u.version, u.entity_version`
 
 // userDest returns scan destinations for userColumns.
 func userDest(u *model.User) []any {
@@ -28,7 +28,7 @@ func userDest(u *model.User) []any {
 		&u.PrivateProfile, &u.TwoFactorEnabled, nullString{&u.Avatar}, nullTSScan{&u.ConfirmedAt}, nullTSScan{&u.LastSignInAt},
 		nullTSScan{&u.CurrentSignInAt}, nullString{&u.LastSignInIP}, nullString{&u.CurrentSignInIP}, &u.SignInCount, nullString{&u.LastActivityOn},
 		nullInt{&u.SharedRunnersMinutesLimit}, nullInt{&u.ExtraSharedRunnersMinutesLimit}, nullInt64{&u.NamespaceID},
-		nullInt64Ptr{&u.CreatedByID}, tsScan{&u.CreatedAt}, tsScan{&u.UpdatedAt}, &u.Version}
+		nullInt64Ptr{&u.CreatedByID}, tsScan{&u.CreatedAt}, tsScan{&u.UpdatedAt}, &u.Version, &u.EntityVersion}
 }
 
 func scanUser(r *sql.Rows) (model.User, error) {

@@ -15,7 +15,11 @@ import (
 
 // WriteJSON sends v as JSON with the given status.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	b, ok := v.(Raw)
+	var err error
+	if !ok {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		// Entities are plain structs; a failure here is a programming error.
 		panic(fmt.Sprintf("api: encode %T: %v", v, err))
@@ -26,6 +30,10 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
+
+// Raw is JSON encoded already (the entity cache's splices): WriteJSON
+// sends it as it is.
+type Raw []byte
 
 // MessageBody is GitLab's {"message": …} body (helpers and validation).
 type MessageBody struct {

@@ -285,7 +285,7 @@ func (r *Renderer) Project(v *projects.View, a auth.Actor) Project {
 		RequirementsAccessLevel: st.RequirementsAccessLevel, EmailsDisabled: st.EmailsDisabled, EmailsEnabled: !st.EmailsDisabled,
 		SharedRunnersEnabled: st.SharedRunnersEnabled, LFSEnabled: st.LFSEnabled, CreatorID: p.CreatorID,
 		ImportStatus: p.ImportStatus, DescriptionHTML: descriptionHTML(p.Description), UpdatedAt: Time(p.UpdatedAt),
-		PublicJobs: st.PublicJobs, SharedWithGroups: []SharedGroup{},
+		PublicJobs:                       st.PublicJobs,
 		OnlyAllowMergeIfPipelineSucceeds: st.OnlyAllowMergeIfPipelineSucceeds, AllowMergeOnSkippedPipeline: st.AllowMergeOnSkippedPipeline,
 		RequestAccessEnabled: st.RequestAccessEnabled, OnlyAllowMergeIfAllDiscussionsResolved: st.OnlyAllowMergeIfAllDiscussionsResolved,
 		RemoveSourceBranchAfterMerge: st.RemoveSourceBranchAfterMerge, PrintingMergeRequestLinkEnabled: st.PrintingMergeRequestLinkEnabled,
@@ -314,10 +314,7 @@ func (r *Renderer) Project(v *projects.View, a auth.Actor) Project {
 		fb := r.ProjectBasic(&fv, a)
 		j.ForkedFromProject = &fb
 	}
-	for _, l := range v.SharedWith {
-		j.SharedWithGroups = append(j.SharedWithGroups, SharedGroup{GroupID: l.GroupID, GroupName: l.Group.Name,
-			GroupFullPath: l.Group.FullPath, GroupAccessLevel: int(l.GroupAccess), ExpiresAt: StrPtr(l.ExpiresAt)})
-	}
+	j.SharedWithGroups = sharedGroups(v)
 	if v.CanAdmin {
 		importType := (*string)(nil)
 		if p.ForkedFromID != nil {
@@ -333,14 +330,7 @@ func (r *Renderer) Project(v *projects.View, a auth.Actor) Project {
 			ImportURL: st.ImportURL, ImportType: importType, ImportError: StrPtr(p.ImportError)}
 	}
 	if a.SignedIn() {
-		perm := &Permissions{}
-		if v.ProjectAccess > 0 {
-			perm.ProjectAccess = &Access{AccessLevel: int(v.ProjectAccess), NotificationLevel: 3}
-		}
-		if v.GroupMember {
-			perm.GroupAccess = &Access{AccessLevel: int(v.GroupAccess), NotificationLevel: 3}
-		}
-		j.Permissions = perm
+		j.Permissions = permissions(v)
 	}
 	if u, err := url.Parse(r.ExternalURL); err == nil {
 		j.ContainerRegistryImagePrefix = u.Host + "/" + strings.ToLower(p.FullPath())
@@ -350,6 +340,28 @@ func (r *Renderer) Project(v *projects.View, a auth.Actor) Project {
 		j.OnlyMirrorProtectedBranches, j.MirrorOverwritesDivergedBranches = &st.OnlyMirrorProtectedBranches, &st.MirrorOverwritesDivergedBranches
 	}
 	return j
+}
+
+// sharedGroups are the groups a project is shared with.
+func sharedGroups(v *projects.View) []SharedGroup {
+	out := make([]SharedGroup, 0, len(v.SharedWith))
+	for _, l := range v.SharedWith {
+		out = append(out, SharedGroup{GroupID: l.GroupID, GroupName: l.Group.Name,
+			GroupFullPath: l.Group.FullPath, GroupAccessLevel: int(l.GroupAccess), ExpiresAt: StrPtr(l.ExpiresAt)})
+	}
+	return out
+}
+
+// permissions are the caller's memberships of a project and its group.
+func permissions(v *projects.View) *Permissions {
+	perm := &Permissions{}
+	if v.ProjectAccess > 0 {
+		perm.ProjectAccess = &Access{AccessLevel: int(v.ProjectAccess), NotificationLevel: 3}
+	}
+	if v.GroupMember {
+		perm.GroupAccess = &Access{AccessLevel: int(v.GroupAccess), NotificationLevel: 3}
+	}
+	return perm
 }
 
 func descriptionHTML(d string) string {

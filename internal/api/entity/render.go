@@ -18,6 +18,8 @@ type Renderer struct {
 	ExternalURL string
 	// Now is the clock (token expiry, for one).
 	Now func() time.Time
+	// Cache keeps encoded entities by their rows' versions (nil: off).
+	Cache *Cache
 }
 
 // New returns a renderer for a server reached at externalURL.

@@ -119,6 +119,13 @@ func projectInput(p *endpoint.Params) projects.Input {
 // renderProjects presents projects: the simple form for anonymous callers
 // or simple=true, else the full entity with permissions.
 func (h *Handlers) renderProjects(c *endpoint.Call, ps []model.Project, simple, withStats, withCustom bool) (any, error) {
+	if h.cacheable(c, simple, withStats, withCustom) {
+		views, err := h.projects.ViewsWithoutTopics(c.Ctx(), c.Actor, ps, nil, false)
+		if err != nil {
+			return nil, err
+		}
+		return h.cachedProjects(c, views, true)
+	}
 	views, err := h.projects.Views(c.Ctx(), c.Actor, ps, withStats)
 	if err != nil {
 		return nil, err
@@ -320,6 +327,17 @@ func (h *Handlers) getProject(c *endpoint.Call) error {
 	p, acc, err := h.projects.Resolve(c.Ctx(), c.Actor, c.Path("id"))
 	if err != nil {
 		return err
+	}
+	if h.cacheable(c, false, withStats, withLicense) {
+		views, err := h.projects.ViewsWithoutTopics(c.Ctx(), c.Actor, []model.Project{p}, map[int64]model.AccessLevel{p.ID: acc}, false)
+		if err != nil {
+			return err
+		}
+		body, err := h.cachedProjects(c, views, false)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, body)
 	}
 	v, err := h.projects.View(c.Ctx(), c.Actor, p, acc, withStats)
 	if err != nil {

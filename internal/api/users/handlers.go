@@ -56,6 +56,9 @@ func (h *Handlers) renderUsers(c *endpoint.Call, us []model.User, withCustom boo
 		}
 		return out, nil
 	}
+	if h.r.Cache != nil && !withCustom {
+		return h.cachedAdminUsers(c, us, false)
+	}
 	return h.adminUsers(c, us, withCustom)
 }
 
@@ -169,6 +172,13 @@ func (h *Handlers) getUser(c *endpoint.Call) error {
 	}
 	if !c.Actor.Admin() {
 		return c.JSON(http.StatusOK, h.r.User(&u, c.Actor))
+	}
+	if h.r.Cache != nil && !withCustom {
+		body, err := h.cachedAdminUsers(c, []model.User{u}, true)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, body)
 	}
 	a, err := h.adminUser(c, u, withCustom && c.Actor.Admin())
 	if err != nil {

@@ -1,0 +1,52 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+
+	"quarry/internal/store"
+)
+
+// BenchmarkEntities reads single entities and the pages of projects and
+// users that the entity cache serves (issue 27), as the administrator and
+// as a signed-in user without membership, 8 clients per core, over the
+// lists' server (1,000 users and public projects).
+func BenchmarkEntities(b *testing.B) {
+	s, _ := listsServer(b, 1000, 1000, 100, 200, 200, 1000, &listsBench)
+	user := s.NewUser(b, "entity-bench-reader")
+	var ps []struct {
+		ID int64 `json:"id"`
+	}
+	s.Get(b, "/projects?per_page=1&order_by=id&sort=desc", s.RootToken).Want(b, 200).JSON(b, &ps)
+	var us []struct {
+		ID int64 `json:"id"`
+	}
+	s.Get(b, "/users?per_page=1&order_by=id&sort=desc&username=user000500", s.RootToken).Want(b, 200).JSON(b, &us)
+	if len(ps) != 1 || len(us) != 1 {
+		b.Fatalf("no project or user to read: %v %v", ps, us)
+	}
+	api := s.URL + "/api/v4"
+	cases := []struct{ name, url, token string }{
+		{"project/admin", fmt.Sprintf("%s/projects/%d", api, ps[0].ID), s.RootToken},
+		{"project/user", fmt.Sprintf("%s/projects/%d", api, ps[0].ID), user.Token},
+		{"user/admin", fmt.Sprintf("%s/users/%d", api, us[0].ID), s.RootToken},
+		{"projects/page=1", api + "/projects?per_page=20", s.RootToken},
+		{"users/page=1", api + "/users?per_page=20", s.RootToken},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetParallelism(8)
+			b.ReportAllocs()
+			before, cpu := store.Statements(), processCPU()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					benchGet(b, c.url, c.token)
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			b.ReportMetric(float64(store.Statements()-before)/float64(b.N), "stmts/op")
+			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
