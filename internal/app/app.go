@@ -517,9 +517,6 @@ func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
 		defer pp.close()
 	}
 	a.applyMemoryLimit()
-	idleCtx, stopIdle := context.WithCancel(context.Background())
-	defer stopIdle()
-	go releaseWhenIdle(idleCtx)
 	srv := &http.Server{
 		Handler:           a.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
