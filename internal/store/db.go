@@ -267,7 +267,38 @@ func Statements() int64 { return statements.Load() }
 
 // QueryCounter counts the statements sent on behalf of one context (a
 // request): tests prove that a list costs a fixed number of queries.
-type QueryCounter struct{ n atomic.Int64 }
+// Made by RecordQueries, it also keeps each statement with its arguments.
+type QueryCounter struct {
+	n   atomic.Int64
+	mu  sync.Mutex
+	log []Query
+}
+
+// Query is a statement as a store method wrote it (`?` placeholders) with
+// its arguments.
+type Query struct {
+	SQL  string
+	Args []any
+}
+
+// RecordQueries is CountQueries keeping the statements too (Queries).
+func RecordQueries(ctx context.Context) (context.Context, *QueryCounter) {
+	c := &QueryCounter{log: []Query{}}
+	return context.WithValue(ctx, queryCounterKey{}, c), c
+}
+
+func (c *QueryCounter) record(q string, args []any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.log = append(c.log, Query{SQL: q, Args: slices.Clone(args)})
+}
+
+// Queries returns the statements recorded so far (RecordQueries).
+func (c *QueryCounter) Queries() []Query {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.log)
+}
 
 // N is how many statements were sent so far.
 func (c *QueryCounter) N() int64 { return c.n.Load() }
@@ -285,10 +316,13 @@ func CountQueries(ctx context.Context) (context.Context, *QueryCounter) {
 // are not cached. Inside a transaction on SQLite it is the writer's
 // statement bound to the transaction; one not prepared yet is noted and
 // the query runs unprepared this time.
-func (tx *Tx) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+func (tx *Tx) prepared(ctx context.Context, q string, args []any) (*sql.Stmt, error) {
 	statements.Add(1)
 	if c, ok := ctx.Value(queryCounterKey{}).(*QueryCounter); ok {
 		c.n.Add(1)
+		if c.log != nil {
+			c.record(q, args)
+		}
 	}
 	if tx.sqlTx != nil {
 		st, ok := tx.wstmts.lookup(q)
@@ -304,7 +338,7 @@ func (tx *Tx) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 }
 
 func (tx *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	st, err := tx.prepared(ctx, q)
+	st, err := tx.prepared(ctx, q, args)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -327,7 +361,7 @@ func (tx *Tx) execN(ctx context.Context, q string, args ...any) (int64, error) {
 }
 
 func (tx *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	st, err := tx.prepared(ctx, q)
+	st, err := tx.prepared(ctx, q, args)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -341,7 +375,7 @@ func (tx *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 
 // row scans one row into dest; sql.ErrNoRows becomes model.ErrNotFound.
 func (tx *Tx) row(ctx context.Context, dest []any, q string, args ...any) error {
-	st, err := tx.prepared(ctx, q)
+	st, err := tx.prepared(ctx, q, args)
 	if err != nil {
 		return mapErr(err)
 	}
@@ -558,4 +592,135 @@ func (tx *Tx) PreparedStatements(ctx context.Context) (map[string]int, error) {
 		out[q]++
 	}
 	return out, mapErr(rows.Err())
+}
+
+// FullScans explains q with args and returns what in its plan reads a
+// whole table, or reads one whole and sorts it: on PostgreSQL a
+// sequential scan in a plan made with them disabled (enable_seqscan =
+// off, so that one left is one no index can serve) and a Sort node over
+// a scan with no index condition; on SQLite a temporary B-tree for ORDER
+// BY in a plan that scans a table whole. Tests prove with it that the lists' filters and orders
+// have their indexes.
+func (db *DB) FullScans(ctx context.Context, q string, args []any) ([]string, error) {
+	var plan []string
+	err := db.InTx(ctx, func(tx *Tx) error {
+		explain := "EXPLAIN QUERY PLAN "
+		if tx.dialect == Postgres {
+			if _, err := tx.q.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+				return mapErr(err)
+			}
+			explain = "EXPLAIN (COSTS OFF) "
+		}
+		rows, err := tx.q.QueryContext(ctx, explain+tx.rebind(q), args...)
+		if err != nil {
+			return mapErr(err)
+		}
+		defer rows.Close()
+		cols, err := rows.Columns()
+		if err != nil {
+			return mapErr(err)
+		}
+		for rows.Next() {
+			// The plan's text is the last column.
+			cells := make([]any, len(cols))
+			var line string
+			for i := range cells {
+				cells[i] = new(any)
+			}
+			cells[len(cells)-1] = &line
+			if err := rows.Scan(cells...); err != nil {
+				return mapErr(err)
+			}
+			plan = append(plan, line)
+		}
+		return mapErr(rows.Err())
+	})
+	if err != nil {
+		return nil, err
+	}
+	if db.Dialect == Postgres {
+		return pgFullScans(plan), nil
+	}
+	return sqliteFullScans(plan), nil
+}
+
+// pgFullScans finds in the lines of an EXPLAIN the sequential scans, and
+// the sorts whose input holds a scan without an index condition (a whole
+// table read, then sorted).
+func pgFullScans(plan []string) []string {
+	type line struct {
+		depth int
+		text  string
+		node  bool
+	}
+	lines := make([]line, len(plan))
+	for i, l := range plan {
+		text := strings.TrimSpace(l)
+		rest, isNode := strings.CutPrefix(text, "->")
+		if !isNode {
+			isNode = i == 0 // the plan's root
+		}
+		lines[i] = line{depth: len(l) - len(strings.TrimLeft(l, " ")), text: strings.TrimSpace(rest), node: isNode}
+	}
+	// whole reports whether the scan node at i has no index condition.
+	whole := func(i int) bool {
+		// (A bitmap scan has its condition on the index scan it reads.)
+		if !strings.Contains(lines[i].text, "Scan") || strings.HasPrefix(lines[i].text, "Bitmap") {
+			return false
+		}
+		for k := i + 1; k < len(lines) && !lines[k].node; k++ {
+			if strings.HasPrefix(lines[k].text, "Index Cond:") || strings.HasPrefix(lines[k].text, "Recheck Cond:") {
+				return false
+			}
+		}
+		return strings.Contains(lines[i].text, " on ")
+	}
+	var found []string
+	for i, l := range lines {
+		if !l.node {
+			continue
+		}
+		if strings.HasPrefix(l.text, "Seq Scan on ") {
+			found = append(found, l.text)
+		}
+		if !strings.HasPrefix(l.text, "Sort") && !strings.HasPrefix(l.text, "Incremental Sort") {
+			continue
+		}
+		for k := i + 1; k < len(lines) && (lines[k].depth > l.depth || !lines[k].node); k++ {
+			if lines[k].node && whole(k) {
+				found = append(found, l.text+" over "+lines[k].text)
+				break
+			}
+		}
+	}
+	return found
+}
+
+// sqliteFullScans finds in the lines of an EXPLAIN QUERY PLAN the sorts
+// for ORDER BY of a plan that scans a table whole. (A SCAN alone walks a
+// table in its id's order, which a list ordered by id stops at its page's
+// end: the keyset order.)
+func sqliteFullScans(plan []string) []string {
+	subqueries := map[string]bool{}
+	for _, step := range plan {
+		for _, kind := range []string{"CO-ROUTINE ", "MATERIALIZE "} {
+			if name, ok := strings.CutPrefix(step, kind); ok {
+				subqueries[name] = true
+			}
+		}
+	}
+	var scans []string
+	for _, step := range plan {
+		if rest, ok := strings.CutPrefix(step, "SCAN "); ok && !strings.HasPrefix(rest, "CONSTANT") &&
+			!subqueries[strings.Fields(rest)[0]] {
+			scans = append(scans, step)
+		}
+	}
+	var found []string
+	for _, step := range plan {
+		if len(scans) > 0 && strings.HasPrefix(step, "USE TEMP B-TREE FOR ORDER BY") {
+			found = append(found, step+" after "+strings.Join(scans, ", "))
+		}
+	}
+	return found
 }
