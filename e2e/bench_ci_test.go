@@ -128,19 +128,10 @@ deploy: {stage: deploy, script: [ship]}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		pl, err := svc.CreatePipeline(bg, rootActor(b, s), fmt.Sprint(project), "main", nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		jobs, err := s.App.DB.PipelineJobs(bg, pl.ID, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		work := make(chan int64, len(jobs))
-		for _, j := range jobs {
-			if j.Name != "deploy" {
-				work <- j.ID
-			}
+		pl, ids := newWorkPipeline(b, s, project)
+		work := make(chan int64, len(ids))
+		for _, id := range ids {
+			work <- id
 		}
 		close(work)
 		b.StartTimer()
@@ -206,19 +197,8 @@ deploy: {stage: deploy, script: [ship]}
 		b.StopTimer()
 		before := store.Statements()
 		defer func() { setup += store.Statements() - before; b.StartTimer() }()
-		pl, err := svc.CreatePipeline(bg, rootActor(b, s), fmt.Sprint(project), "main", nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		jobs, err := s.App.DB.PipelineJobs(bg, pl.ID, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, j := range jobs {
-			if j.Name != "deploy" {
-				pending = append(pending, j.ID)
-			}
-		}
+		_, ids := newWorkPipeline(b, s, project)
+		pending = append(pending, ids...)
 	}
 	var moved int64
 	stmts := store.Statements()
@@ -242,6 +222,27 @@ deploy: {stage: deploy, script: [ship]}
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(moved), "ms/transition")
 	b.ReportMetric(float64(store.Statements()-stmts-setup)/float64(moved), "statements/transition")
+}
+
+// newWorkPipeline creates a pipeline on the project's main branch and
+// returns it with the ids of its jobs but deploy.
+func newWorkPipeline(b *testing.B, s *apitest.Server, project int64) (ci.PipelineView, []int64) {
+	bg := context.Background()
+	pl, err := engine(s).CreatePipeline(bg, rootActor(b, s), fmt.Sprint(project), "main", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobs, err := s.App.DB.PipelineJobs(bg, pl.ID, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids []int64
+	for _, j := range jobs {
+		if j.Name != "deploy" {
+			ids = append(ids, j.ID)
+		}
+	}
+	return pl, ids
 }
 
 // rootActor is the administrator as the engine's caller.
