@@ -564,7 +564,8 @@ func (c *stmtCache) close() {
 
 // PreparedStatements counts, by their text, the statements prepared on the
 // connection this transaction runs on: PostgreSQL's pg_prepared_statements
-// of the session (pgx's statement cache), on SQLite those of the writer.
+// of the session (pgx's statement cache); on SQLite those of the writer
+// (none outside a transaction, which reads on the reader pool).
 // The text is the one sent (PostgreSQL's has `$n` placeholders). Tests
 // prove with it that a statement is prepared once per connection.
 func (tx *Tx) PreparedStatements(ctx context.Context) (map[string]int, error) {
