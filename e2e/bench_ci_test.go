@@ -76,6 +76,7 @@ func BenchmarkPipelineCreate(b *testing.B) {
 	body := []byte(`{"ref":"main"}`)
 	b.SetParallelism(4) // 4 × GOMAXPROCS (2) = 8 clients
 	b.ReportAllocs()
+	stmts := store.Statements()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -93,6 +94,7 @@ func BenchmarkPipelineCreate(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pipelines/s")
+	b.ReportMetric(float64(store.Statements()-stmts)/float64(b.N), "statements/op")
 	b.StopTimer()
 	// The pipelines hold every seeded job of the configuration.
 	list, _, err := s.App.DB.Pipelines(context.Background(), store.PipelineFilter{ProjectID: project, Source: model.SourceAPI},
@@ -126,19 +128,10 @@ deploy: {stage: deploy, script: [ship]}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		pl, err := svc.CreatePipeline(bg, rootActor(b, s), fmt.Sprint(project), "main", nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		jobs, err := s.App.DB.PipelineJobs(bg, pl.ID, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		work := make(chan int64, len(jobs))
-		for _, j := range jobs {
-			if j.Name != "deploy" {
-				work <- j.ID
-			}
+		pl, ids := newWorkPipeline(b, s, project)
+		work := make(chan int64, len(ids))
+		for _, id := range ids {
+			work <- id
 		}
 		close(work)
 		b.StartTimer()
@@ -182,6 +175,74 @@ deploy: {stage: deploy, script: [ship]}
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(transitions.Load()), "ms/transition")
 	b.ReportMetric(float64(transitions.Load())/b.Elapsed().Seconds(), "transitions/s")
+}
+
+// BenchmarkJobTransitionLatency is one client moving the jobs of a
+// pipeline one transition at a time (pending → running → success), each
+// transition its own transaction that locks and processes the pipeline:
+// the latency of one transition, and the statements it sends.
+func BenchmarkJobTransitionLatency(b *testing.B) {
+	s, _ := ciBenchServer(b)
+	owner := apitest.User{ID: s.RootID(b), Username: "root", Token: s.RootToken}
+	project := newBenchProject(b, s, owner, map[string]string{".gitlab-ci.yml": `
+stages: [work, deploy]
+work: {stage: work, script: [x], parallel: 50}
+deploy: {stage: deploy, script: [ship]}
+`})
+	svc := engine(s)
+	bg := context.Background()
+	var pending []int64
+	var setup int64 // statements of the pipelines' creation, not counted
+	refill := func() {
+		b.StopTimer()
+		before := store.Statements()
+		defer func() { setup += store.Statements() - before; b.StartTimer() }()
+		_, ids := newWorkPipeline(b, s, project)
+		pending = append(pending, ids...)
+	}
+	var moved int64
+	stmts := store.Statements()
+	b.ResetTimer()
+	for moved < int64(b.N) {
+		if len(pending) == 0 {
+			refill()
+		}
+		id := pending[0]
+		pending = pending[1:]
+		j, err := svc.Start(bg, id)
+		if err != nil || j.Status != model.StatusRunning {
+			b.Fatalf("start job %d: %s, %v", id, j.Status, err)
+		}
+		j, err = svc.Finish(bg, id, ci.Outcome{Status: model.StatusSuccess})
+		if err != nil || j.Status != model.StatusSuccess {
+			b.Fatalf("finish job %d: %s, %v", id, j.Status, err)
+		}
+		moved += 2
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(moved), "ms/transition")
+	b.ReportMetric(float64(store.Statements()-stmts-setup)/float64(moved), "statements/transition")
+}
+
+// newWorkPipeline creates a pipeline on the project's main branch and
+// returns it with the ids of its jobs but deploy.
+func newWorkPipeline(b *testing.B, s *apitest.Server, project int64) (ci.PipelineView, []int64) {
+	bg := context.Background()
+	pl, err := engine(s).CreatePipeline(bg, rootActor(b, s), fmt.Sprint(project), "main", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobs, err := s.App.DB.PipelineJobs(bg, pl.ID, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids []int64
+	for _, j := range jobs {
+		if j.Name != "deploy" {
+			ids = append(ids, j.ID)
+		}
+	}
+	return pl, ids
 }
 
 // rootActor is the administrator as the engine's caller.

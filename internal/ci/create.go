@@ -472,6 +472,7 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 		}
 		fx := &effects{}
 		groups := map[string]int64{}
+		rows := make([]*model.Job, len(jobs))
 		for i := range jobs {
 			j := &jobs[i]
 			j.PipelineID = p.ID
@@ -485,15 +486,17 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 				}
 				j.ResourceGroup = groups[key]
 			}
-			if err := tx.CreateJob(ctx, &j.Job); err != nil {
-				return err
-			}
-			if j.deploy != nil {
-				if err := s.createDeployment(ctx, tx, &j.Job, *j.deploy); err != nil {
-					return err
-				}
-			}
-			fx.entered(&j.Job)
+			rows[i] = &j.Job
+		}
+		// The jobs in one multi-row insert, their deployments in another.
+		if err := tx.CreateJobs(ctx, rows); err != nil {
+			return err
+		}
+		if err := s.createDeployments(ctx, tx, jobs); err != nil {
+			return err
+		}
+		for _, j := range rows {
+			fx.entered(j)
 		}
 		// The persistent ref a runner fetches (refs/pipelines/<id>).
 		if err := repo.UpdateRef(ctx, pipelineRef(p.ID), git.ObjectID(p.SHA), ""); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"quarry/internal/ciconfig"
@@ -77,29 +78,54 @@ func targetOf(pl ciconfig.Planned, yamlVars []ciconfig.Variable, vars map[string
 	return t, false
 }
 
-// createDeployment makes job j's environment if it has none yet, and for
-// a start action its deployment (created).
-func (s *Service) createDeployment(ctx context.Context, tx *store.Tx, j *model.Job, t deployTarget) error {
-	tier := t.Tier
-	if tier == "" {
-		tier = model.GuessTier(t.Name)
+// createDeployments makes the environments of a new pipeline's jobs
+// that have none yet (those that exist read in one query), and for each
+// job with a start action its deployment (created), all in one insert.
+func (s *Service) createDeployments(ctx context.Context, tx *store.Tx, jobs []newJob) error {
+	var names []string
+	for _, j := range jobs {
+		if j.deploy != nil && !slices.Contains(names, j.deploy.Name) {
+			names = append(names, j.deploy.Name)
+		}
 	}
-	env, _, err := tx.EnsureEnvironment(ctx, model.Environment{ProjectID: j.ProjectID, Name: t.Name,
-		Slug: model.EnvironmentSlug(t.Name), Tier: tier, ExternalURL: t.URL})
-	if err != nil {
-		return fmt.Errorf("environment of job %s: %w", j.Name, err)
-	}
-	if t.Action != model.EnvActionStart {
+	if len(names) == 0 {
 		return nil
 	}
-	d := model.Deployment{ProjectID: j.ProjectID, EnvironmentID: env.ID, Ref: j.Ref, Tag: j.Tag, SHA: j.SHA, UserID: j.UserID,
-		JobID: j.ID, Status: model.DeployCreated, OnStop: t.OnStop, AutoStopIn: t.AutoStopIn}
-	// A job stored already skipped (its first processing decided so)
-	// has a skipped deployment.
-	if st, ok := model.DeploymentFor(j.Status); ok && model.DeployCreated.CanMoveTo(st) && st != model.DeploySuccess {
-		d.Status = st
+	envs, err := tx.EnvironmentsByName(ctx, jobs[0].ProjectID, names)
+	if err != nil {
+		return err
 	}
-	return tx.CreateDeployment(ctx, &d)
+	var ds []*model.Deployment
+	for i := range jobs {
+		j, t := &jobs[i].Job, jobs[i].deploy
+		if t == nil {
+			continue
+		}
+		env, ok := envs[t.Name]
+		if !ok {
+			tier := t.Tier
+			if tier == "" {
+				tier = model.GuessTier(t.Name)
+			}
+			if env, _, err = tx.EnsureEnvironment(ctx, model.Environment{ProjectID: j.ProjectID, Name: t.Name,
+				Slug: model.EnvironmentSlug(t.Name), Tier: tier, ExternalURL: t.URL}); err != nil {
+				return fmt.Errorf("environment of job %s: %w", j.Name, err)
+			}
+			envs[t.Name] = env
+		}
+		if t.Action != model.EnvActionStart {
+			continue
+		}
+		d := &model.Deployment{ProjectID: j.ProjectID, EnvironmentID: env.ID, Ref: j.Ref, Tag: j.Tag, SHA: j.SHA, UserID: j.UserID,
+			JobID: j.ID, Status: model.DeployCreated, OnStop: t.OnStop, AutoStopIn: t.AutoStopIn}
+		// A job stored already skipped (its first processing decided so)
+		// has a skipped deployment.
+		if st, ok := model.DeploymentFor(j.Status); ok && model.DeployCreated.CanMoveTo(st) && st != model.DeploySuccess {
+			d.Status = st
+		}
+		ds = append(ds, d)
+	}
+	return tx.CreateDeployments(ctx, ds)
 }
 
 // redeploy gives a retried deployment job nj the deployment old had

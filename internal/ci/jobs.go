@@ -150,17 +150,11 @@ func (s *Service) appendLog(ctx context.Context, j model.Job, offset int64, data
 
 // withJob runs fn on a job under its pipeline's lock (see inPipeline).
 func (s *Service) withJob(ctx context.Context, jobID int64, fn func(tx *store.Tx, p *model.Pipeline, j *model.Job, fx *effects) error) error {
-	j, err := s.db.Job(ctx, jobID)
-	if err != nil {
-		return model.NotFoundAs(err, "Job")
-	}
-	return s.inPipeline(ctx, j.PipelineID, func(tx *store.Tx, p *model.Pipeline, fx *effects) error {
-		j, err := tx.Job(ctx, jobID)
-		if err != nil {
-			return err
-		}
-		return fn(tx, p, &j, fx)
-	})
+	// The job is read with its pipeline's lock, in one statement.
+	var j model.Job
+	err := s.inLocked(ctx, func(tx *store.Tx) (model.Pipeline, error) { return tx.LockJobPipeline(ctx, jobID, &j) },
+		func(tx *store.Tx, p *model.Pipeline, fx *effects) error { return fn(tx, p, &j, fx) })
+	return model.NotFoundAs(err, "Job")
 }
 
 // autoRetry reports whether a failed job's retry: configuration retries

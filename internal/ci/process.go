@@ -125,9 +125,12 @@ func (s *Service) process(ctx context.Context, tx *store.Tx, p *model.Pipeline, 
 	if err != nil || len(counts) == 0 {
 		return err
 	}
-	created, err := tx.LatestJobsIn(ctx, p.ID, model.StatusCreated)
-	if err != nil {
-		return err
+	// Only created jobs move; with none, there is nothing to read.
+	var created []model.Job
+	if hasStatus(counts, model.StatusCreated) {
+		if created, err = tx.LatestJobsIn(ctx, p.ID, model.StatusCreated); err != nil {
+			return err
+		}
 	}
 	in := make([]model.ProcJob, len(created))
 	byID := make(map[int64]int, len(created))
@@ -157,6 +160,18 @@ func (s *Service) process(ctx context.Context, tx *store.Tx, p *model.Pipeline, 
 		}
 	}
 	return s.savePipeline(ctx, tx, p, res.Status, fx)
+}
+
+// hasStatus reports whether counts hold a job in status st.
+func hasStatus(counts model.StageStatuses, st model.CIStatus) bool {
+	for _, stage := range counts {
+		for it, n := range stage {
+			if it.Status == st && n > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // savePipeline writes the pipeline's status and what derives from its

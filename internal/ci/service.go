@@ -238,10 +238,16 @@ const maxRaceRetries = 8
 // processes the pipeline and enqueues what follows, all before it commits.
 // fn sees the locked pipeline. A lost race retries on fresh state.
 func (s *Service) inPipeline(ctx context.Context, id int64, fn func(tx *store.Tx, p *model.Pipeline, fx *effects) error) error {
+	return s.inLocked(ctx, func(tx *store.Tx) (model.Pipeline, error) { return tx.LockPipeline(ctx, id) }, fn)
+}
+
+// inLocked is inPipeline with the pipeline locked (and read) by lock.
+func (s *Service) inLocked(ctx context.Context, lock func(tx *store.Tx) (model.Pipeline, error),
+	fn func(tx *store.Tx, p *model.Pipeline, fx *effects) error) error {
 	var err error
 	for range maxRaceRetries {
 		err = s.db.InTx(ctx, func(tx *store.Tx) error {
-			p, err := tx.LockPipeline(ctx, id)
+			p, err := lock(tx)
 			if err != nil {
 				return err
 			}

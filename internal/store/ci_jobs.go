@@ -56,32 +56,45 @@ func jsonValue[T any](v []T) string {
 	return string(b)
 }
 
+// jobInsertColumns are the columns a new job row is given.
+const jobInsertColumns = `project_id, pipeline_id, kind, name, stage, stage_idx, status, run_when,
+	allow_failure, failure_reason, exit_code, retried, enqueue_immediately, retry_count, user_id, ref, tag, sha, coverage, dag, needs, tag_list, timeout,
+	resource_group_id, options, manual_variables, target_url, description, created_at, updated_at, queued_at, scheduled_at,
+	started_at, finished_at, environment`
+
 // CreateJob stores j and sets its ID and times.
 func (tx *Tx) CreateJob(ctx context.Context, j *model.Job) error {
+	return tx.CreateJobs(ctx, []*model.Job{j})
+}
+
+// CreateJobs stores jobs (a pipeline's, all at once) in as few statements
+// as their number allows (insertRows), and sets their IDs and times.
+func (tx *Tx) CreateJobs(ctx context.Context, jobs []*model.Job) error {
 	now := tx.Now()
-	j.CreatedAt, j.UpdatedAt = now, now
-	var manual any
-	if j.ManualVariables != nil {
-		sealed, err := tx.sealValue(jsonValue(j.ManualVariables), sealManualVars)
-		if err != nil {
-			return err
+	rows := make([][]any, len(jobs))
+	for i, j := range jobs {
+		j.CreatedAt, j.UpdatedAt = now, now
+		var manual any
+		if j.ManualVariables != nil {
+			sealed, err := tx.sealValue(jsonValue(j.ManualVariables), sealManualVars)
+			if err != nil {
+				return err
+			}
+			manual = sealed
 		}
-		manual = sealed
+		if j.Options == "" {
+			j.Options = "{}"
+		}
+		rows[i] = []any{j.ProjectID, j.PipelineID, j.Kind, j.Name, j.Stage, j.StageIdx, j.Status, j.When, j.AllowFailure,
+			emptyNull(string(j.FailureReason)), j.ExitCode, j.Retried, j.EnqueueImmediately, j.RetryCount, zeroNull(j.UserID), j.Ref, j.Tag, j.SHA,
+			nullFloatValue(j.Coverage), j.DAG, jsonValue(j.Needs), jsonValue(j.TagList), j.Timeout, zeroNull(j.ResourceGroup),
+			j.Options, manual, emptyNull(j.TargetURL), emptyNull(j.Description), micros(now), micros(now), nullMicros(j.QueuedAt),
+			nullMicros(j.ScheduledAt), nullMicros(j.StartedAt), nullMicros(j.FinishedAt), emptyNull(j.Environment)}
 	}
-	if j.Options == "" {
-		j.Options = "{}"
+	ids, err := tx.insertRows(ctx, "ci_jobs", jobInsertColumns, rows)
+	for i, id := range ids {
+		jobs[i].ID = id
 	}
-	var err error
-	j.ID, err = tx.insert(ctx, `INSERT INTO ci_jobs (project_id, pipeline_id, kind, name, stage, stage_idx, status, run_when,
-		allow_failure, failure_reason, exit_code, retried, enqueue_immediately, retry_count, user_id, ref, tag, sha, coverage, dag, needs, tag_list, timeout,
-		resource_group_id, options, manual_variables, target_url, description, created_at, updated_at, queued_at, scheduled_at,
-		started_at, finished_at, environment)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		j.ProjectID, j.PipelineID, j.Kind, j.Name, j.Stage, j.StageIdx, j.Status, j.When, j.AllowFailure,
-		emptyNull(string(j.FailureReason)), j.ExitCode, j.Retried, j.EnqueueImmediately, j.RetryCount, zeroNull(j.UserID), j.Ref, j.Tag, j.SHA,
-		nullFloatValue(j.Coverage), j.DAG, jsonValue(j.Needs), jsonValue(j.TagList), j.Timeout, zeroNull(j.ResourceGroup),
-		j.Options, manual, emptyNull(j.TargetURL), emptyNull(j.Description), micros(now), micros(now), nullMicros(j.QueuedAt),
-		nullMicros(j.ScheduledAt), nullMicros(j.StartedAt), nullMicros(j.FinishedAt), emptyNull(j.Environment))
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"quarry/internal/model"
@@ -39,10 +40,16 @@ const IIDPipelines = "ci_pipelines"
 // NextIID hands out the next per-project number of a kind (1, 2, …),
 // never the same twice.
 func (tx *Tx) NextIID(ctx context.Context, projectID int64, usage string) (int64, error) {
-	var n int64
-	err := tx.row(ctx, []any{&n}, `INSERT INTO internal_ids (project_id, usage, last_value) VALUES (?, ?, 1)
-		ON CONFLICT (project_id, usage) DO UPDATE SET last_value = internal_ids.last_value + 1 RETURNING last_value`, projectID, usage)
-	return n, err
+	return tx.NextIIDs(ctx, projectID, usage, 1)
+}
+
+// NextIIDs hands out n consecutive per-project numbers of a kind in one
+// statement and returns the first.
+func (tx *Tx) NextIIDs(ctx context.Context, projectID int64, usage string, n int) (int64, error) {
+	var last int64
+	err := tx.row(ctx, []any{&last}, `INSERT INTO internal_ids (project_id, usage, last_value) VALUES (?, ?, ?)
+		ON CONFLICT (project_id, usage) DO UPDATE SET last_value = internal_ids.last_value + ? RETURNING last_value`, projectID, usage, n, n)
+	return last - int64(n) + 1, err
 }
 
 // CreatePipeline stores p with the project's next iid and sets its ID,
@@ -82,6 +89,24 @@ func (tx *Tx) LockPipeline(ctx context.Context, id int64) (model.Pipeline, error
 	}
 	var p model.Pipeline
 	err := tx.row(ctx, pipelineDest(&p), q, id)
+	return p, err
+}
+
+var jobPipelineQuery = "SELECT " + prefixed("p.", pipelineColumns) + ", " + prefixed("j.", jobColumns) +
+	" FROM ci_jobs j JOIN ci_pipelines p ON p.id = j.pipeline_id WHERE j.id = ?"
+
+// LockJobPipeline reads job jobID into j with its pipeline, locked as
+// LockPipeline locks it, in one statement; model.ErrNotFound when there
+// is no such job. On PostgreSQL the job's row may be as it was before the
+// lock was waited for (only the pipeline's row is read again once
+// locked): a job moved meanwhile fails its move's compare-and-set.
+func (tx *Tx) LockJobPipeline(ctx context.Context, jobID int64, j *model.Job) (model.Pipeline, error) {
+	q := jobPipelineQuery
+	if tx.dialect == Postgres {
+		q += " FOR UPDATE OF p"
+	}
+	var p model.Pipeline
+	err := tx.row(ctx, append(pipelineDest(&p), tx.jobDest(j)...), q, jobID)
 	return p, err
 }
 
@@ -246,15 +271,16 @@ func (tx *Tx) CommitPipeline(ctx context.Context, projectID int64, sha, ref stri
 // AddPipelineVariables stores the variables a pipeline was made with, in
 // their order, their values sealed.
 func (tx *Tx) AddPipelineVariables(ctx context.Context, pipelineID int64, vars []model.Variable) error {
+	rows := make([][]any, len(vars))
 	for i, v := range vars {
 		value, err := tx.sealValue(v.Value, sealPipelineVar)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.exec(ctx, "INSERT INTO ci_pipeline_variables (pipeline_id, key, value, variable_type, raw, position) VALUES (?, ?, ?, ?, ?, ?)",
-			pipelineID, v.Key, value, v.VariableType, v.Raw, i); err != nil {
-			return fmt.Errorf("pipeline variable %q: %w", v.Key, err)
-		}
+		rows[i] = []any{pipelineID, v.Key, value, v.VariableType, v.Raw, i}
+	}
+	if err := tx.execRows(ctx, "ci_pipeline_variables", "pipeline_id, key, value, variable_type, raw, position", rows); err != nil {
+		return fmt.Errorf("pipeline variables: %w", err)
 	}
 	return nil
 }
@@ -333,4 +359,14 @@ func (tx *Tx) HeadPipeline(ctx context.Context, projectID int64, ref, sha string
 	err := tx.row(ctx, pipelineDest(&p), "SELECT "+pipelineColumns+` FROM ci_pipelines WHERE project_id = ? AND ref = ? AND sha = ?
 		AND parent_id IS NULL ORDER BY id DESC LIMIT 1`, projectID, ref, sha)
 	return p, err
+}
+
+// prefixed qualifies each of a comma-separated column list with prefix
+// ("p." turns "id, name" into "p.id, p.name").
+func prefixed(prefix, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = prefix + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
 }

@@ -12,14 +12,16 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // Dialect names the SQL engine behind a DB.
@@ -87,16 +89,39 @@ type DB struct {
 // and PostgreSQL's connections to the processes that share it.
 const IdleConnectionTimeout = time.Minute
 
+// The PostgreSQL pool: at most pgMaxConns connections, each caching up to
+// pgStatementCache prepared statements (pgx's statement cache, least
+// recently used out; list queries vary with their filters).
+const (
+	pgMaxConns       = 32
+	pgStatementCache = 1024
+)
+
 // Open connects to PostgreSQL when databaseURL is set, else to the SQLite
 // file at sqlitePath (created if missing). It does not migrate.
 func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	if databaseURL != "" {
-		pool, err := sql.Open("pgx", databaseURL)
+		cfg, err := pgx.ParseConfig(databaseURL)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		pool.SetMaxOpenConns(32)
-		pool.SetMaxIdleConns(32)
+		// Each statement is prepared once per connection and then runs
+		// in one round trip (bind and execute), unless the URL chooses
+		// otherwise (default_query_exec_mode=exec behind a transaction
+		// pooler, statement_cache_capacity).
+		if !strings.Contains(databaseURL, "default_query_exec_mode") {
+			cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+		}
+		if !strings.Contains(databaseURL, "statement_cache_capacity") {
+			cfg.StatementCacheCapacity = pgStatementCache
+		}
+		pool := stdlib.OpenDB(*cfg)
+		// Connections are kept without an age limit while they are used
+		// (a connection closed takes its prepared statements with it);
+		// one unused for IdleConnectionTimeout is closed.
+		pool.SetMaxOpenConns(pgMaxConns)
+		pool.SetMaxIdleConns(pgMaxConns)
+		pool.SetConnMaxLifetime(0)
 		pool.SetConnMaxIdleTime(IdleConnectionTimeout)
 		if err := pool.PingContext(ctx); err != nil {
 			pool.Close()
@@ -109,7 +134,6 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 			return nil, fmt.Errorf("postgres schema: %w", err)
 		}
 		notes := newPostgresNotifier(databaseURL, schema.String)
-		// pgx caches prepared statements per connection by itself.
 		return &DB{Tx: &Tx{q: pool, dialect: Postgres, notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}}, Dialect: Postgres, w: pool, r: pool}, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(sqlitePath), 0o750); err != nil {
@@ -252,7 +276,38 @@ func Statements() int64 { return statements.Load() }
 
 // QueryCounter counts the statements sent on behalf of one context (a
 // request): tests prove that a list costs a fixed number of queries.
-type QueryCounter struct{ n atomic.Int64 }
+// Made by RecordQueries, it also keeps each statement with its arguments.
+type QueryCounter struct {
+	n   atomic.Int64
+	mu  sync.Mutex
+	log []Query
+}
+
+// Query is a statement as a store method wrote it (`?` placeholders) with
+// its arguments.
+type Query struct {
+	SQL  string
+	Args []any
+}
+
+// RecordQueries is CountQueries keeping the statements too (Queries).
+func RecordQueries(ctx context.Context) (context.Context, *QueryCounter) {
+	c := &QueryCounter{log: []Query{}}
+	return context.WithValue(ctx, queryCounterKey{}, c), c
+}
+
+func (c *QueryCounter) record(q string, args []any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.log = append(c.log, Query{SQL: q, Args: slices.Clone(args)})
+}
+
+// Queries returns the statements recorded so far (RecordQueries).
+func (c *QueryCounter) Queries() []Query {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.log)
+}
 
 // N is how many statements were sent so far.
 func (c *QueryCounter) N() int64 { return c.n.Load() }
@@ -270,10 +325,13 @@ func CountQueries(ctx context.Context) (context.Context, *QueryCounter) {
 // are not cached. Inside a transaction on SQLite it is the writer's
 // statement bound to the transaction; one not prepared yet is noted and
 // the query runs unprepared this time.
-func (tx *Tx) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+func (tx *Tx) prepared(ctx context.Context, q string, args []any) (*sql.Stmt, error) {
 	statements.Add(1)
 	if c, ok := ctx.Value(queryCounterKey{}).(*QueryCounter); ok {
 		c.n.Add(1)
+		if c.log != nil {
+			c.record(q, args)
+		}
 	}
 	if tx.sqlTx != nil {
 		st, ok := tx.wstmts.lookup(q)
@@ -289,7 +347,7 @@ func (tx *Tx) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 }
 
 func (tx *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	st, err := tx.prepared(ctx, q)
+	st, err := tx.prepared(ctx, q, args)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -312,7 +370,7 @@ func (tx *Tx) execN(ctx context.Context, q string, args ...any) (int64, error) {
 }
 
 func (tx *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	st, err := tx.prepared(ctx, q)
+	st, err := tx.prepared(ctx, q, args)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -326,7 +384,7 @@ func (tx *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 
 // row scans one row into dest; sql.ErrNoRows becomes model.ErrNotFound.
 func (tx *Tx) row(ctx context.Context, dest []any, q string, args ...any) error {
-	st, err := tx.prepared(ctx, q)
+	st, err := tx.prepared(ctx, q, args)
 	if err != nil {
 		return mapErr(err)
 	}
@@ -341,6 +399,74 @@ func (tx *Tx) insert(ctx context.Context, q string, args ...any) (int64, error) 
 	var id int64
 	err := tx.row(ctx, []any{&id}, q+" RETURNING id", args...)
 	return id, err
+}
+
+// maxInsertRows bounds the rows of one multi-row INSERT (insertRows):
+// 64 rows of a 35-column table are 2,240 parameters, far below either
+// engine's limit, and statements of 1 to 64 rows keep the prepared
+// statements few.
+const maxInsertRows = 64
+
+// insertRows inserts rows (each the values of columns, in order) into
+// table with one multi-row INSERT … RETURNING id per maxInsertRows rows,
+// and returns the new ids in the rows' order. Ids are handed out as the
+// rows are inserted, in the order of the VALUES list (PostgreSQL's
+// sequence is called row by row; SQLite gives each new row the largest
+// id plus one), so the rows' ids are the returned ids in ascending order,
+// whatever order RETURNING lists them in.
+func (tx *Tx) insertRows(ctx context.Context, table, columns string, rows [][]any) ([]int64, error) {
+	ids := make([]int64, 0, len(rows))
+	err := multiRowInserts(table, columns, rows, func(q string, args []any, n int) error {
+		first := len(ids)
+		err := tx.each(ctx, q+" RETURNING id", args, func(r *sql.Rows) error {
+			var id int64
+			err := r.Scan(&id)
+			ids = append(ids, id)
+			return err
+		})
+		if err == nil && len(ids)-first != n {
+			err = fmt.Errorf("insert into %s: %d ids for %d rows", table, len(ids)-first, n)
+		}
+		if err != nil {
+			ids = ids[:first]
+			return err
+		}
+		slices.Sort(ids[first:])
+		return nil
+	})
+	return ids, err
+}
+
+// execRows inserts rows into table as insertRows does, without ids.
+func (tx *Tx) execRows(ctx context.Context, table, columns string, rows [][]any) error {
+	return multiRowInserts(table, columns, rows, func(q string, args []any, _ int) error {
+		_, err := tx.exec(ctx, q, args...)
+		return err
+	})
+}
+
+// multiRowInserts calls run with each INSERT of up to maxInsertRows of
+// rows, its arguments and its number of rows.
+func multiRowInserts(table, columns string, rows [][]any, run func(q string, args []any, n int) error) error {
+	for len(rows) > 0 {
+		chunk := rows[:min(len(rows), maxInsertRows)]
+		rows = rows[len(chunk):]
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + table + " (" + columns + ") VALUES ")
+		row := "(" + placeholders(len(chunk[0])) + ")"
+		args := make([]any, 0, len(chunk)*len(chunk[0]))
+		for i, r := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(row)
+			args = append(args, r...)
+		}
+		if err := run(b.String(), args, len(chunk)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // each runs q and calls scan for every row.
@@ -443,4 +569,168 @@ func (c *stmtCache) close() {
 		st.Close()
 	}
 	c.m = map[string]*sql.Stmt{}
+}
+
+// PreparedStatements counts, by their text, the statements prepared on the
+// connection this transaction runs on: PostgreSQL's pg_prepared_statements
+// of the session (pgx's statement cache); on SQLite those of the writer
+// (none outside a transaction, which reads on the reader pool).
+// The text is the one sent (PostgreSQL's has `$n` placeholders). Tests
+// prove with it that a statement is prepared once per connection.
+func (tx *Tx) PreparedStatements(ctx context.Context) (map[string]int, error) {
+	out := map[string]int{}
+	if tx.dialect != Postgres {
+		if tx.wstmts != nil {
+			tx.wstmts.mu.Lock()
+			for q := range tx.wstmts.m {
+				out[q]++
+			}
+			tx.wstmts.mu.Unlock()
+		}
+		return out, nil
+	}
+	rows, err := tx.q.QueryContext(ctx, "SELECT statement FROM pg_prepared_statements")
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var q string
+		if err := rows.Scan(&q); err != nil {
+			return nil, mapErr(err)
+		}
+		out[q]++
+	}
+	return out, mapErr(rows.Err())
+}
+
+// FullScans explains q with args and returns what in its plan reads a
+// whole table, or reads one whole and sorts it: on PostgreSQL a
+// sequential scan in a plan made with them disabled (enable_seqscan =
+// off, so that one left is one no index can serve) and a Sort node over
+// a scan with no index condition; on SQLite a temporary B-tree for ORDER
+// BY in a plan that scans a table whole. Tests prove with it that the lists' filters and orders
+// have their indexes.
+func (db *DB) FullScans(ctx context.Context, q string, args []any) ([]string, error) {
+	var plan []string
+	err := db.InTx(ctx, func(tx *Tx) error {
+		explain := "EXPLAIN QUERY PLAN "
+		if tx.dialect == Postgres {
+			if _, err := tx.q.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+				return mapErr(err)
+			}
+			explain = "EXPLAIN (COSTS OFF) "
+		}
+		rows, err := tx.q.QueryContext(ctx, explain+tx.rebind(q), args...)
+		if err != nil {
+			return mapErr(err)
+		}
+		defer rows.Close()
+		cols, err := rows.Columns()
+		if err != nil {
+			return mapErr(err)
+		}
+		for rows.Next() {
+			// The plan's text is the last column.
+			cells := make([]any, len(cols))
+			var line string
+			for i := range cells {
+				cells[i] = new(any)
+			}
+			cells[len(cells)-1] = &line
+			if err := rows.Scan(cells...); err != nil {
+				return mapErr(err)
+			}
+			plan = append(plan, line)
+		}
+		return mapErr(rows.Err())
+	})
+	if err != nil {
+		return nil, err
+	}
+	if db.Dialect == Postgres {
+		return pgFullScans(plan), nil
+	}
+	return sqliteFullScans(plan), nil
+}
+
+// pgFullScans finds in the lines of an EXPLAIN the sequential scans, and
+// the sorts whose input holds a scan without an index condition (a whole
+// table read, then sorted).
+func pgFullScans(plan []string) []string {
+	type line struct {
+		depth int
+		text  string
+		node  bool
+	}
+	lines := make([]line, len(plan))
+	for i, l := range plan {
+		text := strings.TrimSpace(l)
+		rest, isNode := strings.CutPrefix(text, "->")
+		if !isNode {
+			isNode = i == 0 // the plan's root
+		}
+		lines[i] = line{depth: len(l) - len(strings.TrimLeft(l, " ")), text: strings.TrimSpace(rest), node: isNode}
+	}
+	// whole reports whether the scan node at i has no index condition.
+	whole := func(i int) bool {
+		// (A bitmap scan has its condition on the index scan it reads.)
+		if !strings.Contains(lines[i].text, "Scan") || strings.HasPrefix(lines[i].text, "Bitmap") {
+			return false
+		}
+		for k := i + 1; k < len(lines) && !lines[k].node; k++ {
+			if strings.HasPrefix(lines[k].text, "Index Cond:") || strings.HasPrefix(lines[k].text, "Recheck Cond:") {
+				return false
+			}
+		}
+		return strings.Contains(lines[i].text, " on ")
+	}
+	var found []string
+	for i, l := range lines {
+		if !l.node {
+			continue
+		}
+		if strings.HasPrefix(l.text, "Seq Scan on ") {
+			found = append(found, l.text)
+		}
+		if !strings.HasPrefix(l.text, "Sort") && !strings.HasPrefix(l.text, "Incremental Sort") {
+			continue
+		}
+		for k := i + 1; k < len(lines) && (lines[k].depth > l.depth || !lines[k].node); k++ {
+			if lines[k].node && whole(k) {
+				found = append(found, l.text+" over "+lines[k].text)
+				break
+			}
+		}
+	}
+	return found
+}
+
+// sqliteFullScans finds in the lines of an EXPLAIN QUERY PLAN the sorts
+// for ORDER BY of a plan that scans a table whole. (A SCAN alone walks a
+// table in its id's order, which a list ordered by id stops at its page's
+// end: the keyset order.)
+func sqliteFullScans(plan []string) []string {
+	subqueries := map[string]bool{}
+	for _, step := range plan {
+		for _, kind := range []string{"CO-ROUTINE ", "MATERIALIZE "} {
+			if name, ok := strings.CutPrefix(step, kind); ok {
+				subqueries[name] = true
+			}
+		}
+	}
+	var scans []string
+	for _, step := range plan {
+		if rest, ok := strings.CutPrefix(step, "SCAN "); ok && !strings.HasPrefix(rest, "CONSTANT") &&
+			!subqueries[strings.Fields(rest)[0]] {
+			scans = append(scans, step)
+		}
+	}
+	var found []string
+	for _, step := range plan {
+		if len(scans) > 0 && strings.HasPrefix(step, "USE TEMP B-TREE FOR ORDER BY") {
+			found = append(found, step+" after "+strings.Join(scans, ", "))
+		}
+	}
+	return found
 }

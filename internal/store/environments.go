@@ -84,6 +84,23 @@ func (tx *Tx) EnvironmentByName(ctx context.Context, projectID int64, name strin
 	return e, err
 }
 
+// EnvironmentsByName returns those of a project's environments whose
+// names are listed, by name, in one query.
+func (tx *Tx) EnvironmentsByName(ctx context.Context, projectID int64, names []string) (map[string]model.Environment, error) {
+	out := make(map[string]model.Environment, len(names))
+	if len(names) == 0 {
+		return out, nil
+	}
+	err := tx.each(ctx, "SELECT "+environmentColumns+" FROM environments WHERE project_id = ? AND name IN ("+placeholders(len(names))+")",
+		append([]any{projectID}, anys(names)...), func(r *sql.Rows) error {
+			var e model.Environment
+			err := r.Scan(environmentDest(&e)...)
+			out[e.Name] = e
+			return err
+		})
+	return out, err
+}
+
 // EnvironmentFilter selects a project's environments.
 type EnvironmentFilter struct {
 	ProjectID int64
@@ -192,19 +209,38 @@ func deploymentDest(d *model.Deployment) []any {
 // CreateDeployment stores d with the project's next iid and sets its id,
 // iid and times.
 func (tx *Tx) CreateDeployment(ctx context.Context, d *model.Deployment) error {
-	iid, err := tx.NextIID(ctx, d.ProjectID, IIDDeployments)
+	return tx.CreateDeployments(ctx, []*model.Deployment{d})
+}
+
+// CreateDeployments stores deployments of one project (a pipeline's, all
+// at once: their iids in one statement, their rows in one multi-row
+// insert) and sets their IDs, IIDs and times.
+func (tx *Tx) CreateDeployments(ctx context.Context, ds []*model.Deployment) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	iid, err := tx.NextIIDs(ctx, ds[0].ProjectID, IIDDeployments, len(ds))
 	if err != nil {
 		return err
 	}
 	now := tx.Now()
-	d.IID, d.CreatedAt, d.UpdatedAt = iid, now, now
-	if d.Status.Finished() && d.FinishedAt == nil {
-		d.FinishedAt = &now
+	rows := make([][]any, len(ds))
+	for i, d := range ds {
+		if d.ProjectID != ds[0].ProjectID {
+			return fmt.Errorf("deployments of projects %d and %d in one call", ds[0].ProjectID, d.ProjectID)
+		}
+		d.IID, d.CreatedAt, d.UpdatedAt = iid+int64(i), now, now
+		if d.Status.Finished() && d.FinishedAt == nil {
+			d.FinishedAt = &now
+		}
+		rows[i] = []any{d.ProjectID, d.EnvironmentID, d.IID, d.Ref, d.Tag, d.SHA, zeroNull(d.UserID), zeroNull(d.JobID), d.Status, d.OnStop,
+			d.AutoStopIn, micros(now), micros(now), nullMicros(d.FinishedAt)}
 	}
-	d.ID, err = tx.insert(ctx, `INSERT INTO deployments (project_id, environment_id, iid, ref, tag, sha, user_id, job_id, status, on_stop,
-		auto_stop_in, created_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.ProjectID, d.EnvironmentID, d.IID, d.Ref, d.Tag, d.SHA, zeroNull(d.UserID), zeroNull(d.JobID), d.Status, d.OnStop,
-		d.AutoStopIn, micros(now), micros(now), nullMicros(d.FinishedAt))
+	ids, err := tx.insertRows(ctx, "deployments", `project_id, environment_id, iid, ref, tag, sha, user_id, job_id, status, on_stop,
+		auto_stop_in, created_at, updated_at, finished_at`, rows)
+	for i, id := range ids {
+		ds[i].ID = id
+	}
 	return err
 }
 
