@@ -9,6 +9,7 @@
 //
 //	go run ./tools/load seed -token $TOKEN URL   # the data set (seed.go)
 //	go run ./tools/load rss PID                  # resident memory now
+//	go run ./tools/load baseline                 # the machine's limits (baseline.go)
 package main
 
 import (
@@ -31,6 +32,9 @@ func main() {
 		switch os.Args[1] {
 		case "seed":
 			seed(os.Args[2:])
+			return
+		case "baseline":
+			baseline(os.Args[2:])
 			return
 		case "rss":
 			pid, err := strconv.Atoi(strings.Join(os.Args[2:], ""))

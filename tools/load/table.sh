@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The read shapes of issue 27's table against a running, seeded server
+# (tools/load seed), one after another, each -d long at -c 32, then the
+# machine's own limits (tools/load baseline) in the same run.
+#
+#   tools/load/table.sh URL TOKEN MR_PROJECT_ID [DURATION]
+#
+# URL is the server's root (http://127.0.0.1:8080), TOKEN an
+# administrator's token, MR_PROJECT_ID the project seed printed.
+set -euo pipefail
+url=${1:?URL}; token=${2:?TOKEN}; mrp=${3:?MR_PROJECT_ID}; d=${4:-10s}
+cd "$(dirname "$0")/../.."
+bin=$(mktemp -d)/load
+go build -o "$bin" ./tools/load
+api=$url/api/v4
+shape() {
+  printf '| `%s` | ' "$1"
+  "$bin" -c 32 -d "$d" -token "$token" "$api$1" | awk '/req\/s/ {sub(/,$/, "", $8); printf "%s | %s |\n", $5, $8}'
+}
+echo "| shape (c=32, $d) | req/s | p50 |"
+echo "|---|---|---|"
+shape "/projects?per_page=20"
+shape "/projects?per_page=20&page=40"
+shape "/users?per_page=20"
+shape "/users?per_page=20&page=40"
+shape "/projects/$((mrp / 2))"
+shape "/projects/$mrp/merge_requests?per_page=20"
+shape "/projects/$mrp/merge_requests/1"
+shape "/projects/$mrp/repository/branches?per_page=20"
+"$bin" baseline -listen 127.0.0.1:18090 >/dev/null &
+base=$!
+trap 'kill $base 2>/dev/null' EXIT
+for _ in $(seq 50); do curl -fs http://127.0.0.1:18090/bare >/dev/null && break; sleep 0.1; done
+for p in bare rows; do
+  printf '| baseline `/%s` | ' "$p"
+  "$bin" -c 32 -d "$d" "http://127.0.0.1:18090/$p" | awk '/req\/s/ {sub(/,$/, "", $8); printf "%s | %s |\n", $5, $8}'
+done
