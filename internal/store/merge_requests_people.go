@@ -38,9 +38,8 @@ func (tx *Tx) MergeRequestsWithPeople(ctx context.Context, f MergeRequestFilter,
 
 // loadMRPeopleAndUsers fills the assignees and reviewers of merge
 // requests as loadMRPeople does and returns the summaries of every user
-// they name, in one statement: the assignees and reviewers with their
-// users (a user gone leaves its id, as loadMRPeople, without a summary),
-// then the authors, mergers and closers.
+// they name, in one statement: the assignees and reviewers (ids only),
+// then each user they name once (the authors, mergers and closers too).
 func (tx *Tx) loadMRPeopleAndUsers(ctx context.Context, list []*model.MergeRequest) (map[int64]model.User, error) {
 	users := map[int64]model.User{}
 	if len(list) == 0 {
@@ -61,33 +60,35 @@ func (tx *Tx) loadMRPeopleAndUsers(ctx context.Context, list []*model.MergeReque
 			}
 		}
 	}
-	const person = ", u.id, u.username, u.name, u.state, u.avatar FROM "
+	const none = ", NULL, NULL, NULL, NULL FROM "
 	in := placeholders(len(ids))
-	q := "SELECT 0, p.merge_request_id, p.position, p.user_id" + person + "merge_request_assignees p LEFT JOIN users u ON u.id = p.user_id WHERE p.merge_request_id IN (" + in +
-		") UNION ALL SELECT 1, p.merge_request_id, p.position, p.user_id" + person + "merge_request_reviewers p LEFT JOIN users u ON u.id = p.user_id WHERE p.merge_request_id IN (" + in + ")"
-	args := append(int64Args(ids), int64Args(ids)...)
+	mrs := int64Args(ids)
+	people := "SELECT user_id FROM merge_request_assignees WHERE merge_request_id IN (" + in +
+		") UNION SELECT user_id FROM merge_request_reviewers WHERE merge_request_id IN (" + in + ")"
+	args := append(append(append(append([]any{}, mrs...), mrs...), mrs...), mrs...)
 	if len(named) > 0 {
-		q += " UNION ALL SELECT 2, 0, 0, u.id" + person + "users u WHERE u.id IN (" + placeholders(len(named)) + ")"
+		people += " UNION SELECT id FROM users WHERE id IN (" + placeholders(len(named)) + ")"
 		args = append(args, int64Args(named)...)
 	}
-	err := tx.each(ctx, q+" ORDER BY 1, 2, 3", args, func(r *sql.Rows) error {
+	q := "SELECT 0, merge_request_id, position, user_id" + none + "merge_request_assignees WHERE merge_request_id IN (" + in +
+		") UNION ALL SELECT 1, merge_request_id, position, user_id" + none + "merge_request_reviewers WHERE merge_request_id IN (" + in +
+		") UNION ALL SELECT 2, 0, 0, id, username, name, state, avatar FROM users WHERE id IN (" + people + ") ORDER BY 1, 2, 3"
+	err := tx.each(ctx, q, args, func(r *sql.Rows) error {
 		var kind, mid, pos, uid int64
-		var id *int64
 		var u model.User
-		if err := r.Scan(&kind, &mid, &pos, &uid, nullInt64Ptr{&id}, nullString{&u.Username}, nullString{&u.Name}, nullString{(*string)(&u.State)},
+		if err := r.Scan(&kind, &mid, &pos, &uid, nullString{&u.Username}, nullString{&u.Name}, nullString{(*string)(&u.State)},
 			nullString{&u.Avatar}); err != nil {
 			return err
 		}
-		if id != nil {
-			u.ID = *id
-			users[u.ID] = u
-		}
-		if m := byID[mid]; m != nil && kind < 2 {
-			if kind == 0 {
-				m.AssigneeIDs = append(m.AssigneeIDs, uid)
-			} else {
-				m.ReviewerIDs = append(m.ReviewerIDs, uid)
-			}
+		switch m := byID[mid]; {
+		case kind == 2:
+			u.ID = uid
+			users[uid] = u
+		case m == nil:
+		case kind == 0:
+			m.AssigneeIDs = append(m.AssigneeIDs, uid)
+		default:
+			m.ReviewerIDs = append(m.ReviewerIDs, uid)
 		}
 		return nil
 	})
