@@ -16,7 +16,13 @@ import (
 // and (detail) what git decides of it, as stored when its tips moved
 // (refresh). acc is the actor's access to target.
 func (s *Service) view(ctx context.Context, a auth.Actor, target model.Project, acc model.AccessLevel, m model.MergeRequest, detail bool) (View, error) {
-	v := View{MergeRequest: m, Target: target, Source: target}
+	return s.viewWith(ctx, a, target, acc, m, nil, detail)
+}
+
+// viewWith is view with the people of m already read (nil: read them).
+func (s *Service) viewWith(ctx context.Context, a auth.Actor, target model.Project, acc model.AccessLevel, m model.MergeRequest,
+	users map[int64]model.User, detail bool) (View, error) {
+	v := View{MergeRequest: m, Target: target, Source: target, Users: users}
 	if m.SourceProjectID != target.ID {
 		src, err := s.db.ProjectByID(ctx, m.SourceProjectID)
 		if err != nil && !errors.Is(err, model.ErrNotFound) {
@@ -25,8 +31,10 @@ func (s *Service) view(ctx context.Context, a auth.Actor, target model.Project, 
 		v.Source = src
 	}
 	var err error
-	if v.Users, err = s.users(ctx, []model.MergeRequest{m}); err != nil {
-		return v, err
+	if v.Users == nil {
+		if v.Users, err = s.users(ctx, []model.MergeRequest{m}); err != nil {
+			return v, err
+		}
 	}
 	if !detail {
 		return v, nil
@@ -54,15 +62,22 @@ func (s *Service) view(ctx context.Context, a auth.Actor, target model.Project, 
 	return v, nil
 }
 
-// users loads the people of merge requests (one query).
+// users loads the people of merge requests (one query): what a user's
+// summary shows, all a merge request renders of them.
 func (s *Service) users(ctx context.Context, list []model.MergeRequest) (map[int64]model.User, error) {
 	var ids []int64
+	seen := map[int64]bool{0: true}
 	for _, m := range list {
-		ids = append(ids, m.AuthorID, m.MergedByID, m.ClosedByID)
-		ids = append(ids, m.AssigneeIDs...)
-		ids = append(ids, m.ReviewerIDs...)
+		for _, group := range [][]int64{{m.AuthorID, m.MergedByID, m.ClosedByID}, m.AssigneeIDs, m.ReviewerIDs} {
+			for _, id := range group {
+				if !seen[id] {
+					seen[id] = true
+					ids = append(ids, id)
+				}
+			}
+		}
 	}
-	return s.db.UsersByIDs(ctx, ids)
+	return s.db.UserBasicsByIDs(ctx, ids)
 }
 
 // tips reads the source's and the target's current tips ("" for a
@@ -228,11 +243,14 @@ func (s *Service) Get(ctx context.Context, a auth.Actor, projectRef string, iid 
 	if err != nil {
 		return View{}, err
 	}
-	m, err := s.load(ctx, p, iid)
+	m, users, err := s.db.MergeRequestWithPeople(ctx, p.ID, iid)
+	if errors.Is(err, model.ErrNotFound) {
+		return View{}, model.NotFound("Merge Request")
+	}
 	if err != nil {
 		return View{}, err
 	}
-	return s.view(ctx, a, p, acc, m, true)
+	return s.viewWith(ctx, a, p, acc, m, users, true)
 }
 
 // ListInput's AssigneeID and ReviewerID take a user's id or one of
@@ -287,11 +305,7 @@ func (s *Service) List(ctx context.Context, a auth.Actor, projectRef, groupRef s
 		}
 		f.ProjectIDs = ids
 	}
-	list, info, err := s.db.MergeRequests(ctx, f, page)
-	if err != nil {
-		return nil, info, err
-	}
-	users, err := s.users(ctx, list)
+	list, users, info, err := s.db.MergeRequestsWithPeople(ctx, f, page)
 	if err != nil {
 		return nil, info, err
 	}

@@ -233,6 +233,19 @@ const (
 
 // MergeRequests lists merge requests, newest first unless asked.
 func (tx *Tx) MergeRequests(ctx context.Context, f MergeRequestFilter, page model.Page) ([]model.MergeRequest, model.PageInfo, error) {
+	list, info, err := tx.mergeRequests(ctx, f, page)
+	if err != nil {
+		return nil, info, err
+	}
+	ptrs := make([]*model.MergeRequest, len(list))
+	for i := range list {
+		ptrs[i] = &list[i]
+	}
+	return list, info, tx.loadMRPeople(ctx, ptrs)
+}
+
+// mergeRequests is MergeRequests without the assignees and reviewers.
+func (tx *Tx) mergeRequests(ctx context.Context, f MergeRequestFilter, page model.Page) ([]model.MergeRequest, model.PageInfo, error) {
 	var w where
 	if f.ProjectIDs != nil {
 		if len(f.ProjectIDs) == 0 {
@@ -315,14 +328,7 @@ func (tx *Tx) MergeRequests(ctx context.Context, f MergeRequestFilter, page mode
 			return micros(m.CreatedAt), m.ID
 		},
 	}, page)
-	if err != nil {
-		return nil, info, err
-	}
-	ptrs := make([]*model.MergeRequest, len(list))
-	for i := range list {
-		ptrs[i] = &list[i]
-	}
-	return list, info, tx.loadMRPeople(ctx, ptrs)
+	return list, info, err
 }
 
 // draftCond matches draft titles (model.IsDraftTitle's prefixes).

@@ -69,45 +69,42 @@ func (tx *Tx) ProtectedBranches(ctx context.Context, projectID int64, search str
 	if search != "" {
 		w.add(tx.ilike("b.name"), likePattern(search))
 	}
+	// One statement: each branch with its access levels (none: one row
+	// of NULLs), branches in name order, levels in id order.
 	var out []model.ProtectedBranch
-	idx := map[int64]int{}
-	err := tx.each(ctx, "SELECT b.id, b.project_id, b.name, b.allow_force_push, b.code_owner_approval_required, b.created_at FROM protected_branches b"+
-		w.sql()+" ORDER BY b.name, b.id", w.args, func(r *sql.Rows) error {
-		var b model.ProtectedBranch
-		err := r.Scan(&b.ID, &b.ProjectID, &b.Name, &b.AllowForcePush, &b.CodeOwnerApprovalRequired, tsScan{&b.CreatedAt})
-		idx[b.ID] = len(out)
-		out = append(out, b)
-		return err
-	})
-	if err != nil || len(out) == 0 {
-		return out, err
-	}
-	err = tx.each(ctx, `SELECT a.id, a.protected_branch_id, a.kind, a.access_level, a.user_id, a.group_id FROM protected_branch_access_levels a
-		JOIN protected_branches b ON b.id = a.protected_branch_id WHERE b.project_id = ? ORDER BY a.id`, []any{projectID}, func(r *sql.Rows) error {
-		var a model.BranchAccess
-		var branchID int64
-		var kind string
-		var lvl *int64
-		if err := r.Scan(&a.ID, &branchID, &kind, nullInt64Ptr{&lvl}, nullInt64Ptr{&a.UserID}, nullInt64Ptr{&a.GroupID}); err != nil {
-			return err
-		}
-		if lvl != nil {
-			l := model.AccessLevel(*lvl)
-			a.AccessLevel = &l
-		}
-		i, ok := idx[branchID]
-		if !ok {
+	err := tx.each(ctx, `SELECT b.id, b.project_id, b.name, b.allow_force_push, b.code_owner_approval_required, b.created_at,
+		a.id, a.kind, a.access_level, a.user_id, a.group_id FROM protected_branches b
+		LEFT JOIN protected_branch_access_levels a ON a.protected_branch_id = b.id`+w.sql()+" ORDER BY b.name, b.id, a.id", w.args,
+		func(r *sql.Rows) error {
+			var b model.ProtectedBranch
+			var aid, lvl *int64
+			var kind string
+			var a model.BranchAccess
+			if err := r.Scan(&b.ID, &b.ProjectID, &b.Name, &b.AllowForcePush, &b.CodeOwnerApprovalRequired, tsScan{&b.CreatedAt},
+				nullInt64Ptr{&aid}, nullString{&kind}, nullInt64Ptr{&lvl}, nullInt64Ptr{&a.UserID}, nullInt64Ptr{&a.GroupID}); err != nil {
+				return err
+			}
+			if n := len(out); n == 0 || out[n-1].ID != b.ID {
+				out = append(out, b)
+			}
+			if aid == nil {
+				return nil
+			}
+			a.ID = *aid
+			if lvl != nil {
+				l := model.AccessLevel(*lvl)
+				a.AccessLevel = &l
+			}
+			last := &out[len(out)-1]
+			switch kind {
+			case "push":
+				last.Push = append(last.Push, a)
+			case "merge":
+				last.Merge = append(last.Merge, a)
+			default:
+				last.Unprotect = append(last.Unprotect, a)
+			}
 			return nil
-		}
-		switch kind {
-		case "push":
-			out[i].Push = append(out[i].Push, a)
-		case "merge":
-			out[i].Merge = append(out[i].Merge, a)
-		default:
-			out[i].Unprotect = append(out[i].Unprotect, a)
-		}
-		return nil
-	})
+		})
 	return out, err
 }

@@ -3,6 +3,7 @@ package entity
 import (
 	"regexp"
 	"strconv"
+	"strings"
 
 	"quarry/internal/auth"
 	"quarry/internal/mergerequests"
@@ -90,6 +91,9 @@ var taskItem = regexp.MustCompile(`(?m)^(?:>\s{0,4})*(?:[ \t]*(?:[-+*]|\d+[.)]))
 // tasks counts the task list items of a description.
 func tasks(description string) TaskCompletionStatus {
 	var out TaskCompletionStatus
+	if !strings.Contains(description, "[") {
+		return out // no box: no item (most descriptions; the pattern is costly)
+	}
 	for _, m := range taskItem.FindAllStringSubmatch(description, -1) {
 		out.Count++
 		if m[1] != " " {
@@ -167,15 +171,31 @@ func strOrNil(s string) *string {
 
 // MergeRequest renders a merge request for lists.
 func (r *Renderer) MergeRequest(v mergerequests.View) MergeRequest {
-	user := func(id int64) *UserBasic {
-		if u, ok := v.Users[id]; ok {
-			b := r.UserBasic(&u)
-			return &b
-		}
-		return nil
+	return r.mergeRequest(v, summaries{})
+}
+
+// summaries are the user summaries rendered so far for a response: a page
+// names the same few people many times.
+type summaries map[int64]*UserBasic
+
+// of is the summary of the user id among users (nil: unknown).
+func (p summaries) of(r *Renderer, users map[int64]model.User, id int64) *UserBasic {
+	if b, ok := p[id]; ok {
+		return b
 	}
+	var b *UserBasic
+	if u, ok := users[id]; ok {
+		s := r.UserBasic(&u)
+		b = &s
+	}
+	p[id] = b
+	return b
+}
+
+func (r *Renderer) mergeRequest(v mergerequests.View, known summaries) MergeRequest {
+	user := func(id int64) *UserBasic { return known.of(r, v.Users, id) }
 	people := func(ids []int64) []UserBasic {
-		out := []UserBasic{}
+		out := make([]UserBasic, 0, len(ids))
 		for _, id := range ids {
 			if b := user(id); b != nil {
 				out = append(out, *b)
@@ -201,8 +221,7 @@ func (r *Renderer) MergeRequest(v mergerequests.View) MergeRequest {
 		Squash:     v.Squash, SquashOnMerge: v.Squash || v.Target.Settings.SquashOption == "always", HasConflicts: v.Conflicts,
 		TaskCompletionStatus: tasks(v.Description), BlockingDiscussionsResolved: true}
 	if len(out.Assignees) > 0 {
-		a := out.Assignees[0]
-		out.Assignee = &a
+		out.Assignee = &out.Assignees[0]
 	}
 	if v.State == model.MRStateMerged {
 		remove := v.RemoveSourceBranch
@@ -214,8 +233,9 @@ func (r *Renderer) MergeRequest(v mergerequests.View) MergeRequest {
 // MergeRequests renders a list.
 func (r *Renderer) MergeRequests(list []mergerequests.View) []MergeRequest {
 	out := make([]MergeRequest, len(list))
+	known := summaries{}
 	for i, v := range list {
-		out[i] = r.MergeRequest(v)
+		out[i] = r.mergeRequest(v, known)
 	}
 	return out
 }

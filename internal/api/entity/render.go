@@ -35,7 +35,10 @@ type Time time.Time
 
 // MarshalJSON implements json.Marshaler.
 func (t Time) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+	b := make([]byte, 0, len(`"2006-01-02T15:04:05.000Z"`))
+	b = append(b, '"')
+	b = time.Time(t).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+	return append(b, '"'), nil
 }
 
 // TimePtr is t as a nullable Time.

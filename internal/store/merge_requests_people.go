@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+
+	"quarry/internal/model"
+)
+
+// MergeRequestWithPeople is MergeRequest with what a user's summary shows
+// (UserBasicsByIDs) of everyone the merge request names: author, merger,
+// closer, assignees and reviewers, read with the assignees and reviewers
+// (two statements in all).
+func (tx *Tx) MergeRequestWithPeople(ctx context.Context, projectID, iid int64) (model.MergeRequest, map[int64]model.User, error) {
+	var m model.MergeRequest
+	if err := tx.row(ctx, mrDest(&m), "SELECT "+mrColumns+" FROM merge_requests WHERE target_project_id = ? AND iid = ?", projectID, iid); err != nil {
+		return m, nil, err
+	}
+	users, err := tx.loadMRPeopleAndUsers(ctx, []*model.MergeRequest{&m})
+	return m, users, err
+}
+
+// MergeRequestsWithPeople is MergeRequests with the people of the page
+// (as MergeRequestWithPeople): one statement for them, whatever the page
+// size.
+func (tx *Tx) MergeRequestsWithPeople(ctx context.Context, f MergeRequestFilter, page model.Page) ([]model.MergeRequest, map[int64]model.User, model.PageInfo, error) {
+	list, info, err := tx.mergeRequests(ctx, f, page)
+	if err != nil {
+		return nil, nil, info, err
+	}
+	ptrs := make([]*model.MergeRequest, len(list))
+	for i := range list {
+		ptrs[i] = &list[i]
+	}
+	users, err := tx.loadMRPeopleAndUsers(ctx, ptrs)
+	return list, users, info, err
+}
+
+// loadMRPeopleAndUsers fills the assignees and reviewers of merge
+// requests as loadMRPeople does and returns the summaries of every user
+// they name, in one statement: the assignees and reviewers (ids only),
+// then each user they name once (the authors, mergers and closers too).
+func (tx *Tx) loadMRPeopleAndUsers(ctx context.Context, list []*model.MergeRequest) (map[int64]model.User, error) {
+	users := map[int64]model.User{}
+	if len(list) == 0 {
+		return users, nil
+	}
+	byID := make(map[int64]*model.MergeRequest, len(list))
+	ids := make([]int64, 0, len(list))
+	var named []int64
+	seen := map[int64]bool{0: true}
+	for _, m := range list {
+		byID[m.ID] = m
+		ids = append(ids, m.ID)
+		m.AssigneeIDs, m.ReviewerIDs = nil, nil
+		for _, id := range [...]int64{m.AuthorID, m.MergedByID, m.ClosedByID} {
+			if !seen[id] {
+				seen[id] = true
+				named = append(named, id)
+			}
+		}
+	}
+	const none = ", NULL, NULL, NULL, NULL FROM "
+	in := placeholders(len(ids))
+	mrs := int64Args(ids)
+	people := "SELECT user_id FROM merge_request_assignees WHERE merge_request_id IN (" + in +
+		") UNION SELECT user_id FROM merge_request_reviewers WHERE merge_request_id IN (" + in + ")"
+	args := append(append(append(append([]any{}, mrs...), mrs...), mrs...), mrs...)
+	if len(named) > 0 {
+		people += " UNION SELECT id FROM users WHERE id IN (" + placeholders(len(named)) + ")"
+		args = append(args, int64Args(named)...)
+	}
+	q := "SELECT 0, merge_request_id, position, user_id" + none + "merge_request_assignees WHERE merge_request_id IN (" + in +
+		") UNION ALL SELECT 1, merge_request_id, position, user_id" + none + "merge_request_reviewers WHERE merge_request_id IN (" + in +
+		") UNION ALL SELECT 2, 0, 0, id, username, name, state, avatar FROM users WHERE id IN (" + people + ") ORDER BY 1, 2, 3"
+	err := tx.each(ctx, q, args, func(r *sql.Rows) error {
+		var kind, mid, pos, uid int64
+		var u model.User
+		if err := r.Scan(&kind, &mid, &pos, &uid, nullString{&u.Username}, nullString{&u.Name}, nullString{(*string)(&u.State)},
+			nullString{&u.Avatar}); err != nil {
+			return err
+		}
+		switch m := byID[mid]; {
+		case kind == 2:
+			u.ID = uid
+			users[uid] = u
+		case m == nil:
+		case kind == 0:
+			m.AssigneeIDs = append(m.AssigneeIDs, uid)
+		default:
+			m.ReviewerIDs = append(m.ReviewerIDs, uid)
+		}
+		return nil
+	})
+	return users, err
+}
