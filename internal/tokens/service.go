@@ -23,6 +23,7 @@ type Service struct {
 	now      func() time.Time
 	// readOnly leaves uses unrecorded (RecordNoUse).
 	readOnly bool
+	users    userRows
 }
 
 // Settings give the instance's application settings in effect.
@@ -85,7 +86,14 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (auth.Actor, 
 	if !auth.PlausibleSecret(secret) {
 		return auth.Anonymous, model.Unauthorized("")
 	}
-	t, u, err := s.db.TokenWithUser(ctx, auth.Digest(secret))
+	t, uv, err := s.db.TokenWithUserVersion(ctx, auth.Digest(secret))
+	if errors.Is(err, model.ErrNotFound) {
+		return auth.Anonymous, model.Unauthorized("")
+	}
+	if err != nil {
+		return auth.Anonymous, err
+	}
+	u, err := s.user(ctx, uv)
 	if errors.Is(err, model.ErrNotFound) {
 		return auth.Anonymous, model.Unauthorized("")
 	}
