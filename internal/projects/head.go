@@ -3,6 +3,7 @@ package projects
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"quarry/internal/auth"
@@ -57,41 +58,92 @@ func (s *Service) ResolveView(ctx context.Context, a auth.Actor, ref string, row
 	if p.PendingDelete || !can(a, auth.ReadProject, &p, h.Access) {
 		return View{}, model.NotFound("Project")
 	}
-	var links []model.GroupLink
-	if h.Shared {
-		byProject, err := s.db.GroupLinksOf(ctx, []int64{p.ID})
-		if err != nil {
-			return View{}, err
-		}
-		links = byProject[p.ID]
-	}
-	var forkIDs []int64
-	if p.ForkedFromID != nil {
-		forkIDs = []int64{*p.ForkedFromID}
-	}
-	sources, srcAccess, err := s.forkSources(ctx, a, forkIDs)
+	vs, err := s.viewsFromHeads(ctx, a, []model.Project{p}, map[int64]store.ProjectHead{p.ID: h}, rows)
 	if err != nil {
 		return View{}, err
 	}
-	var owner *model.User
-	if p.Namespace.Kind == model.NamespaceUser && h.OwnerID != 0 && h.OwnerID == p.Namespace.OwnerID {
-		o, ok := rows.UserBasic(h.OwnerID, h.OwnerCreatedAt, h.OwnerVersion)
-		if !ok {
-			us, err := s.db.UserBasicsByIDs(ctx, []int64{h.OwnerID})
-			if err != nil {
-				return View{}, err
-			}
-			if o, ok = us[h.OwnerID]; ok {
-				rows.PutUserBasic(&o)
-			}
+	return vs[0], nil
+}
+
+// CachedViews is ViewsWithoutTopics for the entity cache: the caller's
+// levels, the group links' presence and the owners' versions of the page
+// in one statement (store.ProjectHeads), the links read only for the
+// projects shared with groups, the owners' summaries taken from rows at
+// their versions (the misses read in one statement).
+func (s *Service) CachedViews(ctx context.Context, a auth.Actor, ps []model.Project, rows Rows) ([]View, error) {
+	if !a.SignedIn() || a.Job != nil {
+		return s.ViewsWithoutTopics(ctx, a, ps, nil, false)
+	}
+	ids := make([]int64, len(ps))
+	for i := range ps {
+		ids[i] = ps[i].ID
+	}
+	heads, err := s.db.ProjectHeads(ctx, ids, a.UserID(), s.today())
+	if err != nil {
+		return nil, err
+	}
+	return s.viewsFromHeads(ctx, a, ps, heads, rows)
+}
+
+// viewsFromHeads completes the views of ps from their heads.
+func (s *Service) viewsFromHeads(ctx context.Context, a auth.Actor, ps []model.Project, heads map[int64]store.ProjectHead, rows Rows) ([]View, error) {
+	var shared, forkIDs, missing []int64
+	owners := map[int64]model.User{}
+	for i := range ps {
+		p := &ps[i]
+		h := heads[p.ID]
+		if h.Shared {
+			shared = append(shared, p.ID)
 		}
-		if ok {
+		if p.ForkedFromID != nil {
+			forkIDs = append(forkIDs, *p.ForkedFromID)
+		}
+		if p.Namespace.Kind != model.NamespaceUser || h.OwnerID == 0 || h.OwnerID != p.Namespace.OwnerID {
+			continue
+		}
+		if _, ok := owners[h.OwnerID]; ok {
+			continue
+		}
+		if o, ok := rows.UserBasic(h.OwnerID, h.OwnerCreatedAt, h.OwnerVersion); ok {
+			owners[h.OwnerID] = o
+		} else if !slices.Contains(missing, h.OwnerID) {
+			missing = append(missing, h.OwnerID)
+		}
+	}
+	var links map[int64][]model.GroupLink
+	if len(shared) > 0 {
+		var err error
+		if links, err = s.db.GroupLinksOf(ctx, shared); err != nil {
+			return nil, err
+		}
+	}
+	sources, srcAccess, err := s.forkSources(ctx, a, forkIDs)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		read, err := s.db.UserBasicsByIDs(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		for id, o := range read {
+			rows.PutUserBasic(&o)
+			owners[id] = o
+		}
+	}
+	out := make([]View, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		h := heads[p.ID]
+		var owner *model.User
+		if o, ok := owners[h.OwnerID]; ok && p.Namespace.Kind == model.NamespaceUser && h.OwnerID == p.Namespace.OwnerID {
 			owner = &o
 		}
+		var group model.AccessLevel
+		if p.Namespace.Kind == model.NamespaceGroup {
+			group = h.GroupAccess
+		}
+		out[i] = newView(a, p, h.Access, h.ProjectAccess, group, links[p.ID], sources, srcAccess, owner, false)
 	}
-	var group model.AccessLevel
-	if p.Namespace.Kind == model.NamespaceGroup {
-		group = h.GroupAccess
-	}
-	return newView(a, &p, h.Access, h.ProjectAccess, group, links, sources, srcAccess, owner, false), nil
+	return out, nil
 }

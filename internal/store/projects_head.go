@@ -56,11 +56,42 @@ func (tx *Tx) ProjectHeadByRef(ctx context.Context, ref string, userID int64, to
 		args = append(args, strings.ToLower(ref[:i]), strings.ToLower(ref[i+1:]))
 	}
 	var h ProjectHead
-	var shared int
-	var owner sql.NullInt64
-	err := tx.row(ctx, []any{&h.ID, &h.EntityVersion, tsScan{&h.CreatedAt}, &h.NamespaceID, &h.NamespaceVersion, &h.NamespaceKind,
-		&owner, &h.OwnerVersion, tsScan{&h.OwnerCreatedAt}, &h.Access, &h.ProjectAccess, &h.GroupAccess, &shared},
-		projectHeadQuery+cond, args...)
-	h.OwnerID, h.Shared = owner.Int64, shared == 1
+	var sc headScan
+	err := tx.row(ctx, sc.dest(&h), projectHeadQuery+cond, args...)
+	sc.done(&h)
 	return h, err
 }
+
+// ProjectHeads reads the heads of several projects (a page), in one
+// statement, by id.
+func (tx *Tx) ProjectHeads(ctx context.Context, ids []int64, userID int64, today string) (map[int64]ProjectHead, error) {
+	out := make(map[int64]ProjectHead, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := append([]any{userID, today, userID, today, userID, today}, int64Args(ids)...)
+	var h ProjectHead
+	var sc headScan
+	dest := sc.dest(&h)
+	err := tx.each(ctx, projectHeadQuery+"p.id IN ("+placeholders(len(ids))+")", args, func(r *sql.Rows) error {
+		h = ProjectHead{}
+		err := r.Scan(dest...)
+		sc.done(&h)
+		out[h.ID] = h
+		return err
+	})
+	return out, err
+}
+
+// headScan holds the columns of a head scanned into other types.
+type headScan struct {
+	shared int
+	owner  sql.NullInt64
+}
+
+func (sc *headScan) dest(h *ProjectHead) []any {
+	return []any{&h.ID, &h.EntityVersion, tsScan{&h.CreatedAt}, &h.NamespaceID, &h.NamespaceVersion, &h.NamespaceKind,
+		&sc.owner, &h.OwnerVersion, tsScan{&h.OwnerCreatedAt}, &h.Access, &h.ProjectAccess, &h.GroupAccess, &sc.shared}
+}
+
+func (sc *headScan) done(h *ProjectHead) { h.OwnerID, h.Shared = sc.owner.Int64, sc.shared == 1 }

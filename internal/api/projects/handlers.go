@@ -120,7 +120,7 @@ func projectInput(p *endpoint.Params) projects.Input {
 // or simple=true, else the full entity with permissions.
 func (h *Handlers) renderProjects(c *endpoint.Call, ps []model.Project, simple, withStats, withCustom bool) (any, error) {
 	if h.cacheable(c, simple, withStats, withCustom) {
-		views, err := h.projects.ViewsWithoutTopics(c.Ctx(), c.Actor, ps, nil, false)
+		views, err := h.projects.CachedViews(c.Ctx(), c.Actor, ps, h.r.Cache)
 		if err != nil {
 			return nil, err
 		}
