@@ -155,6 +155,7 @@ func (s *Service) recordUse(ctx context.Context, t *model.PersonalAccessToken, u
 	if !stale && u.LastActivityOn == today {
 		return nil
 	}
+	var version int64
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		if stale {
 			if err := tx.TouchToken(ctx, t.ID, now, now.Add(-touchInterval)); err != nil {
@@ -162,6 +163,12 @@ func (s *Service) recordUse(ctx context.Context, t *model.PersonalAccessToken, u
 			}
 		}
 		if u.LastActivityOn != today {
+			// Written from the version u was decoded at, the row is u
+			// with the day: kept, so the next request needs no read.
+			var err error
+			if version, err = tx.SetLastActivityAt(ctx, u.ID, today, u.EntityVersion); err != nil || version != 0 {
+				return err
+			}
 			return tx.SetLastActivity(ctx, u.ID, today)
 		}
 		return nil
@@ -169,6 +176,10 @@ func (s *Service) recordUse(ctx context.Context, t *model.PersonalAccessToken, u
 	if err == nil {
 		t.LastUsedAt = &now
 		u.LastActivityOn = today
+		if version != 0 {
+			u.EntityVersion = version
+			s.keepUser(*u)
+		}
 	}
 	return err
 }

@@ -41,12 +41,17 @@ func (s *Service) user(ctx context.Context, v store.TokenUserVersion) (model.Use
 	if err != nil {
 		return u, err
 	}
-	k = userKey{u.ID, u.CreatedAt.UnixMicro(), u.EntityVersion}
+	s.keepUser(u)
+	return u, nil
+}
+
+// keepUser keeps u, the user's row as it is at u.EntityVersion.
+func (s *Service) keepUser(u model.User) {
+	k := userKey{u.ID, u.CreatedAt.UnixMicro(), u.EntityVersion}
 	s.users.mu.Lock()
 	if s.users.m == nil || len(s.users.m) >= usersKept {
 		s.users.m = map[userKey]model.User{}
 	}
 	s.users.m[k] = u
 	s.users.mu.Unlock()
-	return u, nil
 }
