@@ -107,15 +107,7 @@ func (s *Service) viewsWith(ctx context.Context, a auth.Actor, ps []model.Projec
 	if err != nil {
 		return nil, err
 	}
-	sources, err := s.db.ProjectsByIDs(ctx, forkIDs)
-	if err != nil {
-		return nil, err
-	}
-	srcIDs := make([]int64, 0, len(sources))
-	for id := range sources {
-		srcIDs = append(srcIDs, id)
-	}
-	srcAccess, err := s.db.ProjectAccessLevels(ctx, a.UserID(), srcIDs, today)
+	sources, srcAccess, err := s.forkSources(ctx, a, forkIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -125,30 +117,62 @@ func (s *Service) viewsWith(ctx context.Context, a auth.Actor, ps []model.Projec
 	}
 	out := make([]View, len(ps))
 	for i := range ps {
-		p := ps[i]
-		acc := access[p.ID]
-		v := View{Project: p, Access: acc, ProjectAccess: direct[p.ID], Topics: topics[p.ID], SharedWith: links[p.ID]}
-		if p.Namespace.Kind == model.NamespaceGroup && groupAcc[p.NamespaceID] > 0 {
-			v.GroupAccess, v.GroupMember = groupAcc[p.NamespaceID], true
-		}
-		v.CanReadCode = can(a, auth.ReadCode, &p, acc)
-		v.CanAdmin = can(a, auth.UpdateProject, &p, acc)
-		v.CanOwn = can(a, auth.OwnProject, &p, acc)
-		if p.ForkedFromID != nil {
-			if src, ok := sources[*p.ForkedFromID]; ok && !src.PendingDelete && can(a, auth.ReadProject, &src, srcAccess[src.ID]) {
-				v.ForkedFrom = &src
-			}
-		}
+		p := &ps[i]
+		var owner *model.User
 		if o, ok := owners[p.Namespace.OwnerID]; ok && p.Namespace.Kind == model.NamespaceUser {
-			v.Owner = &o
+			owner = &o
 		}
-		if withStats && can(a, auth.ReadProjectStats, &p, acc) {
-			v.Statistics = &model.ProjectStatistics{CommitCount: p.CommitCount, RepositorySize: p.RepositorySize,
-				WikiSize: p.WikiSize, StorageSize: p.RepositorySize + p.WikiSize}
+		var group model.AccessLevel
+		if p.Namespace.Kind == model.NamespaceGroup {
+			group = groupAcc[p.NamespaceID]
 		}
-		out[i] = v
+		out[i] = newView(a, p, access[p.ID], direct[p.ID], group, links[p.ID], sources, srcAccess, owner, withStats)
+		out[i].Topics = topics[p.ID]
 	}
 	return out, nil
+}
+
+// forkSources reads the projects forks were made from, with the actor's
+// access to them.
+func (s *Service) forkSources(ctx context.Context, a auth.Actor, forkIDs []int64) (map[int64]model.Project, map[int64]model.AccessLevel, error) {
+	if len(forkIDs) == 0 {
+		return nil, nil, nil
+	}
+	sources, err := s.db.ProjectsByIDs(ctx, forkIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	srcIDs := make([]int64, 0, len(sources))
+	for id := range sources {
+		srcIDs = append(srcIDs, id)
+	}
+	srcAccess, err := s.db.ProjectAccessLevels(ctx, a.UserID(), srcIDs, s.today())
+	return sources, srcAccess, err
+}
+
+// newView is the view of p for a from what was read: the actor's levels
+// (group: in the project's group hierarchy, 0 for none or a personal
+// project), the group links, the fork sources and the owner's summary.
+func newView(a auth.Actor, p *model.Project, acc, direct, group model.AccessLevel, links []model.GroupLink,
+	sources map[int64]model.Project, srcAccess map[int64]model.AccessLevel, owner *model.User, withStats bool) View {
+	v := View{Project: *p, Access: acc, ProjectAccess: direct, SharedWith: links}
+	if group > 0 {
+		v.GroupAccess, v.GroupMember = group, true
+	}
+	v.CanReadCode = can(a, auth.ReadCode, p, acc)
+	v.CanAdmin = can(a, auth.UpdateProject, p, acc)
+	v.CanOwn = can(a, auth.OwnProject, p, acc)
+	if p.ForkedFromID != nil {
+		if src, ok := sources[*p.ForkedFromID]; ok && !src.PendingDelete && can(a, auth.ReadProject, &src, srcAccess[src.ID]) {
+			v.ForkedFrom = &src
+		}
+	}
+	v.Owner = owner
+	if withStats && can(a, auth.ReadProjectStats, p, acc) {
+		v.Statistics = &model.ProjectStatistics{CommitCount: p.CommitCount, RepositorySize: p.RepositorySize,
+			WikiSize: p.WikiSize, StorageSize: p.RepositorySize + p.WikiSize}
+	}
+	return v
 }
 
 // ListInput are the filters of the project lists.

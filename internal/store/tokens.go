@@ -64,6 +64,27 @@ func (tx *Tx) TokenWithUser(ctx context.Context, digest string) (model.PersonalA
 	return t, u, err
 }
 
+// TokenUserVersion is what TokenWithUserVersion reads of a token's user:
+// the row's identity and the entity_version every write to it moves.
+type TokenUserVersion struct {
+	ID, Version int64
+	CreatedAt   time.Time
+}
+
+// TokenWithUserVersion finds a token by digest with its user's id,
+// creation time and entity_version (not the rest of the row), for a
+// caller that keeps users decoded by version.
+func (tx *Tx) TokenWithUserVersion(ctx context.Context, digest string) (model.PersonalAccessToken, TokenUserVersion, error) {
+	var t model.PersonalAccessToken
+	var u TokenUserVersion
+	var scopes string
+	dest := append(tokenDest(&t, &scopes), &u.ID, &u.Version, tsScan{&u.CreatedAt})
+	err := tx.row(ctx, dest, "SELECT "+tokenColumns+", u.id, u.entity_version, u.created_at"+
+		" FROM personal_access_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = ?", digest)
+	t.Scopes = splitScopes(scopes)
+	return t, u, err
+}
+
 // TokenByID returns one token or model.ErrNotFound.
 func (tx *Tx) TokenByID(ctx context.Context, id int64) (model.PersonalAccessToken, error) {
 	var t model.PersonalAccessToken

@@ -388,6 +388,21 @@ func (tx *Tx) SoleOwnedGroups(ctx context.Context, userID int64) ([]int64, error
 	return ids, err
 }
 
+// SetLastActivityAt records the day a user was last active if the row is
+// still at entity_version version (a compare-and-set): it returns the
+// version the write moved the row to, or 0 when the row had moved or the
+// day was recorded already (nothing written).
+func (tx *Tx) SetLastActivityAt(ctx context.Context, userID int64, day string, version int64) (int64, error) {
+	// Moving entity_version in the statement keeps SQLite's trigger out
+	// and gives PostgreSQL's the same result: version + 1.
+	n, err := tx.execN(ctx, `UPDATE users SET last_activity_on = ?, entity_version = entity_version + 1
+		WHERE id = ? AND entity_version = ? AND (last_activity_on IS NULL OR last_activity_on < ?)`, day, userID, version, day)
+	if err != nil || n != 1 {
+		return 0, err
+	}
+	return version + 1, nil
+}
+
 // SetLastActivity records the day a user was last active.
 func (tx *Tx) SetLastActivity(ctx context.Context, userID int64, day string) error {
 	_, err := tx.exec(ctx, "UPDATE users SET last_activity_on = ? WHERE id = ? AND (last_activity_on IS NULL OR last_activity_on < ?)", day, userID, day)

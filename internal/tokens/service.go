@@ -23,6 +23,7 @@ type Service struct {
 	now      func() time.Time
 	// readOnly leaves uses unrecorded (RecordNoUse).
 	readOnly bool
+	users    userRows
 }
 
 // Settings give the instance's application settings in effect.
@@ -85,7 +86,14 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (auth.Actor, 
 	if !auth.PlausibleSecret(secret) {
 		return auth.Anonymous, model.Unauthorized("")
 	}
-	t, u, err := s.db.TokenWithUser(ctx, auth.Digest(secret))
+	t, uv, err := s.db.TokenWithUserVersion(ctx, auth.Digest(secret))
+	if errors.Is(err, model.ErrNotFound) {
+		return auth.Anonymous, model.Unauthorized("")
+	}
+	if err != nil {
+		return auth.Anonymous, err
+	}
+	u, err := s.user(ctx, uv)
 	if errors.Is(err, model.ErrNotFound) {
 		return auth.Anonymous, model.Unauthorized("")
 	}
@@ -147,6 +155,7 @@ func (s *Service) recordUse(ctx context.Context, t *model.PersonalAccessToken, u
 	if !stale && u.LastActivityOn == today {
 		return nil
 	}
+	var version int64
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		if stale {
 			if err := tx.TouchToken(ctx, t.ID, now, now.Add(-touchInterval)); err != nil {
@@ -154,6 +163,12 @@ func (s *Service) recordUse(ctx context.Context, t *model.PersonalAccessToken, u
 			}
 		}
 		if u.LastActivityOn != today {
+			// Written from the version u was decoded at, the row is u
+			// with the day: kept, so the next request needs no read.
+			var err error
+			if version, err = tx.SetLastActivityAt(ctx, u.ID, today, u.EntityVersion); err != nil || version != 0 {
+				return err
+			}
 			return tx.SetLastActivity(ctx, u.ID, today)
 		}
 		return nil
@@ -161,6 +176,10 @@ func (s *Service) recordUse(ctx context.Context, t *model.PersonalAccessToken, u
 	if err == nil {
 		t.LastUsedAt = &now
 		u.LastActivityOn = today
+		if version != 0 {
+			u.EntityVersion = version
+			s.keepUser(*u)
+		}
 	}
 	return err
 }

@@ -11,6 +11,11 @@ const (
 	KindProject uint8 = iota + 1
 	KindUserAdmin
 	KindUserDetailsAdmin
+	// KindProjectRow is a project's decoded row with its namespace,
+	// KindUserBasic a user's summary: what a request whose versions match
+	// need not read again (rows.go).
+	KindProjectRow
+	KindUserBasic
 )
 
 // CacheKey names one encoding of an entity: its row (id and creation
@@ -65,8 +70,9 @@ type Cache struct {
 }
 
 type cacheEntry struct {
-	key CacheKey
-	t   *Template
+	key  CacheKey
+	v    any // *Template, model.Project or model.User
+	size int64
 }
 
 // NewCache returns a cache of at most maxBytes; nil when maxBytes <= 0.
@@ -79,42 +85,51 @@ func NewCache(maxBytes int64) *Cache {
 
 // Get returns the template stored under k.
 func (c *Cache) Get(k CacheKey) (*Template, bool) {
+	t, ok := c.get(k).(*Template)
+	return t, ok
+}
+
+// Put stores t under k, dropping the least recently used entries beyond
+// the bound; a template larger than the whole bound is not kept.
+func (c *Cache) Put(k CacheKey, t *Template) { c.put(k, t, t.size()) }
+
+// get returns the value stored under k, or nil.
+func (c *Cache) get(k CacheKey) any {
 	if c == nil {
-		return nil, false
+		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[k]
 	if !ok {
-		return nil, false
+		return nil
 	}
 	c.order.MoveToFront(e)
-	return e.Value.(*cacheEntry).t, true
+	return e.Value.(*cacheEntry).v
 }
 
-// Put stores t under k, dropping the least recently used entries beyond
-// the bound; a template larger than the whole bound is not kept.
-func (c *Cache) Put(k CacheKey, t *Template) {
-	if c == nil || t.size() > c.max {
+// put stores v, counted as size bytes, under k.
+func (c *Cache) put(k CacheKey, v any, size int64) {
+	if c == nil || size > c.max {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[k]; ok {
 		old := e.Value.(*cacheEntry)
-		c.used += t.size() - old.t.size()
-		old.t = t
+		c.used += size - old.size
+		old.v, old.size = v, size
 		c.order.MoveToFront(e)
 	} else {
-		c.items[k] = c.order.PushFront(&cacheEntry{key: k, t: t})
-		c.used += t.size()
+		c.items[k] = c.order.PushFront(&cacheEntry{key: k, v: v, size: size})
+		c.used += size
 	}
 	for c.used > c.max {
 		last := c.order.Back()
 		e := last.Value.(*cacheEntry)
 		c.order.Remove(last)
 		delete(c.items, e.key)
-		c.used -= e.t.size()
+		c.used -= e.size
 	}
 }
 

@@ -120,7 +120,7 @@ func projectInput(p *endpoint.Params) projects.Input {
 // or simple=true, else the full entity with permissions.
 func (h *Handlers) renderProjects(c *endpoint.Call, ps []model.Project, simple, withStats, withCustom bool) (any, error) {
 	if h.cacheable(c, simple, withStats, withCustom) {
-		views, err := h.projects.ViewsWithoutTopics(c.Ctx(), c.Actor, ps, nil, false)
+		views, err := h.projects.CachedViews(c.Ctx(), c.Actor, ps, h.r.Cache)
 		if err != nil {
 			return nil, err
 		}
@@ -324,20 +324,20 @@ func (h *Handlers) getProject(c *endpoint.Call) error {
 	if err := c.P.Err(); err != nil {
 		return err
 	}
-	p, acc, err := h.projects.Resolve(c.Ctx(), c.Actor, c.Path("id"))
-	if err != nil {
-		return err
-	}
 	if h.cacheable(c, false, withStats, withLicense) {
-		views, err := h.projects.ViewsWithoutTopics(c.Ctx(), c.Actor, []model.Project{p}, map[int64]model.AccessLevel{p.ID: acc}, false)
+		v, err := h.projects.ResolveView(c.Ctx(), c.Actor, c.Path("id"), h.r.Cache)
 		if err != nil {
 			return err
 		}
-		body, err := h.cachedProjects(c, views, false)
+		body, err := h.cachedProjects(c, []projects.View{v}, false)
 		if err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, body)
+	}
+	p, acc, err := h.projects.Resolve(c.Ctx(), c.Actor, c.Path("id"))
+	if err != nil {
+		return err
 	}
 	v, err := h.projects.View(c.Ctx(), c.Actor, p, acc, withStats)
 	if err != nil {

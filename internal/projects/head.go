@@ -1,0 +1,149 @@
+package projects
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"quarry/internal/auth"
+	"quarry/internal/model"
+	"quarry/internal/store"
+)
+
+// Rows keeps decoded rows by the versions the database moves on every
+// write to them (the entity cache): a project's row with its namespace,
+// a user's summary.
+type Rows interface {
+	Project(h *store.ProjectHead) (model.Project, bool)
+	PutProject(p *model.Project)
+	UserBasic(id int64, created time.Time, version int64) (model.User, bool)
+	PutUserBasic(u *model.User)
+}
+
+// ResolveView is Resolve and ViewsWithoutTopics of the one project for
+// a signed-in caller (not a CI job), reading its head (store.ProjectHead:
+// versions and the caller's levels, one statement) and taking the wide
+// row, the owner's summary and the group links from rows when their
+// versions match, else reading them (and keeping the rows). What the
+// caller is allowed is always decided on what the head just read.
+func (s *Service) ResolveView(ctx context.Context, a auth.Actor, ref string, rows Rows) (View, error) {
+	if !a.SignedIn() || a.Job != nil {
+		p, acc, err := s.Resolve(ctx, a, ref)
+		if err != nil {
+			return View{}, err
+		}
+		vs, err := s.ViewsWithoutTopics(ctx, a, []model.Project{p}, map[int64]model.AccessLevel{p.ID: acc}, false)
+		if err != nil {
+			return View{}, err
+		}
+		return vs[0], nil
+	}
+	h, err := s.db.ProjectHeadByRef(ctx, ref, a.UserID(), s.today())
+	if errors.Is(err, model.ErrNotFound) {
+		return View{}, model.NotFound("Project")
+	}
+	if err != nil {
+		return View{}, err
+	}
+	p, ok := rows.Project(&h)
+	if !ok {
+		if p, err = s.db.ProjectByID(ctx, h.ID); errors.Is(err, model.ErrNotFound) {
+			return View{}, model.NotFound("Project")
+		} else if err != nil {
+			return View{}, err
+		}
+		rows.PutProject(&p)
+	}
+	if p.PendingDelete || !can(a, auth.ReadProject, &p, h.Access) {
+		return View{}, model.NotFound("Project")
+	}
+	vs, err := s.viewsFromHeads(ctx, a, []model.Project{p}, map[int64]store.ProjectHead{p.ID: h}, rows)
+	if err != nil {
+		return View{}, err
+	}
+	return vs[0], nil
+}
+
+// CachedViews is ViewsWithoutTopics for the entity cache: the caller's
+// levels, the group links' presence and the owners' versions of the page
+// in one statement (store.ProjectHeads), the links read only for the
+// projects shared with groups, the owners' summaries taken from rows at
+// their versions (the misses read in one statement).
+func (s *Service) CachedViews(ctx context.Context, a auth.Actor, ps []model.Project, rows Rows) ([]View, error) {
+	if !a.SignedIn() || a.Job != nil {
+		return s.ViewsWithoutTopics(ctx, a, ps, nil, false)
+	}
+	ids := make([]int64, len(ps))
+	for i := range ps {
+		ids[i] = ps[i].ID
+	}
+	heads, err := s.db.ProjectHeads(ctx, ids, a.UserID(), s.today())
+	if err != nil {
+		return nil, err
+	}
+	return s.viewsFromHeads(ctx, a, ps, heads, rows)
+}
+
+// viewsFromHeads completes the views of ps from their heads.
+func (s *Service) viewsFromHeads(ctx context.Context, a auth.Actor, ps []model.Project, heads map[int64]store.ProjectHead, rows Rows) ([]View, error) {
+	var shared, forkIDs, missing []int64
+	owners := map[int64]model.User{}
+	for i := range ps {
+		p := &ps[i]
+		h := heads[p.ID]
+		if h.Shared {
+			shared = append(shared, p.ID)
+		}
+		if p.ForkedFromID != nil {
+			forkIDs = append(forkIDs, *p.ForkedFromID)
+		}
+		if p.Namespace.Kind != model.NamespaceUser || h.OwnerID == 0 || h.OwnerID != p.Namespace.OwnerID {
+			continue
+		}
+		if _, ok := owners[h.OwnerID]; ok {
+			continue
+		}
+		if o, ok := rows.UserBasic(h.OwnerID, h.OwnerCreatedAt, h.OwnerVersion); ok {
+			owners[h.OwnerID] = o
+		} else if !slices.Contains(missing, h.OwnerID) {
+			missing = append(missing, h.OwnerID)
+		}
+	}
+	var links map[int64][]model.GroupLink
+	if len(shared) > 0 {
+		var err error
+		if links, err = s.db.GroupLinksOf(ctx, shared); err != nil {
+			return nil, err
+		}
+	}
+	sources, srcAccess, err := s.forkSources(ctx, a, forkIDs)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		read, err := s.db.UserBasicsByIDs(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		for id, o := range read {
+			rows.PutUserBasic(&o)
+			owners[id] = o
+		}
+	}
+	out := make([]View, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		h := heads[p.ID]
+		var owner *model.User
+		if o, ok := owners[h.OwnerID]; ok && p.Namespace.Kind == model.NamespaceUser && h.OwnerID == p.Namespace.OwnerID {
+			owner = &o
+		}
+		var group model.AccessLevel
+		if p.Namespace.Kind == model.NamespaceGroup {
+			group = h.GroupAccess
+		}
+		out[i] = newView(a, p, h.Access, h.ProjectAccess, group, links[p.ID], sources, srcAccess, owner, false)
+	}
+	return out, nil
+}
