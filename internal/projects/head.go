@@ -15,7 +15,7 @@ import (
 // write to them (the entity cache): a project's row with its namespace,
 // a user's summary.
 type Rows interface {
-	Project(h *store.ProjectHead) (model.Project, bool)
+	Project(id int64, created time.Time, version, nsID, nsVersion int64) (model.Project, bool)
 	PutProject(p *model.Project)
 	UserBasic(id int64, created time.Time, version int64) (model.User, bool)
 	PutUserBasic(u *model.User)
@@ -46,7 +46,7 @@ func (s *Service) ResolveView(ctx context.Context, a auth.Actor, ref string, row
 	if err != nil {
 		return View{}, err
 	}
-	p, ok := rows.Project(&h)
+	p, ok := rows.Project(h.ID, h.CreatedAt, h.EntityVersion, h.NamespaceID, h.NamespaceVersion)
 	if !ok {
 		if p, err = s.db.ProjectByID(ctx, h.ID); errors.Is(err, model.ErrNotFound) {
 			return View{}, model.NotFound("Project")

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"sort"
 
 	"quarry/internal/model"
 )
@@ -72,7 +73,12 @@ func (tx *Tx) loadMRPeopleAndUsers(ctx context.Context, list []*model.MergeReque
 	}
 	q := "SELECT 0, merge_request_id, position, user_id" + none + "merge_request_assignees WHERE merge_request_id IN (" + in +
 		") UNION ALL SELECT 1, merge_request_id, position, user_id" + none + "merge_request_reviewers WHERE merge_request_id IN (" + in +
-		") UNION ALL SELECT 2, 0, 0, id, username, name, state, avatar FROM users WHERE id IN (" + people + ") ORDER BY 1, 2, 3"
+		") UNION ALL SELECT 2, 0, 0, id, username, name, state, avatar FROM users WHERE id IN (" + people + ")"
+	// Ordered here rather than by the statement: a page's few rows, and
+	// no sort of the union in the database.
+	type placed struct{ kind, pos, uid int64 }
+	var seats []placed
+	var seatOf []*model.MergeRequest
 	err := tx.each(ctx, q, args, func(r *sql.Rows) error {
 		var kind, mid, pos, uid int64
 		var u model.User
@@ -84,13 +90,33 @@ func (tx *Tx) loadMRPeopleAndUsers(ctx context.Context, list []*model.MergeReque
 		case kind == 2:
 			u.ID = uid
 			users[uid] = u
-		case m == nil:
-		case kind == 0:
-			m.AssigneeIDs = append(m.AssigneeIDs, uid)
-		default:
-			m.ReviewerIDs = append(m.ReviewerIDs, uid)
+		case m != nil:
+			seats = append(seats, placed{kind, pos, uid})
+			seatOf = append(seatOf, m)
 		}
 		return nil
 	})
-	return users, err
+	if err != nil {
+		return users, err
+	}
+	order := make([]int, len(seats))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := seats[order[a]], seats[order[b]]
+		if x.kind != y.kind {
+			return x.kind < y.kind
+		}
+		return x.pos < y.pos
+	})
+	for _, i := range order {
+		m := seatOf[i]
+		if seats[i].kind == 0 {
+			m.AssigneeIDs = append(m.AssigneeIDs, seats[i].uid)
+		} else {
+			m.ReviewerIDs = append(m.ReviewerIDs, seats[i].uid)
+		}
+	}
+	return users, nil
 }

@@ -5,12 +5,11 @@ import (
 	"unsafe"
 
 	"quarry/internal/model"
-	"quarry/internal/store"
 )
 
 // Decoded rows kept by the versions the database moves on every write
 // to them (entity_version, triggers): a request that reads a project's
-// head (store.ProjectHead) at the same versions uses the copy instead of
+// head (versions, one statement) at the same versions uses the copy instead of
 // reading and decoding the wide row again, or the owner's summary. The
 // copies share the cache's bound with the templates. *Cache implements
 // projects.Rows.
@@ -21,9 +20,10 @@ func projectRowKey(id int64, created time.Time, version, nsID, nsVersion int64) 
 	return CacheKey{Kind: KindProjectRow, ID: id, Created: created.UnixMicro(), V: [3]int64{version, nsID, nsVersion}}
 }
 
-// Project returns the kept row of the project h names, at h's versions.
-func (c *Cache) Project(h *store.ProjectHead) (model.Project, bool) {
-	p, ok := c.get(projectRowKey(h.ID, h.CreatedAt, h.EntityVersion, h.NamespaceID, h.NamespaceVersion)).(*model.Project)
+// Project returns the kept row of a project and its namespace at their
+// versions.
+func (c *Cache) Project(id int64, created time.Time, version, nsID, nsVersion int64) (model.Project, bool) {
+	p, ok := c.get(projectRowKey(id, created, version, nsID, nsVersion)).(*model.Project)
 	if !ok {
 		return model.Project{}, false
 	}
