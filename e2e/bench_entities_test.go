@@ -3,8 +3,6 @@ package e2e
 import (
 	"fmt"
 	"testing"
-
-	"quarry/internal/store"
 )
 
 // BenchmarkEntities reads single entities and the pages of projects and
@@ -26,27 +24,12 @@ func BenchmarkEntities(b *testing.B) {
 		b.Fatalf("no project or user to read: %v %v", ps, us)
 	}
 	api := s.URL + "/api/v4"
-	cases := []struct{ name, url, token string }{
+	cases := []benchShape{
 		{"project/admin", fmt.Sprintf("%s/projects/%d", api, ps[0].ID), s.RootToken},
 		{"project/user", fmt.Sprintf("%s/projects/%d", api, ps[0].ID), user.Token},
 		{"user/admin", fmt.Sprintf("%s/users/%d", api, us[0].ID), s.RootToken},
 		{"projects/page=1", api + "/projects?per_page=20", s.RootToken},
 		{"users/page=1", api + "/users?per_page=20", s.RootToken},
 	}
-	for _, c := range cases {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetParallelism(8)
-			b.ReportAllocs()
-			before, cpu := store.Statements(), processCPU()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					benchGet(b, c.url, c.token)
-				}
-			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-			b.ReportMetric(float64(store.Statements()-before)/float64(b.N), "stmts/op")
-			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
-		})
-	}
+	benchShapes(b, cases)
 }

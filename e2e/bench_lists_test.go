@@ -156,7 +156,7 @@ func BenchmarkLists(b *testing.B) {
 	s, project := listsServer(b, 1000, 1000, 100, 200, 200, 1000, &listsBench)
 	s20, _ := listsServer(b, 19, 30, 0, 20, 0, 0, &lists20Bench)
 	p := fmt.Sprintf("%s/api/v4/projects/%d", s.URL, project)
-	cases := []struct{ name, url, token string }{
+	cases := []benchShape{
 		{"projects20/page=1", s20.URL + "/api/v4/projects?per_page=20", s20.RootToken},
 		{"projects/page=1", s.URL + "/api/v4/projects?per_page=20", s.RootToken},
 		{"projects/page=40", s.URL + "/api/v4/projects?per_page=20&page=40", s.RootToken},
@@ -170,6 +170,16 @@ func BenchmarkLists(b *testing.B) {
 		{"jobs/page=1", p + "/jobs?per_page=20", s.RootToken},
 		{"jobs/page=200", p + "/jobs?per_page=20&page=200", s.RootToken},
 	}
+	benchShapes(b, cases)
+}
+
+// benchShape is one GET a benchmark reads, as whom.
+type benchShape struct{ name, url, token string }
+
+// benchShapes reads each shape from 8 clients per core, reporting req/s,
+// statements and the CPU time per request (server and client, one
+// process: what a read costs whatever else the machine runs).
+func benchShapes(b *testing.B, cases []benchShape) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetParallelism(8)
@@ -183,8 +193,6 @@ func BenchmarkLists(b *testing.B) {
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 			b.ReportMetric(float64(store.Statements()-before)/float64(b.N), "stmts/op")
-			// CPU time per request (server and client, one process): what
-			// a list costs whatever else the machine runs.
 			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
