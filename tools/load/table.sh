@@ -6,18 +6,31 @@
 #   tools/load/table.sh URL TOKEN MR_PROJECT_ID [DURATION]
 #
 # URL is the server's root (http://127.0.0.1:8080), TOKEN an
-# administrator's token, MR_PROJECT_ID the project seed printed.
+# administrator's token, MR_PROJECT_ID the project seed printed. With
+# LOAD=wrk the requests are sent by wrk (Debian's package; 2 threads),
+# which costs the shared cores less than the Go load tool: the issue's
+# figures were taken that way.
 set -euo pipefail
 url=${1:?URL}; token=${2:?TOKEN}; mrp=${3:?MR_PROJECT_ID}; d=${4:-10s}
 cd "$(dirname "$0")/../.."
 bin=$(mktemp -d)/load
 go build -o "$bin" ./tools/load
 api=$url/api/v4
+# measure URL [HEADER]: one line "req/s | p50 |".
+measure() {
+  if [ "${LOAD:-}" = wrk ]; then
+    wrk -t 2 -c 32 -d "$d" --latency ${2:+-H "$2"} "$1" |
+      awk '$1 == "50%" {p50 = $2} /^Requests\/sec/ {rps = int($2)} END {printf "%s | %s |\n", rps, p50}'
+  else
+    "$bin" -c 32 -d "$d" ${2:+-token "${2#PRIVATE-TOKEN: }"} "$1" |
+      awk '/req\/s/ {sub(/,$/, "", $8); printf "%s | %s |\n", $5, $8}'
+  fi
+}
 shape() {
   printf '| `%s` | ' "$1"
-  "$bin" -c 32 -d "$d" -token "$token" "$api$1" | awk '/req\/s/ {sub(/,$/, "", $8); printf "%s | %s |\n", $5, $8}'
+  measure "$api$1" "PRIVATE-TOKEN: $token"
 }
-echo "| shape (c=32, $d) | req/s | p50 |"
+echo "| shape (c=32, $d, ${LOAD:-tools/load}) | req/s | p50 |"
 echo "|---|---|---|"
 shape "/projects?per_page=20"
 shape "/projects?per_page=20&page=40"
@@ -33,5 +46,5 @@ trap 'kill $base 2>/dev/null' EXIT
 for _ in $(seq 50); do curl -fs http://127.0.0.1:18090/bare >/dev/null && break; sleep 0.1; done
 for p in bare rows; do
   printf '| baseline `/%s` | ' "$p"
-  "$bin" -c 32 -d "$d" "http://127.0.0.1:18090/$p" | awk '/req\/s/ {sub(/,$/, "", $8); printf "%s | %s |\n", $5, $8}'
+  measure "http://127.0.0.1:18090/$p"
 done
