@@ -210,6 +210,13 @@ func TestListQueries_mergeRequestsPipelinesJobs(t *testing.T) {
 				"labels": []string{"l" + itoa(int64(i%3)), "all"}, "assignee_ids": []int64{bob.ID, carol.ID}, "reviewer_ids": []int64{carol.ID}})
 		}
 		mrDo(t, p, "POST", bob.Token, listRows, "/approve", nil).Want(t, http.StatusCreated)
+		// The newest merge request is another project's: a page of 1 of
+		// /merge_requests shows one project, the large page two (their
+		// projects are read for the page, not per row).
+		p2 := newCIProject(t, s, owner, "lqm2", nil)
+		agMember(t, s, p2, bob, 30)
+		p2.commit(t, "other", map[string]string{"o.txt": "o\n"})
+		mrCreate(t, p2, owner.Token, map[string]any{"source_branch": "other", "target_branch": "main", "title": "other project"})
 		// Every branch's push made a pipeline of two jobs.
 		eventually(t, "the pipelines", func() bool {
 			return len(p.pipelines(t, "per_page=100")) >= listRows+1

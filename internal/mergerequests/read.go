@@ -3,6 +3,8 @@ package mergerequests
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 
 	"quarry/internal/auth"
@@ -309,17 +311,25 @@ func (s *Service) List(ctx context.Context, a auth.Actor, projectRef, groupRef s
 	if err != nil {
 		return nil, info, err
 	}
-	out := make([]View, len(list))
-	for i, m := range list {
+	// The page's other projects (targets across projects, fork sources) in
+	// one statement; a source project since deleted stays the zero value.
+	var missing []int64
+	for _, m := range list {
 		for _, id := range []int64{m.TargetProjectID, m.SourceProjectID} {
-			if _, ok := projects[id]; !ok {
-				p, err := s.db.ProjectByID(ctx, id)
-				if err != nil && !errors.Is(err, model.ErrNotFound) {
-					return nil, info, err
-				}
-				projects[id] = p
+			if _, ok := projects[id]; !ok && !slices.Contains(missing, id) {
+				missing = append(missing, id)
 			}
 		}
+	}
+	if len(missing) > 0 {
+		found, err := s.db.ProjectsByIDs(ctx, missing)
+		if err != nil {
+			return nil, info, err
+		}
+		maps.Copy(projects, found)
+	}
+	out := make([]View, len(list))
+	for i, m := range list {
 		out[i] = View{MergeRequest: m, Target: projects[m.TargetProjectID], Source: projects[m.SourceProjectID], Users: users}
 	}
 	return out, info, nil
