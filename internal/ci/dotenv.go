@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -43,29 +42,32 @@ const (
 // reDotenvKey is Ci::JobVariable's key format.
 var reDotenvKey = regexp.MustCompile(`^[a-zA-Z0-9_]+$`)
 
-// errDotenvTooBig is GitLab's message for a file at or over the limit.
-var errDotenvTooBig = fmt.Errorf("Dotenv Artifact Too Big. Maximum Allowable Size: %d", DotenvMaxBytes) //nolint:staticcheck // GitLab's message
+// GitLab's messages (the bodies of its 400s).
+var (
+	errDotenvTooBig = model.BadRequestRaw(fmt.Sprintf("Dotenv Artifact Too Big. Maximum Allowable Size: %d", DotenvMaxBytes))
+	errDotenvFormat = model.BadRequestRaw("Invalid Format")
+)
 
 // DotenvUpload reads an uploaded dotenv report (gzip, at most
 // DotenvMaxBytes-1 bytes) and parses it: the bytes to store and the
-// variables. A broken rule is a 400 (model.BadRequestRaw) with GitLab's message.
+// variables. A broken rule is a 400 with GitLab's message.
 func DotenvUpload(r io.Reader, format string) ([]byte, []model.Variable, error) {
 	raw, err := io.ReadAll(io.LimitReader(r, DotenvMaxBytes))
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(raw) >= DotenvMaxBytes {
-		return nil, nil, model.BadRequestRaw(errDotenvTooBig.Error())
+		return nil, nil, errDotenvTooBig
 	}
 	plain := raw
 	if format == "gzip" {
 		if plain, err = gunzipMembers(raw, dotenvMaxPlain); err != nil {
-			return nil, nil, model.BadRequestRaw(err.Error())
+			return nil, nil, err
 		}
 	}
 	vars, err := ParseDotenv(plain, DotenvMaxVariables)
 	if err != nil {
-		return nil, nil, model.BadRequestRaw(err.Error())
+		return nil, nil, err
 	}
 	return raw, vars, nil
 }
@@ -76,13 +78,13 @@ func DotenvUpload(r io.Reader, format string) ([]byte, []model.Variable, error) 
 func gunzipMembers(raw []byte, max int64) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	if err != nil {
-		return nil, errors.New("Invalid Format") //nolint:staticcheck // GitLab's message
+		return nil, errDotenvFormat
 	}
 	defer zr.Close()
 	out, err := io.ReadAll(io.LimitReader(zr, max+1))
 	switch {
 	case err != nil:
-		return nil, errors.New("Invalid Format") //nolint:staticcheck // GitLab's message
+		return nil, errDotenvFormat
 	case int64(len(out)) > max:
 		return nil, errDotenvTooBig
 	}
@@ -95,7 +97,8 @@ func gunzipMembers(raw []byte, max int64) ([]byte, error) {
 // the first "=", both sides stripped of surrounding whitespace. No
 // comments, blank lines, quotes (kept as written), escapes or values on
 // several lines; a later line of a key replaces the value and keeps its
-// place. At most max distinct keys (0: no limit).
+// place. At most max distinct keys (0: no limit). A broken rule is a 400
+// with GitLab's message.
 func ParseDotenv(b []byte, max int) ([]model.Variable, error) {
 	text := dotenvText(b)
 	var out []model.Variable
@@ -109,7 +112,7 @@ func ParseDotenv(b []byte, max int) ([]model.Variable, error) {
 		}
 		eq := strings.IndexByte(line, '=')
 		if eq < 0 {
-			return nil, errors.New("Invalid Format") //nolint:staticcheck // GitLab's message
+			return nil, errDotenvFormat
 		}
 		key, value := rubyStrip(line[:eq]), rubyStrip(line[eq+1:])
 		if err := checkDotenvKey(key); err != nil {
@@ -120,7 +123,7 @@ func ParseDotenv(b []byte, max int) ([]model.Variable, error) {
 			continue
 		}
 		if max > 0 && len(out) >= max {
-			return nil, fmt.Errorf("Dotenv files cannot have more than %d variables", max) //nolint:staticcheck // GitLab's message
+			return nil, model.BadRequestRaw(fmt.Sprintf("Dotenv files cannot have more than %d variables", max))
 		}
 		at[key] = len(out)
 		out = append(out, model.Variable{Key: key, Value: value, VariableType: model.VarEnv})
@@ -129,7 +132,7 @@ func ParseDotenv(b []byte, max int) ([]model.Variable, error) {
 }
 
 // checkDotenvKey applies Ci::JobVariable's validations of a key, with
-// their messages.
+// their messages (a 400).
 func checkDotenvKey(key string) error {
 	var msgs []string
 	if key == "" {
@@ -144,7 +147,7 @@ func checkDotenvKey(key string) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	return errors.New("Validation failed: " + strings.Join(msgs, ", "))
+	return model.BadRequestRaw("Validation failed: " + strings.Join(msgs, ", "))
 }
 
 // dotenvText is b as UTF-8: UTF-16LE (a file PowerShell wrote, with its
