@@ -14,7 +14,8 @@ import (
 
 // Secrets at rest. The values Quarry must show back later (CI/CD
 // variable values, pipeline variables, the variables a job was played
-// with, registration tokens, geo node secrets) are sealed by the store on
+// with, the variables of dotenv reports, registration tokens, geo node
+// secrets) are sealed by the store on
 // the way in and opened on the way out, so no service can forget and a
 // database dump holds none of them. The store only calls a Sealer; the keys and the
 // cipher live in internal/secrets, and the key is never in the database.
