@@ -288,3 +288,49 @@ func testRunnerDotenv(t *testing.T, s *apitest.Server, start runnerStarter, wait
 		t.Errorf("environments %+v; want review at %s (the deploy job's own dotenv)", envs, want)
 	}
 }
+
+const dotenvBridgeCI = `
+stages: [build, trigger]
+build:
+  stage: build
+  script: [make]
+  artifacts:
+    reports:
+      dotenv: build.env
+child:
+  stage: trigger
+  needs: [build]
+  variables:
+    BUILD_VERSION: $BUILD_VERSION
+  trigger:
+    include: child.yml
+`
+
+// A bridge's variables are expanded with the dotenv reports of the jobs
+// it depends on: the way GitLab hands a report downstream.
+func TestRunnerProtocol_dotenvDownstream(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner := s.NewUser(t, "dotbridge")
+		p := newCIProject(t, s, owner, "dotbridge", map[string]string{".gitlab-ci.yml": dotenvBridgeCI,
+			"child.yml": "show:\n  script: [echo]\n"})
+		p.settle(t, 1)
+		r := projectRunner(t, p, nil)
+		build := r.take(t)
+		if build.JobInfo.Name != "build" {
+			t.Fatalf("first job %s; want build", build.JobInfo.Name)
+		}
+		uploadDotenv(t, s, build, gzipped(t, "BUILD_VERSION=1.2.3\nONLY_UPSTREAM=x\n")).Want(t, http.StatusCreated)
+		r.update(t, build, map[string]any{"state": "success"}).Want(t, http.StatusOK)
+		show := r.take(t)
+		if show.JobInfo.Name != "show" {
+			t.Fatalf("job %s; want the child pipeline's show", show.JobInfo.Name)
+		}
+		if v, _, _, ok := show.variable("BUILD_VERSION"); !ok || v != "1.2.3" {
+			t.Errorf("child job: BUILD_VERSION %q (sent %v); want 1.2.3 from build's dotenv", v, ok)
+		}
+		if v, _, _, ok := show.variable("ONLY_UPSTREAM"); ok {
+			t.Errorf("child job: ONLY_UPSTREAM %q sent; only the bridge's variables go downstream", v)
+		}
+		r.update(t, show, map[string]any{"state": "success"}).Want(t, http.StatusOK)
+	})
+}
