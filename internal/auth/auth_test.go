@@ -336,3 +336,33 @@ func TestCan_jobOutsideScope(t *testing.T) {
 		}
 	}
 }
+
+// TestCan_readRestrictedArtifacts: artifacts:access developer (or
+// public: false) opens a job's archive to developers and up only.
+func TestCan_readRestrictedArtifacts(t *testing.T) {
+	user := Actor{User: &model.User{ID: 9}}
+	admin := Actor{User: &model.User{ID: 1, Admin: true}}
+	public := &model.Project{Visibility: model.Public, Settings: model.DefaultProjectSettings()}
+	closed := &model.Project{Visibility: model.Public, Settings: model.DefaultProjectSettings()}
+	closed.Settings.BuildsAccessLevel = "disabled"
+	for _, c := range []struct {
+		name   string
+		a      Actor
+		p      *model.Project
+		access model.AccessLevel
+		want   bool
+	}{
+		{"anonymous", Anonymous, public, -1, false},
+		{"non-member", user, public, -1, false},
+		{"guest", user, public, model.Guest, false},
+		{"reporter", user, public, model.Reporter, false},
+		{"developer", user, public, model.Developer, true},
+		{"maintainer", user, public, model.Maintainer, true},
+		{"administrator", admin, public, -1, true},
+		{"developer, CI/CD disabled", user, closed, model.Developer, false},
+	} {
+		if got := Can(c.a, ReadRestrictedArtifacts, Resource{Project: c.p, Access: c.access}); got != c.want {
+			t.Errorf("%s: got %v; want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -73,6 +73,10 @@ const (
 	// ReadJob: see jobs, their logs and reports — reporters, or anyone who
 	// reads the project when jobs are public.
 	ReadJob Action = "read_build"
+	// ReadRestrictedArtifacts: download the artifacts of a job whose
+	// artifacts:access is developer (or artifacts:public false) —
+	// developers of a project whose jobs they read.
+	ReadRestrictedArtifacts Action = "read_restricted_job_artifacts"
 	// RunPipeline: create, retry and cancel pipelines, and retry, cancel
 	// and play jobs (protected refs also need their push rules).
 	RunPipeline Action = "update_pipeline"
@@ -364,6 +368,9 @@ var rules = map[Action]rule{
 	},
 	ReadJob: func(a Actor, r Resource) bool {
 		return ciOpen(a, r) && (a.Admin() || r.Access >= model.Reporter || r.Project.Settings.PublicJobs)
+	},
+	ReadRestrictedArtifacts: func(a Actor, r Resource) bool {
+		return ciOpen(a, r) && (a.Admin() || r.Access >= model.Developer)
 	},
 	RunPipeline: func(a Actor, r Resource) bool { return ciWrite(a, r, model.Developer) },
 	EraseJob: func(a Actor, r Resource) bool {

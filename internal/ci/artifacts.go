@@ -28,50 +28,89 @@ type ArtifactFile struct {
 	Size int64 // -1: unknown
 }
 
-// JobArchive opens a job's archive (who may read the job; 404 without
-// one).
+// JobArchive opens a job's archive (who may read the job and its
+// artifacts; 404 without one).
 func (s *Service) JobArchive(ctx context.Context, a auth.Actor, projectRef string, jobID int64) (ArtifactFile, error) {
-	_, _, j, err := s.jobAction(ctx, a, projectRef, jobID, auth.ReadJob, model.JobBuild)
+	p, acc, j, err := s.jobAction(ctx, a, projectRef, jobID, auth.ReadJob, model.JobBuild)
 	if err != nil {
 		return ArtifactFile{}, err
 	}
-	return s.archiveOf(ctx, j)
+	return s.archiveOf(ctx, a, p, acc, j)
 }
 
-func (s *Service) archiveOf(ctx context.Context, j model.Job) (ArtifactFile, error) {
+// archiveOf opens job j's archive for a, who reads j's project with
+// access acc: 404 without one, 403 when its artifacts:access keeps it
+// from a.
+func (s *Service) archiveOf(ctx context.Context, a auth.Actor, p model.Project, acc model.AccessLevel, j model.Job) (ArtifactFile, error) {
 	rc, art, err := s.openArchive(ctx, j)
 	if err != nil {
 		return ArtifactFile{}, model.NotFound("")
 	}
+	if !mayDownload(a, p, acc, j) {
+		rc.Close()
+		return ArtifactFile{}, model.Forbidden("")
+	}
 	return ArtifactFile{ReadCloser: rc, Name: art.FileName, Size: art.Size}, nil
+}
+
+// mayDownload applies job j's artifacts:access (or artifacts:public) to
+// a reader of its jobs (GitLab's read_job_artifacts): all (the default)
+// lets every such reader download, developer (public: false) only
+// developers and up, none nobody through the API. The runner's download
+// of a dependency's archive (DependencyArchive) does not ask. GitLab keeps
+// the access on the archive and applies it only when there is one: so
+// here, after the archive is found.
+func mayDownload(a auth.Actor, p model.Project, acc model.AccessLevel, j model.Job) bool {
+	if j.Options == "" {
+		return true
+	}
+	opts, err := planned(&j)
+	if err != nil {
+		return false
+	}
+	if opts.Artifacts == nil {
+		return true
+	}
+	access := opts.Artifacts.Access
+	if access == "" && opts.Artifacts.Public != nil && !*opts.Artifacts.Public {
+		access = "developer"
+	}
+	switch access {
+	case "none":
+		return false
+	case "developer":
+		return auth.Can(a, auth.ReadRestrictedArtifacts, auth.Resource{Project: &p, Access: acc})
+	}
+	return true
 }
 
 // JobArtifactFile opens one file of a job's archive (404 when the archive
 // or the file is missing).
 func (s *Service) JobArtifactFile(ctx context.Context, a auth.Actor, projectRef string, jobID int64, file string) (ArtifactFile, error) {
-	_, _, j, err := s.jobAction(ctx, a, projectRef, jobID, auth.ReadJob, model.JobBuild)
+	p, acc, j, err := s.jobAction(ctx, a, projectRef, jobID, auth.ReadJob, model.JobBuild)
 	if err != nil {
 		return ArtifactFile{}, err
 	}
-	return s.entryOf(ctx, j, file)
+	return s.entryOf(ctx, a, p, acc, j, file)
 }
 
 // entryOf opens one entry of a job's zip archive, streamed from disk.
-func (s *Service) entryOf(ctx context.Context, j model.Job, file string) (ArtifactFile, error) {
+func (s *Service) entryOf(ctx context.Context, a auth.Actor, p model.Project, acc model.AccessLevel, j model.Job, file string) (ArtifactFile, error) {
+	arch, err := s.archiveOf(ctx, a, p, acc, j)
+	if err != nil {
+		return ArtifactFile{}, err
+	}
 	clean := path.Clean("/" + file)[1:]
 	if clean == "" || clean != strings.TrimSuffix(file, "/") {
+		arch.Close()
 		return ArtifactFile{}, model.NotFound("")
 	}
-	rc, art, err := s.openArchive(ctx, j)
-	if err != nil {
-		return ArtifactFile{}, model.NotFound("")
-	}
-	f, ok := rc.(*os.File)
+	f, ok := arch.ReadCloser.(*os.File)
 	if !ok {
-		rc.Close()
+		arch.Close()
 		return ArtifactFile{}, model.NotFound("")
 	}
-	zr, err := zip.NewReader(f, art.Size)
+	zr, err := zip.NewReader(f, arch.Size)
 	if err != nil {
 		f.Close()
 		return ArtifactFile{}, model.NotFound("")
@@ -99,48 +138,51 @@ type readCloser struct {
 func (r readCloser) Close() error { return errors.Join(r.ReadCloser.Close(), r.file.Close()) }
 
 // refJob is the latest successful job named name in the latest successful
-// pipeline of ref.
-func (s *Service) refJob(ctx context.Context, a auth.Actor, projectRef, ref, name string) (model.Job, error) {
-	p, _, err := s.project(ctx, a, projectRef, auth.ReadJob)
+// pipeline of ref, with its project and the caller's access.
+func (s *Service) refJob(ctx context.Context, a auth.Actor, projectRef, ref, name string) (model.Project, model.AccessLevel, model.Job, error) {
+	p, acc, err := s.project(ctx, a, projectRef, auth.ReadJob)
 	if err != nil {
-		return model.Job{}, err
+		return p, acc, model.Job{}, err
 	}
 	if name == "" {
-		return model.Job{}, model.Param("job is missing")
+		return p, acc, model.Job{}, model.Param("job is missing")
 	}
 	pl, err := s.db.LatestSuccessfulPipeline(ctx, p.ID, ref)
 	if err != nil {
-		return model.Job{}, model.NotFoundAs(err, "")
+		return p, acc, model.Job{}, model.NotFoundAs(err, "")
 	}
 	jobs, err := s.db.JobsNamed(ctx, pl.ID, []string{name})
 	if err != nil {
-		return model.Job{}, err
+		return p, acc, model.Job{}, err
 	}
 	for _, j := range jobs {
 		if j.Kind == model.JobBuild && j.Status == model.StatusSuccess {
-			return j, nil
+			// The whole row: the list carries no configuration, and
+			// the archive's access is in it.
+			full, err := s.db.Job(ctx, j.ID)
+			return p, acc, full, model.NotFoundAs(err, "")
 		}
 	}
-	return model.Job{}, model.NotFound("")
+	return p, acc, model.Job{}, model.NotFound("")
 }
 
 // RefArchive opens the archive of the latest successful job named name on
 // ref.
 func (s *Service) RefArchive(ctx context.Context, a auth.Actor, projectRef, ref, name string) (ArtifactFile, error) {
-	j, err := s.refJob(ctx, a, projectRef, ref, name)
+	p, acc, j, err := s.refJob(ctx, a, projectRef, ref, name)
 	if err != nil {
 		return ArtifactFile{}, err
 	}
-	return s.archiveOf(ctx, j)
+	return s.archiveOf(ctx, a, p, acc, j)
 }
 
 // RefArtifactFile opens one file of that archive.
 func (s *Service) RefArtifactFile(ctx context.Context, a auth.Actor, projectRef, ref, name, file string) (ArtifactFile, error) {
-	j, err := s.refJob(ctx, a, projectRef, ref, name)
+	p, acc, j, err := s.refJob(ctx, a, projectRef, ref, name)
 	if err != nil {
 		return ArtifactFile{}, err
 	}
-	return s.entryOf(ctx, j, file)
+	return s.entryOf(ctx, a, p, acc, j, file)
 }
 
 // KeepArtifacts keeps a job's artifacts from expiring (developers).

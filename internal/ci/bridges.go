@@ -86,7 +86,7 @@ func (s *Service) triggerDownstream(ctx context.Context, bridge *model.Job) (mod
 			user = &u
 		}
 	}
-	vars, err := s.forwardedVariables(ctx, project, parent, opts)
+	vars, err := s.forwardedVariables(ctx, project, parent, bridge, opts)
 	if err != nil {
 		return model.Pipeline{}, err
 	}
@@ -164,9 +164,11 @@ func (s *Service) depth(ctx context.Context, p model.Pipeline) (int, error) {
 // forwardedVariables are what a bridge passes downstream (trigger:forward):
 // its YAML variables (by default), expanded in the upstream pipeline's
 // context as GitLab does (so $CI_PIPELINE_SOURCE and the like carry the
-// parent's values), and the upstream pipeline's own variables (when
+// parent's values, and the dotenv variables of the jobs the bridge
+// depends on are there), and the upstream pipeline's own variables (when
 // asked). A later key replaces an earlier one.
-func (s *Service) forwardedVariables(ctx context.Context, project model.Project, parent model.Pipeline, opts jobOptions) ([]model.Variable, error) {
+func (s *Service) forwardedVariables(ctx context.Context, project model.Project, parent model.Pipeline, bridge *model.Job,
+	opts jobOptions) ([]model.Variable, error) {
 	var out vars
 	if opts.Trigger.ForwardYAMLVariables && len(opts.YAMLVariables) > 0 {
 		upstream, err := s.pipelineVariables(ctx, project, parent)
@@ -174,6 +176,16 @@ func (s *Service) forwardedVariables(ctx context.Context, project model.Project,
 			return nil, err
 		}
 		scope := upstream.asMap()
+		// The dotenv reports of the jobs the bridge depends on, as a
+		// job's (GitLab's scoped variables of a bridge): the way to
+		// hand them downstream is a variable naming one.
+		dotenv, err := s.dotenvVariables(ctx, *bridge, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range dotenv {
+			scope[v.Key] = v.Value
+		}
 		for _, v := range opts.YAMLVariables {
 			value := v.Value
 			if !v.Raw {

@@ -196,6 +196,9 @@ func (s *Service) deployed(ctx context.Context, tx *store.Tx, j *model.Job, d mo
 	var t deployTarget
 	if opts, err := planned(j); err == nil && opts.Deploy != nil {
 		t = *opts.Deploy
+		if t.URL, err = s.dotenvURL(ctx, tx, j, opts); err != nil {
+			return err
+		}
 	}
 	changed := false
 	if t.URL != "" && t.URL != env.ExternalURL {

@@ -21,6 +21,8 @@ type ArtifactInput struct {
 	ExpireAt *time.Time
 	// Limit is the most the file may hold (more is 413).
 	Limit int64
+	// Variables are those of a dotenv report, stored with it.
+	Variables []model.Variable
 }
 
 // StoreArtifact streams a job's artifact to the artifacts folder and
@@ -44,6 +46,11 @@ func (s *Service) StoreArtifact(ctx context.Context, jobID int64, in ArtifactInp
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.CreateArtifact(ctx, &a); err != nil {
 			return err
+		}
+		if len(in.Variables) > 0 {
+			if err := tx.CreateJobVariables(ctx, j.ID, store.JobVariableDotenv, in.Variables); err != nil {
+				return err
+			}
 		}
 		if a.FileType == "archive" {
 			// Kept on the job after the archive goes: a later job

@@ -1,6 +1,7 @@
 package ci
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -671,7 +672,8 @@ func (s *Service) cloneURL(p model.Project, token string) string {
 
 // jobVariables are the variables of a job's payload in GitLab's order,
 // lowest precedence first (§4.2): the job's predefined variables, the
-// pipeline's, the YAML variables, instance, group and project CI/CD
+// pipeline's, the YAML variables, the dotenv reports of the jobs it
+// depends on, instance, group and project CI/CD
 // variables (secretCIVariables: each masked one is sent masked, so the
 // runner hides its value in the log), the variables the job was played
 // with, and the pipeline's own.
@@ -733,6 +735,11 @@ func (s *Service) jobVariables(ctx context.Context, p model.Project, pl model.Pi
 	for _, v := range opts.YAMLVariables {
 		out = append(out, RequestVariable{Key: v.Key, Value: v.Value, Public: true, Raw: v.Raw})
 	}
+	dotenv, err := s.dotenvVariables(ctx, j, opts)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, dotenv...)
 	for _, v := range secrets {
 		out = append(out, RequestVariable{Key: v.Key, Value: v.Value, Masked: v.Masked, File: v.VariableType == model.VarFile, Raw: v.Raw})
 	}
@@ -873,8 +880,18 @@ func (s *Service) UploadArtifact(ctx context.Context, j model.Job, in ArtifactUp
 	if in.FileName == "" {
 		in.FileName = in.Type + "." + in.Format
 	}
-	return s.StoreArtifact(ctx, j.ID, ArtifactInput{FileType: in.Type, Format: in.Format, FileName: in.FileName, ExpireAt: expire,
-		Limit: MaxArtifactBytes(settings)}, r)
+	art := ArtifactInput{FileType: in.Type, Format: in.Format, FileName: in.FileName, ExpireAt: expire, Limit: MaxArtifactBytes(settings)}
+	if in.Type == "dotenv" {
+		// Parsed before it is stored: a file GitLab would refuse leaves
+		// nothing behind.
+		raw, vars, err := DotenvUpload(r, in.Format)
+		if err != nil {
+			return model.Artifact{}, err
+		}
+		art.Variables = vars
+		r = bytes.NewReader(raw)
+	}
+	return s.StoreArtifact(ctx, j.ID, art, r)
 }
 
 // MaxArtifactBytes is the instance's artifact size limit in bytes.

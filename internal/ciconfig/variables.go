@@ -218,3 +218,14 @@ func variableMap(m map[string]string, lists ...[]Variable) map[string]string {
 // GitLab expands variables on the server (an unknown variable becomes
 // empty).
 func Expand(s string, vars map[string]string) string { return expandVariables(s, vars, false) }
+
+// ExpandAll is Expand when every variable s names is in vars; ok is
+// false (and s is returned as written) when one is not.
+func ExpandAll(s string, vars map[string]string) (out string, ok bool) {
+	for _, m := range reVariableReference.FindAllStringSubmatch(s, -1) {
+		if _, known := vars[m[1]+m[2]+m[3]]; !known {
+			return s, false
+		}
+	}
+	return expandVariables(s, vars, false), true
+}

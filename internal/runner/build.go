@@ -607,6 +607,11 @@ func (b *build) uploadArtifact(ctx context.Context, root *os.Root, a artifact) e
 		case err == nil && code == 403:
 			b.trace.Printf("%sERROR: Uploading artifacts as %q to coordinator... forbidden%s  id=%d responseStatus=%s\n", ansiBoldRed, typ, ansiReset, b.job.ID, status)
 			return fmt.Errorf("upload artifacts: forbidden")
+		case err == nil && code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests:
+			// Refused (a dotenv report the server cannot parse is a
+			// 400): the same upload would be refused again.
+			b.trace.Printf("%sERROR: Uploading artifacts as %q to coordinator... refused%s  id=%d responseStatus=%s\n", ansiBoldRed, typ, ansiReset, b.job.ID, status)
+			return fmt.Errorf("upload artifacts: %s", status)
 		case ctx.Err() != nil:
 			return ctx.Err()
 		}
@@ -625,8 +630,8 @@ func (b *build) uploadArtifact(ctx context.Context, root *os.Root, a artifact) e
 	}
 }
 
-// maxUploadRetries is how often a failed upload (no answer, or a status
-// other than 201, 403, 413) is tried again.
+// maxUploadRetries is how often a failed upload (no answer, a 408, 429 or
+// 5xx) is tried again.
 const maxUploadRetries = 3
 
 // cleanup removes the job's folders (the work tree stays for the

@@ -14,7 +14,8 @@ import (
 
 // Secrets at rest. The values Quarry must show back later (CI/CD
 // variable values, pipeline variables, the variables a job was played
-// with, registration tokens, geo node secrets) are sealed by the store on
+// with, the variables of dotenv reports, registration tokens, geo node
+// secrets) are sealed by the store on
 // the way in and opened on the way out, so no service can forget and a
 // database dump holds none of them. The store only calls a Sealer; the keys and the
 // cipher live in internal/secrets, and the key is never in the database.
@@ -45,6 +46,7 @@ const (
 	sealPipelineVar   = "ci_pipeline_variables.value"
 	sealManualVars    = "ci_jobs.manual_variables"
 	sealScheduleVar   = "ci_pipeline_schedule_variables.value"
+	sealJobVariable   = "ci_job_variables.value"
 	sealProjectToken  = "projects.runners_token"
 	sealGroupToken    = "namespaces.runners_token"
 	sealInstanceToken = "application_settings.runners_token"
@@ -197,6 +199,7 @@ func (db *DB) SealSecrets(ctx context.Context) (SealReport, error) {
 		{table: "ci_pipeline_variables", column: "value", context: sealPipelineVar, pk: []pkColumn{{name: "pipeline_id"}, {name: "key", text: true}}},
 		{table: "ci_jobs", column: "manual_variables", context: sealManualVars, pk: []pkColumn{{name: "id"}}},
 		{table: "ci_pipeline_schedule_variables", column: "value", context: sealScheduleVar, pk: []pkColumn{{name: "schedule_id"}, {name: "key", text: true}}},
+		{table: "ci_job_variables", column: "value", context: sealJobVariable, pk: []pkColumn{{name: "job_id"}, {name: "key", text: true}}},
 		{table: "geo_nodes", column: "secret_access_key", context: sealGeoSecret, pk: []pkColumn{{name: "id"}}},
 		{table: "oidc_signing_keys", column: "private_key", context: sealOIDCKey, pk: []pkColumn{{name: "generation"}}},
 	} {
