@@ -24,6 +24,15 @@ func (w *where) add(cond string, args ...any) {
 	w.args = append(w.args, args...)
 }
 
+// countRow is name, the maintained count (row_counts) of the rows of
+// exactly the one condition only (no condition: ""), when w is that, else "".
+func (w *where) countRow(only, name string) string {
+	if len(w.args) > 0 || len(w.conds) > 1 || (only == "") != (len(w.conds) == 0) || (only != "" && w.conds[0] != only) {
+		return ""
+	}
+	return name
+}
+
 // reads reports whether a condition mentions prefix (a table alias and its
 // dot: "n.").
 func (w *where) reads(prefix string) bool {
@@ -150,6 +159,23 @@ type listSpec[T any] struct {
 	// connection on PostgreSQL (a LIMIT parameter keeps it planned anew
 	// for every execution). n is nil for a keyset page: no count column.
 	scanCounted func(r *sql.Rows, n *int) (T, error)
+	// countRow, when set, names the maintained count (row_counts, kept by
+	// triggers) of exactly the rows where selects: read instead of
+	// counting.
+	countRow string
+}
+
+// count is the statement counting s's rows up to model.CountLimit+1, the
+// limit written into it when literal, else its last argument.
+func (s *listSpec[T]) count(literal bool) string {
+	if s.countRow != "" {
+		return "SELECT n FROM row_counts WHERE name = '" + s.countRow + "'"
+	}
+	limit := "?"
+	if literal {
+		limit = strconv.Itoa(model.CountLimit + 1)
+	}
+	return "SELECT COUNT(*) FROM (SELECT 1 FROM " + s.counted() + s.where.sql() + " LIMIT " + limit + ") AS counted"
 }
 
 // seekable reports whether an offset page of s can be read as a keyset
@@ -209,8 +235,10 @@ func list[T any](ctx context.Context, tx *Tx, s listSpec[T], page model.Page) ([
 			limit = " LIMIT " + strconv.Itoa(page.PerPage+1)
 		}
 		if inlineCount {
-			cols += ", (" + countQuery(s.counted(), s.where.sql(), true) + ")"
-			args = append(args, s.where.args...)
+			cols += ", (" + s.count(true) + ")"
+			if s.countRow == "" {
+				args = append(args, s.where.args...)
+			}
 		}
 		q := "SELECT " + cols + " FROM " + s.from + w.sql() + s.order.sql(s.idCol) + limit
 		args = append(append(args, w.args...), s.order.rankArgs...)
@@ -267,8 +295,11 @@ func list[T any](ctx context.Context, tx *Tx, s listSpec[T], page model.Page) ([
 	// CountLimit index entries.
 	n := counted
 	if !inlineCount || len(items) == 0 {
-		cq := countQuery(s.counted(), s.where.sql(), false)
-		if err := tx.row(ctx, []any{&n}, cq, append(append([]any{}, s.where.args...), model.CountLimit+1)...); err != nil {
+		var args []any
+		if s.countRow == "" {
+			args = append(append(args, s.where.args...), model.CountLimit+1)
+		}
+		if err := tx.row(ctx, []any{&n}, s.count(false), args...); err != nil {
 			return nil, info, err
 		}
 	}
@@ -276,16 +307,6 @@ func list[T any](ctx context.Context, tx *Tx, s listSpec[T], page model.Page) ([
 		info.Total, info.TotalKnown = n, true
 	}
 	return items, info, nil
-}
-
-// countQuery counts the rows of from and where up to model.CountLimit+1,
-// the limit written into the statement when literal, else a parameter.
-func countQuery(from, where string, literal bool) string {
-	limit := "?"
-	if literal {
-		limit = strconv.Itoa(model.CountLimit + 1)
-	}
-	return "SELECT COUNT(*) FROM (SELECT 1 FROM " + from + where + " LIMIT " + limit + ") AS counted"
 }
 
 // listStart reads the sort key and id of the row just before an offset

@@ -340,6 +340,7 @@ func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page
 	if !w.reads("n.") {
 		spec.countFrom = "projects p"
 	}
+	spec.countRow = w.countRow("p.pending_delete = FALSE", "live_projects")
 	return list(ctx, tx, spec, page)
 }
 
@@ -375,6 +376,7 @@ func (tx *Tx) ListProjectHeads(ctx context.Context, f ProjectFilter, page model.
 	if !w.reads("n.") {
 		spec.countFrom = "projects p"
 	}
+	spec.countRow = w.countRow("p.pending_delete = FALSE", "live_projects")
 	ks, info, err := list(ctx, tx, spec, page)
 	hs := make([]ProjectHead, len(ks))
 	for i := range ks {

@@ -291,6 +291,7 @@ func (tx *Tx) ListUsers(ctx context.Context, f model.UserFilter, page model.Page
 			return nil, u.ID
 		},
 	}
+	spec.countRow = w.countRow("", "users")
 	return list(ctx, tx, spec, page)
 }
 
@@ -332,6 +333,7 @@ func (tx *Tx) ListUserHeads(ctx context.Context, f model.UserFilter, page model.
 			}
 			return k, err
 		}}
+	spec.countRow = w.countRow("", "users")
 	ks, info, err := list(ctx, tx, spec, page)
 	hs := make([]UserHead, len(ks))
 	for i := range ks {
