@@ -85,6 +85,63 @@ func (s *Service) CachedViews(ctx context.Context, a auth.Actor, ps []model.Proj
 	return s.viewsFromHeads(ctx, a, ps, heads, rows)
 }
 
+// CachedList is List and CachedViews in one for a signed-in caller (not a
+// CI job): the page's heads in one statement with its count
+// (store.ListProjectHeads), the wide rows taken from rows at the heads'
+// versions, the misses read in one statement (and kept). Other callers
+// get List and ViewsWithoutTopics.
+func (s *Service) CachedList(ctx context.Context, a auth.Actor, in ListInput, page model.Page, rows Rows) ([]View, model.PageInfo, error) {
+	if !a.SignedIn() || a.Job != nil {
+		ps, info, err := s.List(ctx, a, in, page)
+		if err != nil {
+			return nil, info, err
+		}
+		vs, err := s.ViewsWithoutTopics(ctx, a, ps, nil, false)
+		return vs, info, err
+	}
+	f, err := s.listFilter(ctx, a, in, page)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	hs, info, err := s.db.ListProjectHeads(ctx, f, page, a.UserID(), s.today())
+	if err != nil {
+		return nil, info, err
+	}
+	ps := make([]model.Project, len(hs))
+	heads := make(map[int64]store.ProjectHead, len(hs))
+	var missing []int64
+	for i, h := range hs {
+		heads[h.ID] = h
+		p, ok := rows.Project(h.ID, h.CreatedAt, h.EntityVersion, h.NamespaceID, h.NamespaceVersion)
+		if !ok {
+			missing = append(missing, h.ID)
+			continue
+		}
+		ps[i] = p
+	}
+	if len(missing) > 0 {
+		read, err := s.db.ProjectsByIDs(ctx, missing)
+		if err != nil {
+			return nil, info, err
+		}
+		out := ps[:0]
+		for i, h := range hs {
+			if ps[i].ID == 0 {
+				p, ok := read[h.ID]
+				if !ok {
+					continue // deleted since the heads were read
+				}
+				rows.PutProject(&p)
+				ps[i] = p
+			}
+			out = append(out, ps[i])
+		}
+		ps = out
+	}
+	vs, err := s.viewsFromHeads(ctx, a, ps, heads, rows)
+	return vs, info, err
+}
+
 // viewsFromHeads completes the views of ps from their heads.
 func (s *Service) viewsFromHeads(ctx context.Context, a auth.Actor, ps []model.Project, heads map[int64]store.ProjectHead, rows Rows) ([]View, error) {
 	var shared, forkIDs, missing []int64

@@ -187,13 +187,22 @@ const OffsetLimit = 50000
 
 // List returns one page of the projects the actor may see.
 func (s *Service) List(ctx context.Context, a auth.Actor, in ListInput, page model.Page) ([]model.Project, model.PageInfo, error) {
+	f, err := s.listFilter(ctx, a, in, page)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	return s.db.ListProjects(ctx, f, page)
+}
+
+// listFilter is the store's filter of a project list for a.
+func (s *Service) listFilter(ctx context.Context, a auth.Actor, in ListInput, page model.Page) (store.ProjectFilter, error) {
 	f := in.ProjectFilter
 	f.Viewer = store.Viewer{UserID: a.UserID(), Admin: a.Admin(), Today: s.today()}
 	if a.User != nil {
 		f.Viewer.External = a.User.External
 	}
 	if !page.Keyset && page.Number*page.PerPage > OffsetLimit {
-		return nil, model.PageInfo{}, &model.Error{Kind: model.KindMethodNotAllowed, Message: "Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type Project. Remaining records can be retrieved using keyset pagination."}
+		return f, &model.Error{Kind: model.KindMethodNotAllowed, Message: "Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type Project. Remaining records can be retrieved using keyset pagination."}
 	}
 	if !a.SignedIn() {
 		f.Owned, f.Membership, f.Starred, f.MinAccessLevel = false, false, false, 0
@@ -209,11 +218,11 @@ func (s *Service) List(ctx context.Context, a auth.Actor, in ListInput, page mod
 	if in.UserRef != "" {
 		u, err := s.userByRef(ctx, in.UserRef)
 		if err != nil {
-			return nil, model.PageInfo{}, err
+			return f, err
 		}
 		f.UserNamespaceID = u.NamespaceID
 	}
-	return s.db.ListProjects(ctx, f, page)
+	return f, nil
 }
 
 func (s *Service) userByRef(ctx context.Context, ref string) (model.User, error) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"quarry/internal/model"
@@ -21,6 +22,15 @@ type where struct {
 func (w *where) add(cond string, args ...any) {
 	w.conds = append(w.conds, cond)
 	w.args = append(w.args, args...)
+}
+
+// countRow is name, the maintained count (row_counts) of the rows of
+// exactly the one condition only (no condition: ""), when w is that, else "".
+func (w *where) countRow(only, name string) string {
+	if len(w.args) > 0 || len(w.conds) > 1 || (only == "") != (len(w.conds) == 0) || (only != "" && w.conds[0] != only) {
+		return ""
+	}
+	return name
 }
 
 // reads reports whether a condition mentions prefix (a table alias and its
@@ -139,6 +149,33 @@ type listSpec[T any] struct {
 	// out of the row-value comparison). Ordering by the id alone needs
 	// no such promise.
 	keyNotNull bool
+	// columnArgs are the arguments of columns (subqueries in the select
+	// list), before the conditions' own.
+	columnArgs []any
+	// scanCounted, when set, replaces scan: an offset page then reads its
+	// count in the same statement (a last column, scanned into n), and
+	// the page's limits are written into the statement, so that a list
+	// whose conditions take no arguments is one statement planned once per
+	// connection on PostgreSQL (a LIMIT parameter keeps it planned anew
+	// for every execution). n is nil for a keyset page: no count column.
+	scanCounted func(r *sql.Rows, n *int) (T, error)
+	// countRow, when set, names the maintained count (row_counts, kept by
+	// triggers) of exactly the rows where selects: read instead of
+	// counting.
+	countRow string
+}
+
+// count is the statement counting s's rows up to model.CountLimit+1, the
+// limit written into it when literal, else its last argument.
+func (s *listSpec[T]) count(literal bool) string {
+	if s.countRow != "" {
+		return "SELECT n FROM row_counts WHERE name = '" + s.countRow + "'"
+	}
+	limit := "?"
+	if literal {
+		limit = strconv.Itoa(model.CountLimit + 1)
+	}
+	return "SELECT COUNT(*) FROM (SELECT 1 FROM " + s.counted() + s.where.sql() + " LIMIT " + limit + ") AS counted"
 }
 
 // seekable reports whether an offset page of s can be read as a keyset
@@ -190,15 +227,39 @@ func list[T any](ctx context.Context, tx *Tx, s listSpec[T], page model.Page) ([
 		past = !ok
 		offset = 0
 	}
+	counted, inlineCount := 0, s.scanCounted != nil && !page.Keyset
 	if !past {
-		q := "SELECT " + s.columns + " FROM " + s.from + w.sql() + s.order.sql(s.idCol) + " LIMIT ?"
-		args := append(append(append([]any{}, w.args...), s.order.rankArgs...), page.PerPage+1)
+		cols, args := s.columns, append([]any{}, s.columnArgs...)
+		limit := " LIMIT ?"
+		if s.scanCounted != nil {
+			limit = " LIMIT " + strconv.Itoa(page.PerPage+1)
+		}
+		if inlineCount {
+			cols += ", (" + s.count(true) + ")"
+			if s.countRow == "" {
+				args = append(args, s.where.args...)
+			}
+		}
+		q := "SELECT " + cols + " FROM " + s.from + w.sql() + s.order.sql(s.idCol) + limit
+		args = append(append(args, w.args...), s.order.rankArgs...)
+		if s.scanCounted == nil {
+			args = append(args, page.PerPage+1)
+		}
 		if offset > 0 {
 			q += " OFFSET ?"
 			args = append(args, offset)
 		}
 		err := tx.each(ctx, q, args, func(r *sql.Rows) error {
-			v, err := s.scan(r)
+			var v T
+			var err error
+			switch {
+			case inlineCount:
+				v, err = s.scanCounted(r, &counted)
+			case s.scanCounted != nil:
+				v, err = s.scanCounted(r, nil)
+			default:
+				v, err = s.scan(r)
+			}
 			if err == nil {
 				items = append(items, v)
 			}
@@ -232,10 +293,15 @@ func list[T any](ctx context.Context, tx *Tx, s listSpec[T], page model.Page) ([
 	}
 	// Count only as far as the limit, so a huge table costs no more than
 	// CountLimit index entries.
-	var n int
-	cq := "SELECT COUNT(*) FROM (SELECT 1 FROM " + s.counted() + s.where.sql() + " LIMIT ?) AS counted"
-	if err := tx.row(ctx, []any{&n}, cq, append(append([]any{}, s.where.args...), model.CountLimit+1)...); err != nil {
-		return nil, info, err
+	n := counted
+	if !inlineCount || len(items) == 0 {
+		var args []any
+		if s.countRow == "" {
+			args = append(append(args, s.where.args...), model.CountLimit+1)
+		}
+		if err := tx.row(ctx, []any{&n}, s.count(false), args...); err != nil {
+			return nil, info, err
+		}
 	}
 	if n <= model.CountLimit {
 		info.Total, info.TotalKnown = n, true

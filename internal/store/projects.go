@@ -308,6 +308,85 @@ func (w *where) projectAccessCond(v Viewer, min int) {
 
 // ListProjects returns one page of projects.
 func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page) ([]model.Project, model.PageInfo, error) {
+	w, ord := tx.projectList(f)
+	col := ord.column
+	spec := listSpec[model.Project]{columns: projectColumns, from: projectFrom, idCol: "p.id", where: w,
+		order: ord, scan: tx.scanProject, keyNotNull: true,
+		keyOf: func(p model.Project) (any, int64) {
+			switch col {
+			case "p.name":
+				return p.Name, p.ID
+			case "p.path":
+				return p.Path, p.ID
+			case "p.created_at":
+				return micros(p.CreatedAt), p.ID
+			case "p.updated_at":
+				return micros(p.UpdatedAt), p.ID
+			case "p.last_activity_at":
+				return micros(p.LastActivityAt), p.ID
+			case "p.repository_size":
+				return p.RepositorySize, p.ID
+			case "p.wiki_size":
+				return p.WikiSize, p.ID
+			case "(p.repository_size + p.wiki_size)":
+				return p.RepositorySize + p.WikiSize, p.ID
+			case "p.star_count":
+				return int64(p.StarCount), p.ID
+			}
+			return nil, p.ID
+		}}
+	// Every project has its namespace: the count and the start of an
+	// offset page join it only when a condition reads it.
+	if !w.reads("n.") {
+		spec.countFrom = "projects p"
+	}
+	spec.countRow = w.countRow("p.pending_delete = FALSE", "live_projects")
+	return list(ctx, tx, spec, page)
+}
+
+// ListProjectHeads is ListProjects by the projects' heads (ProjectHead,
+// with userID's levels as of today): the same conditions and order, in
+// one statement with the count of an offset page, no wide row read. The
+// caller takes the rows from its copies at the heads' versions and reads
+// the misses (ProjectsByIDs).
+func (tx *Tx) ListProjectHeads(ctx context.Context, f ProjectFilter, page model.Page, userID int64, today string) ([]ProjectHead, model.PageInfo, error) {
+	w, ord := tx.projectList(f)
+	type keyed struct {
+		h   ProjectHead
+		key any
+	}
+	spec := listSpec[keyed]{columns: ord.column + ", " + projectHeadColumns, from: projectHeadFrom, idCol: "p.id", where: w,
+		order: ord, keyNotNull: true, countFrom: projectFrom,
+		columnArgs: []any{userID, today, userID, today, userID, today},
+		keyOf:      func(k keyed) (any, int64) { return k.key, k.h.ID },
+		scanCounted: func(r *sql.Rows, n *int) (keyed, error) {
+			var k keyed
+			var sc headScan
+			dest := append([]any{&k.key}, sc.dest(&k.h)...)
+			if n != nil {
+				dest = append(dest, n)
+			}
+			err := r.Scan(dest...)
+			sc.done(&k.h)
+			if b, ok := k.key.([]byte); ok {
+				k.key = string(b)
+			}
+			return k, err
+		}}
+	if !w.reads("n.") {
+		spec.countFrom = "projects p"
+	}
+	spec.countRow = w.countRow("p.pending_delete = FALSE", "live_projects")
+	ks, info, err := list(ctx, tx, spec, page)
+	hs := make([]ProjectHead, len(ks))
+	for i := range ks {
+		hs[i] = ks[i].h
+	}
+	return hs, info, err
+}
+
+// projectList is the conditions and order of a project list.
+func (tx *Tx) projectList(f ProjectFilter) (where, order) {
 	var w where
 	w.add("p.pending_delete = FALSE")
 	w.visibleProjectCond(f.Viewer)
@@ -401,37 +480,7 @@ func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page
 		ord.rank, ord.rankArgs = similarity(f.Search, "p.name", "p.path")
 		ord.desc = false
 	}
-	spec := listSpec[model.Project]{columns: projectColumns, from: projectFrom, idCol: "p.id", where: w,
-		order: ord, scan: tx.scanProject, keyNotNull: true,
-		keyOf: func(p model.Project) (any, int64) {
-			switch col {
-			case "p.name":
-				return p.Name, p.ID
-			case "p.path":
-				return p.Path, p.ID
-			case "p.created_at":
-				return micros(p.CreatedAt), p.ID
-			case "p.updated_at":
-				return micros(p.UpdatedAt), p.ID
-			case "p.last_activity_at":
-				return micros(p.LastActivityAt), p.ID
-			case "p.repository_size":
-				return p.RepositorySize, p.ID
-			case "p.wiki_size":
-				return p.WikiSize, p.ID
-			case "(p.repository_size + p.wiki_size)":
-				return p.RepositorySize + p.WikiSize, p.ID
-			case "p.star_count":
-				return int64(p.StarCount), p.ID
-			}
-			return nil, p.ID
-		}}
-	// Every project has its namespace: the count and the start of an
-	// offset page join it only when a condition reads it.
-	if !w.reads("n.") {
-		spec.countFrom = "projects p"
-	}
-	return list(ctx, tx, spec, page)
+	return w, ord
 }
 
 // TopicsOf loads the topic names of several projects, sorted by name.

@@ -27,7 +27,10 @@ type ProjectHead struct {
 	Shared                             bool
 }
 
-const projectHeadQuery = `SELECT p.id, p.entity_version, p.created_at, n.id, n.entity_version, n.kind,
+// projectHeadColumns are a head's columns (projectHeadScan), from
+// projectHeadFrom, with the caller's id and today three times as their
+// arguments.
+const projectHeadColumns = `p.id, p.entity_version, p.created_at, n.id, n.entity_version, n.kind,
 	COALESCE(o.id, 0), COALESCE(o.entity_version, 0), COALESCE(o.created_at, 0),
 	COALESCE((SELECT MAX(a.access_level) FROM project_authorizations a
 		WHERE a.user_id = ? AND a.project_id = p.id AND (a.expires_at IS NULL OR a.expires_at > ?)), 0),
@@ -36,9 +39,11 @@ const projectHeadQuery = `SELECT p.id, p.entity_version, p.created_at, n.id, n.e
 	COALESCE((SELECT MAX(m.access_level) FROM namespaces g JOIN members m ON m.source_type = 'Namespace' AND m.source_id = g.id
 		WHERE n.kind = 'group' AND n.traversal LIKE g.traversal || '%' AND m.user_id = ? AND m.pending = FALSE
 		AND (m.expires_at IS NULL OR m.expires_at > ?)), 0),
-	CASE WHEN EXISTS (SELECT 1 FROM project_group_links l WHERE l.project_id = p.id) THEN 1 ELSE 0 END
-	FROM projects p JOIN namespaces n ON n.id = p.namespace_id LEFT JOIN users o ON n.kind = 'user' AND o.id = n.owner_id
-	WHERE `
+	CASE WHEN EXISTS (SELECT 1 FROM project_group_links l WHERE l.project_id = p.id) THEN 1 ELSE 0 END`
+
+const projectHeadFrom = `projects p JOIN namespaces n ON n.id = p.namespace_id LEFT JOIN users o ON n.kind = 'user' AND o.id = n.owner_id`
+
+const projectHeadQuery = "SELECT " + projectHeadColumns + " FROM " + projectHeadFrom + " WHERE "
 
 // ProjectHeadByRef reads the head of a project named by id ("12") or
 // full path, with userID's levels as of today.

@@ -117,12 +117,57 @@ type ListInput struct {
 // List returns one page of users the actor may list. Non-admins get the
 // admin-only filters and orderings ignored, as GitLab does.
 func (s *Service) List(ctx context.Context, actor auth.Actor, in ListInput, page model.Page) ([]model.User, model.PageInfo, error) {
+	f, err := listFilter(actor, in)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	return s.db.ListUsers(ctx, f, page)
+}
+
+// Head is a user of a list page by its versions: the user's and its
+// creator's (CreatorID 0: none).
+type Head struct {
+	ID, EntityVersion         int64
+	CreatedAt                 time.Time
+	CreatorID, CreatorVersion int64
+	CreatorCreatedAt          time.Time
+}
+
+// ListHeads is List by the users' heads (versions), one statement with
+// the count: the caller takes the entities it keeps at those versions and
+// reads the others (ByIDs, BasicsByIDs).
+func (s *Service) ListHeads(ctx context.Context, actor auth.Actor, in ListInput, page model.Page) ([]Head, model.PageInfo, error) {
+	f, err := listFilter(actor, in)
+	if err != nil {
+		return nil, model.PageInfo{}, err
+	}
+	hs, info, err := s.db.ListUserHeads(ctx, f, page)
+	out := make([]Head, len(hs))
+	for i, h := range hs {
+		out[i] = Head(h)
+	}
+	return out, info, err
+}
+
+// ByIDs loads several users' whole rows.
+func (s *Service) ByIDs(ctx context.Context, ids []int64) (map[int64]model.User, error) {
+	return s.db.UsersByIDs(ctx, ids)
+}
+
+// BasicsByIDs loads several users' summaries (what a user summary shows,
+// with the versions).
+func (s *Service) BasicsByIDs(ctx context.Context, ids []int64) (map[int64]model.User, error) {
+	return s.db.UserBasicsByIDs(ctx, ids)
+}
+
+// listFilter is the store's filter of a user list for actor.
+func listFilter(actor auth.Actor, in ListInput) (model.UserFilter, error) {
 	f := in.UserFilter
 	if !actor.SignedIn() && f.Username == "" {
-		return nil, model.PageInfo{}, model.Forbidden("Not authorized to access /api/v4/users")
+		return f, model.Forbidden("Not authorized to access /api/v4/users")
 	}
 	if f.Provider != "" && f.ExternUID != "" && !actor.Admin() {
-		return nil, model.PageInfo{}, model.Forbidden("")
+		return f, model.Forbidden("")
 	}
 	if !actor.Admin() {
 		f.VisibleStatesOnly = true
@@ -133,7 +178,7 @@ func (s *Service) List(ctx context.Context, actor auth.Actor, in ListInput, page
 		f.CustomAttributes = nil
 	}
 	f.SearchEmails = actor.Admin()
-	return s.db.ListUsers(ctx, f, page)
+	return f, nil
 }
 
 // Create makes a user (administrators only).

@@ -246,8 +246,10 @@ func projectListInput(p *endpoint.Params, orderBy []string) projects.ListInput {
 	return in
 }
 
-// listProjectsWith serves a project list from a service call.
-func (h *Handlers) listProjectsWith(c *endpoint.Call, in projects.ListInput, list func(projects.ListInput, model.Page) ([]model.Project, model.PageInfo, error)) error {
+// listProjectsWith serves a project list from a service call, or from
+// cached (when not nil) for the entities the entity cache serves.
+func (h *Handlers) listProjectsWith(c *endpoint.Call, in projects.ListInput, list func(projects.ListInput, model.Page) ([]model.Project, model.PageInfo, error),
+	cached func(projects.ListInput, model.Page) ([]projects.View, model.PageInfo, error)) error {
 	pg, err := c.Page()
 	if err != nil {
 		return err
@@ -255,22 +257,40 @@ func (h *Handlers) listProjectsWith(c *endpoint.Call, in projects.ListInput, lis
 	if pg.Keyset && in.OrderBy != "id" {
 		return &model.Error{Kind: model.KindMethodNotAllowed, Message: "Keyset pagination is not yet available for this type of request"}
 	}
-	ps, info, err := list(in, pg)
-	if err != nil {
-		return err
-	}
-	body, err := h.renderProjects(c, ps, c.P.Flag("simple"), c.P.Flag("statistics"), c.P.Flag("with_custom_attributes"))
-	if err != nil {
-		return err
+	var body any
+	var info model.PageInfo
+	var lastID int64
+	if cached != nil && h.cacheable(c, c.P.Flag("simple"), c.P.Flag("statistics"), c.P.Flag("with_custom_attributes")) {
+		var views []projects.View
+		if views, info, err = cached(in, pg); err != nil {
+			return err
+		}
+		if body, err = h.cachedProjects(c, views, true); err != nil {
+			return err
+		}
+		if len(views) > 0 {
+			lastID = views[len(views)-1].Project.ID
+		}
+	} else {
+		var ps []model.Project
+		if ps, info, err = list(in, pg); err != nil {
+			return err
+		}
+		if body, err = h.renderProjects(c, ps, c.P.Flag("simple"), c.P.Flag("statistics"), c.P.Flag("with_custom_attributes")); err != nil {
+			return err
+		}
+		if len(ps) > 0 {
+			lastID = ps[len(ps)-1].ID
+		}
 	}
 	if pg.Keyset {
 		// GitLab continues project lists with id_after / id_before.
-		if info.HasMore && len(ps) > 0 {
+		if info.HasMore && lastID != 0 {
 			key := "id_after"
 			if in.Desc {
 				key = "id_before"
 			}
-			c.W.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, c.LinkURL(map[string]string{key: strconv.FormatInt(ps[len(ps)-1].ID, 10)})))
+			c.W.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, c.LinkURL(map[string]string{key: strconv.FormatInt(lastID, 10)})))
 		}
 	} else {
 		c.Paginate(pg, info)
@@ -285,6 +305,8 @@ func (h *Handlers) listProjects(c *endpoint.Call) error {
 	}
 	return h.listProjectsWith(c, in, func(in projects.ListInput, pg model.Page) ([]model.Project, model.PageInfo, error) {
 		return h.projects.List(c.Ctx(), c.Actor, in, pg)
+	}, func(in projects.ListInput, pg model.Page) ([]projects.View, model.PageInfo, error) {
+		return h.projects.CachedList(c.Ctx(), c.Actor, in, pg, h.r.Cache)
 	})
 }
 
@@ -296,6 +318,8 @@ func (h *Handlers) userProjects(c *endpoint.Call) error {
 	}
 	return h.listProjectsWith(c, in, func(in projects.ListInput, pg model.Page) ([]model.Project, model.PageInfo, error) {
 		return h.projects.List(c.Ctx(), c.Actor, in, pg)
+	}, func(in projects.ListInput, pg model.Page) ([]projects.View, model.PageInfo, error) {
+		return h.projects.CachedList(c.Ctx(), c.Actor, in, pg, h.r.Cache)
 	})
 }
 
@@ -306,7 +330,7 @@ func (h *Handlers) userStarredProjects(c *endpoint.Call) error {
 	}
 	return h.listProjectsWith(c, in, func(in projects.ListInput, pg model.Page) ([]model.Project, model.PageInfo, error) {
 		return h.projects.StarredBy(c.Ctx(), c.Actor, c.Path("user_id"), in, pg)
-	})
+	}, nil)
 }
 
 func (h *Handlers) projectForks(c *endpoint.Call) error {
@@ -316,7 +340,7 @@ func (h *Handlers) projectForks(c *endpoint.Call) error {
 	}
 	return h.listProjectsWith(c, in, func(in projects.ListInput, pg model.Page) ([]model.Project, model.PageInfo, error) {
 		return h.projects.Forks(c.Ctx(), c.Actor, c.Path("id"), in, pg)
-	})
+	}, nil)
 }
 
 func (h *Handlers) getProject(c *endpoint.Call) error {
@@ -582,5 +606,5 @@ func (h *Handlers) groupProjects(c *endpoint.Call, shared bool) error {
 	return h.listProjectsWith(c, in.ListInput, func(li projects.ListInput, pg model.Page) ([]model.Project, model.PageInfo, error) {
 		in.ListInput = li
 		return h.projects.GroupProjects(c.Ctx(), c.Actor, c.Path("id"), in, pg)
-	})
+	}, nil)
 }

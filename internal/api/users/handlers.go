@@ -142,6 +142,18 @@ func (h *Handlers) listUsers(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
+	if c.Actor.Admin() && h.r.Cache != nil && !withCustom {
+		hs, info, err := h.users.ListHeads(c.Ctx(), c.Actor, users.ListInput{UserFilter: f}, pg)
+		if err != nil {
+			return err
+		}
+		body, err := h.cachedAdminUserPage(c, hs)
+		if err != nil {
+			return err
+		}
+		c.Paginate(pg, info)
+		return c.JSON(http.StatusOK, body)
+	}
 	us, info, err := h.users.List(c.Ctx(), c.Actor, users.ListInput{UserFilter: f}, pg)
 	if err != nil {
 		return err
