@@ -113,7 +113,11 @@ type Deps struct {
 	// Schedules are projects' pipeline schedules.
 	Schedules *schedules.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
-	Git         http.Handler
+	Git http.Handler
+	// Web serves the HTML pages: every path outside /api/ that no row,
+	// service endpoint, git, raw snippet or alert intake serves. It
+	// answers the unknown ones (404) itself.
+	Web         http.Handler
 	Uploads     *uploads.Store
 	DB          Pinger
 	Log         *slog.Logger
@@ -170,6 +174,7 @@ func New(d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	mux.Fallback = d.Web
 	s.snippetRaw = s.snippetRawHandler(site)
 	s.alertIntake = s.alertIntakeHandler()
 	// Service endpoints outside the API.
