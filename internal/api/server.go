@@ -320,8 +320,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 }
 
 // isWrite reports whether r would change something: a POST, PUT, PATCH
-// or DELETE of the API, or a git push (either request of one). A clone's
-// POST to git-upload-pack reads.
+// or DELETE of the API or of a web page's form (signing in writes a
+// session), or a git push (either request of one). A clone's POST to
+// git-upload-pack reads.
 func isWrite(r *http.Request) bool {
 	p := r.URL.Path
 	if strings.Contains(p, ".git/") && !strings.HasPrefix(p, "/api/") {
@@ -329,9 +330,6 @@ func isWrite(r *http.Request) bool {
 	}
 	if isAlertIntake(p) {
 		return r.Method == http.MethodPost
-	}
-	if !strings.HasPrefix(p, "/api/") {
-		return false
 	}
 	switch r.Method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
