@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"quarry/internal/apitest"
@@ -127,6 +128,57 @@ func TestWeb_browser(t *testing.T) {
 			t.Errorf("keywords are not coloured: the style sheet did not apply")
 		}
 		shot("blob")
+
+		// Dark when the system prefers it, light otherwise.
+		scheme := func(v string) {
+			t.Helper()
+			if _, err := chromedp.Call(bctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}}); err != nil {
+				t.Fatalf("prefers-color-scheme %s: %v", v, err)
+			}
+		}
+		background := func() string {
+			t.Helper()
+			v, err := chromedp.Run(bctx, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		// Every token of the code is readable: none takes the page's
+		// background colour (or the other scheme's).
+		readable := `[...document.querySelectorAll('[data-testid="code"] td:last-child span')].every(e => e.textContent.trim() === '' ||
+			getComputedStyle(e).color !== getComputedStyle(document.body).backgroundColor)`
+		scheme("dark")
+		if got := background(); got != "rgb(24, 23, 29)" {
+			t.Errorf("dark background %q", got)
+		}
+		if !eval(readable) || !eval(`getComputedStyle(document.querySelector('.chroma .kn')).color !== 'rgb(207, 34, 46)'`) {
+			t.Errorf("dark code: tokens unreadable, or coloured by the light style")
+		}
+		shot("blob-dark")
+		scheme("light")
+		if got := background(); got != "rgb(255, 255, 255)" {
+			t.Errorf("light background %q", got)
+		}
+		if !eval(readable) {
+			t.Errorf("light code: tokens unreadable")
+		}
+
+		// A phone's width: nothing wider than the screen but the code.
+		do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(s.URL+"/alice/demo"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="readme"]`)))
+		if !eval(`document.documentElement.scrollWidth <= window.innerWidth`) {
+			w, _ := chromedp.Run(bctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+			t.Errorf("the overview is %d px wide on a 390 px screen", w)
+		}
+		shot("project-phone")
+		do("phone blob", chromedp.Navigate(s.URL+"/alice/demo/-/blob/main/main.go"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="code"]`)))
+		if !eval(`document.documentElement.scrollWidth <= window.innerWidth`) {
+			t.Errorf("the blob page is wider than a phone's screen")
+		}
+		shot("blob-phone")
+		do("desktop", chromedp.EmulateReset())
 
 		// Sign out.
 		do("sign out", chromedp.Click(chromedp.CSS(`[data-testid="sign-out"]`)),

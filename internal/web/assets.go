@@ -149,16 +149,18 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
-// highlightCSS is the code highlighting's style sheet: a light style, and
-// a dark one when the system prefers dark.
+// highlightCSS is the code highlighting's style sheet: a light style
+// and a dark one, each under its own preference (the styles name
+// different token classes: one left outside its query would colour the
+// other's tokens).
 func highlightCSS() ([]byte, error) {
 	f := html.New(html.WithClasses(true))
 	var b bytes.Buffer
-	b.WriteString("\n/* Code highlighting (chroma) */\n")
+	b.WriteString("\n/* Code highlighting (chroma) */\n@media (prefers-color-scheme: light) {\n")
 	if err := f.WriteCSS(&b, styles.Get("github")); err != nil {
 		return nil, err
 	}
-	b.WriteString("@media (prefers-color-scheme: dark) {\n")
+	b.WriteString("}\n@media (prefers-color-scheme: dark) {\n")
 	if err := f.WriteCSS(&b, styles.Get("github-dark")); err != nil {
 		return nil, err
 	}

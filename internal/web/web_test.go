@@ -124,7 +124,7 @@ func TestAssets(t *testing.T) {
 		}
 	}
 	css := string(as.byName[strings.TrimPrefix(as.url("app.css"), assetPrefix)].plain)
-	if !strings.Contains(css, ".chroma .kn") || !strings.Contains(css, "@media (prefers-color-scheme: dark) {\n") {
+	if !strings.Contains(css, ".chroma .kn") || !strings.Contains(css, "@media (prefers-color-scheme: dark) {\n") || !strings.Contains(css, "@media (prefers-color-scheme: light) {\n") {
 		t.Errorf("the style sheet lacks the highlighting styles")
 	}
 	rec := httptest.NewRecorder()
