@@ -351,3 +351,20 @@ func TestWeb_sessionExpiry(t *testing.T) {
 		b.get(t, "/alice/secret").want(t, http.StatusFound)
 	})
 }
+
+// TestWeb_secureCookie: behind an https external URL the session cookie
+// is Secure, and clone URLs name the external host.
+func TestWeb_secureCookie(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		webProject(t, s, alice.Token, "demo", "public")
+		b := newBrowser(s)
+		r := b.signIn(t, "alice", webPassword).want(t, http.StatusSeeOther)
+		if set := r.Header.Get("Set-Cookie"); !strings.Contains(set, "; Secure") || !strings.Contains(set, "HttpOnly") {
+			t.Errorf("Set-Cookie %q; want Secure", set)
+		}
+		b.get(t, "/alice/demo").want(t, http.StatusOK).contains(t, `value="https://quarry.example/alice/demo.git"`, `value="git@quarry.example:alice/demo.git"`)
+		// A form from the external URL's origin is this site's.
+		b.do(t, "POST", "/users/sign_out", url.Values{}, map[string]string{"Origin": "https://quarry.example"}).want(t, http.StatusSeeOther)
+	}, func(c *cfgpkg.Config) { c.ExternalURL = "https://quarry.example" })
+}

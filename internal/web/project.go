@@ -466,8 +466,8 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 // isBinary reports whether content is not text: a NUL in its first 8 KiB
 // (as git decides) or bytes that are not UTF-8.
 func isBinary(data []byte) bool {
-	head := data[:min(len(data), 8000)]
-	return bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(data)
+	start := data[:min(len(data), 8000)]
+	return bytes.IndexByte(start, 0) >= 0 || !utf8.Valid(data)
 }
 
 // imageType is the content type of an image a page may show (never SVG,
