@@ -78,12 +78,12 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	id, expires, err := h.Users.StartSession(r.Context(), u)
+	id, _, err := h.Users.StartSession(r.Context(), u)
 	if err != nil {
 		h.fail(w, r, auth.Anonymous, err)
 		return
 	}
-	h.setCookie(w, id, expires)
+	h.setCookie(w, id)
 	http.Redirect(w, r, orHome(to), http.StatusSeeOther)
 }
 

@@ -194,8 +194,11 @@ func (h *Handler) actor(w http.ResponseWriter, r *http.Request) auth.Actor {
 	return a
 }
 
-func (h *Handler) setCookie(w http.ResponseWriter, id string, expires time.Time) {
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: id, Path: "/", Expires: expires,
+// setCookie hands the browser its session id: a cookie of the browser's
+// session (no expiry, as GitLab's _gitlab_session), while the database
+// decides how long the session lives.
+func (h *Handler) setCookie(w http.ResponseWriter, id string) {
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: id, Path: "/",
 		HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteLaxMode})
 }
 
