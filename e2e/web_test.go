@@ -77,6 +77,7 @@ func TestWeb_pages(t *testing.T) {
 			`<span class="kn">package</span>`, "&lt;b&gt;", `href="/alice/demo/-/raw/main/main.go"`)
 		code.lacks(t, "<b>")
 		b.get(t, "/alice/demo/-/blob/main/README.md").contains(t, `data-testid="markdown"`, "<h1>Hello demo</h1>", "?plain=1").lacks(t, "alert(")
+		b.get(t, "/alice/demo/-/blob/main/docs/guide.md").contains(t, `<a href="/alice/demo/-/blob/main/README.md"`)
 		b.get(t, "/alice/demo/-/blob/main/README.md?plain=1").contains(t, `class="chroma"`, "Rendered")
 		b.get(t, "/alice/demo/-/blob/main/logo.png").contains(t, `<img src="/alice/demo/-/raw/main/logo.png"`)
 		b.get(t, "/alice/demo/-/blob/main/data.bin").contains(t, "binary format", `href="/alice/demo/-/raw/main/data.bin?inline=false"`)

@@ -270,13 +270,13 @@ func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries
 	if err != nil {
 		return err
 	}
-	format := "plain"
-	if isMarkdown(strings.ToLower(best)) {
-		format = "markdown"
-	}
 	body.ReadmeName = best
-	// RenderHTML sanitises Markdown (bluemonday) and escapes the rest.
-	body.Readme = template.HTML(wikis.RenderHTML(format, data)) //nolint:gosec
+	if isMarkdown(best) {
+		body.Readme = renderMarkdown(data, p.FullPath(), p.DefaultBranch, "")
+		return nil
+	}
+	// RenderHTML escapes what is not Markdown.
+	body.Readme = template.HTML(wikis.RenderHTML("plain", data)) //nolint:gosec
 	return nil
 }
 
@@ -448,7 +448,11 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 			body.Lines++
 		}
 		if isMarkdown(f.Name) && r.URL.Query().Get("plain") != "1" {
-			body.Markdown = template.HTML(wikis.RenderHTML("markdown", data)) //nolint:gosec
+			dir := path.Dir(file)
+			if dir == "." {
+				dir = ""
+			}
+			body.Markdown = renderMarkdown(data, p.FullPath(), ref, dir)
 			body.PlainURL = self + "?plain=1"
 			break
 		}

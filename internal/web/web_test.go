@@ -159,3 +159,30 @@ func TestHighlight(t *testing.T) {
 		t.Errorf("kept across names")
 	}
 }
+
+// TestRenderMarkdown: relative links go to the repository's files at the
+// ref, relative images to their raw bytes; absolute links, fragments and
+// other schemes are left alone; nothing climbs above the root.
+func TestRenderMarkdown(t *testing.T) {
+	for _, c := range []struct {
+		name, dir, md, want string
+	}{
+		{"root link", "", "[g](docs/guide.md)", `href="/g/p/-/blob/main/docs/guide.md"`},
+		{"folder link", "docs", "[r](../README.md#top)", `href="/g/p/-/blob/main/README.md#top"`},
+		{"above the root", "", "[x](../../etc/passwd)", `href="/g/p/-/blob/main/etc/passwd"`},
+		{"image", "docs", "![l](img/logo.png)", `src="/g/p/-/raw/main/docs/img/logo.png"`},
+		{"spaces and query", "", "[s](<a b.md?plain=1>)", `href="/g/p/-/blob/main/a%20b.md?plain=1"`},
+		{"absolute", "", "[a](/other/project)", `href="/other/project"`},
+		{"fragment", "", "[f](#install)", `href="#install"`},
+		{"scheme", "", "[h](https://example.com/x.md)", `href="https://example.com/x.md"`},
+		{"mailto", "", "[m](mailto:a@example.com)", `href="mailto:a@example.com"`},
+	} {
+		got := string(renderMarkdown([]byte(c.md), "g/p", "main", c.dir))
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s: %s; want %s", c.name, got, c.want)
+		}
+	}
+	if got := string(renderMarkdown([]byte(`[x](javascript:alert(1)) <a href="java&#115;cript:alert(1)">y</a>`), "g/p", "main", "")); strings.Contains(got, "javascript") {
+		t.Errorf("script URL survived: %s", got)
+	}
+}
