@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,6 +112,8 @@ func TestGeoSecondary_readOnly(t *testing.T) {
 			{Method: "PUT", Path: fmt.Sprintf("/geo_nodes/%d", id), Token: sec.RootToken, JSON: map[string]any{"name": "n"}},
 			{Method: "POST", Path: "/geo_nodes/status", Raw: []byte("{}")},
 			{Method: "POST", Path: "/projects", JSON: map[string]any{"name": "anon"}},
+			// The web's forms too: signing in writes a session.
+			{Method: "POST", Path: sec.URL + "/users/sign_in", Form: url.Values{"user[login]": {"geoowner"}, "user[password]": {webPassword}}},
 		} {
 			sec.Do(t, r).Want(t, http.StatusForbidden).WantBody(t, readOnlyBody)
 		}

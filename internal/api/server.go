@@ -113,7 +113,11 @@ type Deps struct {
 	// Schedules are projects' pipeline schedules.
 	Schedules *schedules.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
-	Git         http.Handler
+	Git http.Handler
+	// Web serves the HTML pages: every path outside /api/ that no row,
+	// service endpoint, git, raw snippet or alert intake serves. It
+	// answers the unknown ones (404) itself.
+	Web         http.Handler
 	Uploads     *uploads.Store
 	DB          Pinger
 	Log         *slog.Logger
@@ -170,6 +174,7 @@ func New(d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	mux.Fallback = d.Web
 	s.snippetRaw = s.snippetRawHandler(site)
 	s.alertIntake = s.alertIntakeHandler()
 	// Service endpoints outside the API.
@@ -315,8 +320,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 }
 
 // isWrite reports whether r would change something: a POST, PUT, PATCH
-// or DELETE of the API, or a git push (either request of one). A clone's
-// POST to git-upload-pack reads.
+// or DELETE of the API or of a web page's form (signing in writes a
+// session), or a git push (either request of one). A clone's POST to
+// git-upload-pack reads.
 func isWrite(r *http.Request) bool {
 	p := r.URL.Path
 	if strings.Contains(p, ".git/") && !strings.HasPrefix(p, "/api/") {
@@ -324,9 +330,6 @@ func isWrite(r *http.Request) bool {
 	}
 	if isAlertIntake(p) {
 		return r.Method == http.MethodPost
-	}
-	if !strings.HasPrefix(p, "/api/") {
-		return false
 	}
 	switch r.Method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:

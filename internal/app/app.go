@@ -67,6 +67,7 @@ import (
 	"quarry/internal/topics"
 	"quarry/internal/uploads"
 	"quarry/internal/users"
+	"quarry/internal/web"
 	"quarry/internal/wikis"
 )
 
@@ -383,6 +384,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	gitAccess.SetSnippets(a.Snippets)
 	alertsSvc := alerts.New(db, a.Projects, set, up)
 	a.Projects.OnRemoving(alertsSvc.RemoveProjectImages)
+	// The web pages, beside the API: the API's server hands them the
+	// paths outside /api/ that it does not serve.
+	pages, err := web.New(web.Deps{Users: a.Users, Projects: a.Projects, Files: repoFiles,
+		ExternalURL: cfg.ExternalURL, Log: log, Now: db.Now})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
 	srv, err := api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db), ProtectedEnvironments: a.ProtectedEnvironments, EntityCacheBytes: cfg.EntityCacheBytes,
 		Members:    members.New(db, a.Projects, a.Groups, cfg.UserCap),
@@ -407,6 +416,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Schedules:     a.Schedules,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess, Packs: packs},
+		Web:     pages,
 		Uploads: up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
 		MaxParsed: cfg.MaxParsedBodyBytes, MaxFile: cfg.MaxFileBytes, Registry: reg, Now: db.Now,

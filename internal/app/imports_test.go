@@ -114,12 +114,15 @@ var allowedImports = map[string][]string{
 	"quarry/internal/api/topics":        {"api/endpoint", "api/entity", "auth", "model", "topics"},
 	"quarry/internal/api/users":         {"api/endpoint", "api/entity", "auth", "model", "users", "attributes"},
 	"quarry/internal/repofiles":         {"auth", "model", "git", "ratelimit"},
-	"quarry/internal/members":           {"store", "auth", "model"},
-	"quarry/internal/attributes":        {"store", "auth", "model"},
-	"quarry/internal/apitest":           {"app", "config", "storetest", "auth", "model", "tokens"},
-	"quarry/e2e":                        {"*"},
-	"quarry/tools/load":                 {},
-	"quarry/tools/crashtest":            {},
+	// The web pages: beside the API, never inside it; the same services,
+	// no SQL (store) and no git.
+	"quarry/internal/web":        {"auth", "model", "users", "projects", "repofiles", "wikis", "ratelimit"},
+	"quarry/internal/members":    {"store", "auth", "model"},
+	"quarry/internal/attributes": {"store", "auth", "model"},
+	"quarry/internal/apitest":    {"app", "config", "storetest", "auth", "model", "tokens"},
+	"quarry/e2e":                 {"*"},
+	"quarry/tools/load":          {},
+	"quarry/tools/crashtest":     {},
 }
 
 // testKits are the test-only packages any test may use.

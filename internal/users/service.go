@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"quarry/internal/auth"
@@ -29,6 +30,10 @@ type Service struct {
 	groups       GroupRemover
 	snippets     SnippetRemover
 	settings     Settings
+	// dummyOnce makes dummyHash, which a sign-in of an unknown login
+	// checks against (sessions.go).
+	dummyOnce sync.Once
+	dummyHash string
 }
 
 // Settings give the instance's application settings in effect.

@@ -23,6 +23,10 @@ import (
 type Mux struct {
 	mux    *http.ServeMux
 	tables map[string]*table // by the shape's mux pattern
+	// Fallback, when set, serves the paths outside /api/ that no pattern
+	// serves with any method (the web pages); it answers unknown paths
+	// itself.
+	Fallback http.Handler
 }
 
 type table struct {
@@ -258,6 +262,10 @@ func (m *Mux) unmatched(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		WriteJSON(w, http.StatusMethodNotAllowed, NotAllowedBody)
 	case http.StatusNotFound, 0:
+		if m.Fallback != nil && !strings.HasPrefix(r.URL.Path, "/api/") {
+			m.Fallback.ServeHTTP(w, r)
+			return
+		}
 		WriteJSON(w, http.StatusNotFound, NotFoundBody)
 	default:
 		for k, v := range probe.header {

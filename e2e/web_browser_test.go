@@ -1,0 +1,195 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"quarry/internal/apitest"
+)
+
+// TestWeb_browser drives Debian's chromium, headless, through the pages
+// as a person would: sign in, open a project from the explore list, open
+// a file from the tree, see its code highlighted (the style sheet
+// applied under the page's CSP), sign out. Each step asserts on the
+// rendered DOM and saves a screenshot to $QUARRY_WEB_SCREENSHOTS, or to
+// the test's temporary folder. A browser that cannot start fails the
+// test. One browser at a time (EachSerial): a browser takes a core.
+func TestWeb_browser(t *testing.T) {
+	apitest.EachSerial(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		webProject(t, s, alice.Token, "demo", "public")
+
+		path, err := exec.LookPath("chromium")
+		if err != nil {
+			t.Fatalf("chromium is not installed (apt-get install chromium): %v", err)
+		}
+		shots := os.Getenv("QUARRY_WEB_SCREENSHOTS")
+		if shots == "" {
+			shots = t.TempDir()
+		} else {
+			shots = filepath.Join(shots, s.Target.Name)
+			if err := os.MkdirAll(shots, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+			chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900), chromedp.UserDataDir(t.TempDir()))
+		actx, stop := chromedp.NewExecAllocator(ctx, opts...)
+		defer stop()
+		bctx, closeBrowser := chromedp.NewContext(actx)
+		defer closeBrowser()
+
+		do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+			t.Helper()
+			if err := chromedp.Do(bctx, actions...); err != nil {
+				t.Fatalf("%s: %v", step, err)
+			}
+		}
+		text := func(sel string) string {
+			t.Helper()
+			v, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+			if err != nil {
+				t.Fatalf("text of %s: %v", sel, err)
+			}
+			return strings.TrimSpace(v)
+		}
+		eval := func(js string) bool {
+			t.Helper()
+			v, err := chromedp.Run(bctx, chromedp.Evaluate[bool](js))
+			if err != nil {
+				t.Fatalf("evaluate %s: %v", js, err)
+			}
+			return v
+		}
+		n := 0
+		shot := func(name string) {
+			t.Helper()
+			n++
+			b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatalf("screenshot %s: %v", name, err)
+			}
+			if err := os.WriteFile(filepath.Join(shots, fmt.Sprintf("%02d-%s.png", n, name)), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// Sign in.
+		do("open sign-in", chromedp.Navigate(s.URL+"/users/sign_in"), chromedp.WaitVisible(chromedp.CSS("#user_login")))
+		shot("sign-in")
+		do("sign in", chromedp.SendKeys(chromedp.CSS("#user_login"), "alice"),
+			chromedp.SendKeys(chromedp.CSS("#user_password"), webPassword),
+			chromedp.Click(chromedp.CSS(`[data-testid="sign-in-button"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-menu"]`)))
+		if got := text(`[data-testid="user-menu"]`); got != "@alice" {
+			t.Errorf("signed in as %q", got)
+		}
+		shot("home")
+
+		// A project from the explore list.
+		do("open explore", chromedp.Navigate(s.URL+"/explore/projects"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="project-list"]`)))
+		shot("explore")
+		do("open the project", chromedp.Click(chromedp.CSS(`a[data-testid="project-link"][href="/alice/demo"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="readme"]`)))
+		if got := text(`[data-testid="project-name"]`); !strings.HasPrefix(got, "demo") {
+			t.Errorf("project name %q", got)
+		}
+		if got := text(`[data-testid="readme"] h1`); got != "Hello demo" {
+			t.Errorf("README heading %q", got)
+		}
+		if !eval(`document.querySelector('[data-testid="clone-http"]').value.endsWith('/alice/demo.git')`) {
+			t.Errorf("no HTTP clone URL")
+		}
+		shot("project")
+
+		// A file from the tree, highlighted.
+		do("open the file", chromedp.Click(chromedp.CSS(`a[data-testid="tree-entry"][href="/alice/demo/-/blob/main/main.go"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="code"] .chroma`)))
+		if got := text(`[data-testid="file-name"]`); got != "main.go" {
+			t.Errorf("file name %q", got)
+		}
+		if !eval(`document.querySelectorAll('[data-testid="code"] .chroma .kn').length > 0 && document.getElementById('L7') !== null`) {
+			t.Errorf("no highlighted keywords or line anchors")
+		}
+		// The keyword's colour comes from the style sheet: it differs from
+		// the plain text's, so the sheet loaded under the policy.
+		if !eval(`getComputedStyle(document.querySelector('.chroma .kn')).color !== getComputedStyle(document.querySelector('[data-testid="file-name"]')).color`) {
+			t.Errorf("keywords are not coloured: the style sheet did not apply")
+		}
+		shot("blob")
+
+		// Dark when the system prefers it, light otherwise.
+		scheme := func(v string) {
+			t.Helper()
+			if _, err := chromedp.Call(bctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}}); err != nil {
+				t.Fatalf("prefers-color-scheme %s: %v", v, err)
+			}
+		}
+		background := func() string {
+			t.Helper()
+			v, err := chromedp.Run(bctx, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		// Every token of the code is readable: none takes the page's
+		// background colour (or the other scheme's).
+		readable := `[...document.querySelectorAll('[data-testid="code"] td:last-child span')].every(e => e.textContent.trim() === '' ||
+			getComputedStyle(e).color !== getComputedStyle(document.body).backgroundColor)`
+		scheme("dark")
+		if got := background(); got != "rgb(24, 23, 29)" {
+			t.Errorf("dark background %q", got)
+		}
+		if !eval(readable) || !eval(`getComputedStyle(document.querySelector('.chroma .kn')).color !== 'rgb(207, 34, 46)'`) {
+			t.Errorf("dark code: tokens unreadable, or coloured by the light style")
+		}
+		shot("blob-dark")
+		scheme("light")
+		if got := background(); got != "rgb(255, 255, 255)" {
+			t.Errorf("light background %q", got)
+		}
+		if !eval(readable) {
+			t.Errorf("light code: tokens unreadable")
+		}
+
+		// A phone's width: nothing wider than the screen but the code.
+		do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(s.URL+"/alice/demo"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="readme"]`)))
+		if !eval(`document.documentElement.scrollWidth <= window.innerWidth`) {
+			w, _ := chromedp.Run(bctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+			t.Errorf("the overview is %d px wide on a 390 px screen", w)
+		}
+		shot("project-phone")
+		do("phone blob", chromedp.Navigate(s.URL+"/alice/demo/-/blob/main/main.go"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="code"]`)))
+		if !eval(`document.documentElement.scrollWidth <= window.innerWidth`) {
+			t.Errorf("the blob page is wider than a phone's screen")
+		}
+		shot("blob-phone")
+		do("desktop", chromedp.EmulateReset())
+
+		// Sign out.
+		do("sign out", chromedp.Click(chromedp.CSS(`[data-testid="sign-out"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#user_login`)))
+		if !eval(`document.querySelector('[data-testid="user-menu"]') === null && document.querySelector('[data-testid="sign-in-link"]') !== null`) {
+			t.Errorf("still signed in after signing out")
+		}
+		shot("signed-out")
+		entries, err := os.ReadDir(shots)
+		if err != nil || len(entries) < n {
+			t.Errorf("screenshots in %s: %d, %v", shots, len(entries), err)
+		}
+	})
+}

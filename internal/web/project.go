@@ -1,0 +1,556 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"html/template"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"quarry/internal/auth"
+	"quarry/internal/model"
+	"quarry/internal/projects"
+	"quarry/internal/repofiles"
+	"quarry/internal/wikis"
+)
+
+// perPage is the length of the project lists' pages.
+const perPage = 20
+
+// maxPageNumber bounds ?page= (the lists' offset limit is far beyond).
+const maxPageNumber = 2500
+
+// listBody is the data of the project lists (home and explore).
+type listBody struct {
+	Heading    string
+	Projects   []model.Project
+	Search     string
+	Page       int
+	Prev, Next string // links, "" when none
+	Explore    bool   // the explore list (else the user's own)
+}
+
+// home is the signed-in user's projects, or explore for anyone else.
+func (h *Handler) home(w http.ResponseWriter, r *http.Request, a auth.Actor) {
+	if !a.SignedIn() {
+		h.explore(w, r, a)
+		return
+	}
+	var in projects.ListInput
+	in.Membership = true
+	h.projectList(w, r, a, in, listBody{Heading: "Your projects"}, []crumb{{Name: "Your projects"}})
+}
+
+// explore lists the projects the actor may see, by latest activity.
+func (h *Handler) explore(w http.ResponseWriter, r *http.Request, a auth.Actor) {
+	var in projects.ListInput
+	search := r.URL.Query().Get("name")
+	if len(search) > 255 {
+		search = search[:255]
+	}
+	in.Search = strings.TrimSpace(search)
+	h.projectList(w, r, a, in, listBody{Heading: "Explore projects", Search: in.Search, Explore: true},
+		[]crumb{{Name: "Explore", URL: "/explore/projects"}, {Name: "Projects"}})
+}
+
+func (h *Handler) projectList(w http.ResponseWriter, r *http.Request, a auth.Actor, in projects.ListInput, body listBody, crumbs []crumb) {
+	n := 1
+	if v := r.URL.Query().Get("page"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > maxPageNumber {
+			h.errorPage(w, r, a, http.StatusBadRequest, "400: Bad request", "page should be a number from 1 to "+strconv.Itoa(maxPageNumber))
+			return
+		}
+	}
+	in.OrderBy, in.Desc = "last_activity_at", true
+	ps, info, err := h.Projects.List(r.Context(), a, in, model.Page{Number: n, PerPage: perPage})
+	if err != nil {
+		h.fail(w, r, a, err)
+		return
+	}
+	body.Projects, body.Page = ps, n
+	link := func(page int) string {
+		q := url.Values{}
+		if body.Search != "" {
+			q.Set("name", body.Search)
+		}
+		q.Set("page", strconv.Itoa(page))
+		return r.URL.Path + "?" + q.Encode()
+	}
+	if n > 1 {
+		body.Prev = link(n - 1)
+	}
+	if info.HasMore {
+		body.Next = link(n + 1)
+	}
+	h.render(w, r, a, http.StatusOK, "projects", view{Title: body.Heading, Crumbs: crumbs, Search: body.Search, Body: body})
+}
+
+// projectHead is what every page of a project shows above its own part.
+type projectHead struct {
+	Project  model.Project
+	Topics   []string
+	URL      string // "/group/project"
+	ReadCode bool
+}
+
+// resolveProject finds a project the actor may see, as the API would.
+func (h *Handler) resolveProject(r *http.Request, a auth.Actor, full string) (projects.View, error) {
+	if len(full) > 1024 {
+		return projects.View{}, model.NotFound("Project")
+	}
+	p, acc, err := h.Projects.Resolve(r.Context(), a, full)
+	if err != nil {
+		return projects.View{}, err
+	}
+	if p.FullPath() != full && !strings.EqualFold(p.FullPath(), full) {
+		// Only full paths name projects here (not ids).
+		return projects.View{}, model.NotFound("Project")
+	}
+	return h.Projects.View(r.Context(), a, p, acc, false)
+}
+
+func head(v projects.View) projectHead {
+	return projectHead{Project: v.Project, Topics: v.Topics, URL: "/" + v.Project.FullPath(), ReadCode: v.CanReadCode}
+}
+
+// projectCrumbs are the namespace's groups (or user) and the project,
+// each linked at its web URL.
+func projectCrumbs(p model.Project) []crumb {
+	var cs []crumb
+	parts := strings.Split(p.Namespace.FullPath, "/")
+	for i, part := range parts {
+		u := "/" + strings.Join(parts[:i+1], "/")
+		if p.Namespace.Kind == model.NamespaceGroup {
+			u = "/groups" + u
+		}
+		cs = append(cs, crumb{Name: part, URL: u})
+	}
+	return append(cs, crumb{Name: p.Name, URL: "/" + p.FullPath()})
+}
+
+// overviewBody is the data of a project's overview.
+type overviewBody struct {
+	projectHead
+	HTTPClone, SSHClone string
+	Ref                 string
+	LastCommit          *commitLine
+	Entries             []treeEntry
+	More                bool
+	Parent              string // none: the root folder
+	Readme              template.HTML
+	ReadmeName          string
+}
+
+// commitLine is a commit as the pages list one.
+type commitLine struct {
+	ID, Short, Title, Author string
+	When                     string // RFC 3339
+	Ago                      string
+}
+
+// treeEntry is a file or folder of a listing.
+type treeEntry struct {
+	Name, Path, Type, URL string
+}
+
+// project is a project's overview: description, topics, clone URLs,
+// default branch, last commit, counts, the root folder and the README.
+func (h *Handler) project(w http.ResponseWriter, r *http.Request, a auth.Actor, full string) {
+	v, err := h.resolveProject(r, a, full)
+	if err != nil {
+		h.fail(w, r, a, err)
+		return
+	}
+	p := v.Project
+	body := overviewBody{projectHead: head(v), HTTPClone: h.ExternalURL + "/" + p.FullPath() + ".git",
+		SSHClone: "git@" + h.sshHost + ":" + p.FullPath() + ".git", Ref: p.DefaultBranch}
+	if v.CanReadCode && !p.EmptyRepo && p.DefaultBranch != "" {
+		c, err := h.Files.Commit(r.Context(), a, full, p.DefaultBranch, false)
+		switch {
+		case err == nil:
+			body.LastCommit = line(c)
+			entries, more, err := h.listTree(r, a, p, p.DefaultBranch, "")
+			if err != nil {
+				h.failIn(w, r, a, err)
+				return
+			}
+			body.Entries, body.More = entries, more
+			if err := h.readme(r, a, p, entries, &body); err != nil {
+				h.failIn(w, r, a, err)
+				return
+			}
+		case isKind(err, model.KindNotFound):
+			// The default branch is gone: an overview without files.
+		default:
+			h.failIn(w, r, a, err)
+			return
+		}
+	}
+	h.render(w, r, a, http.StatusOK, "project", view{Title: p.FullName(), Crumbs: projectCrumbs(p), Body: body})
+}
+
+func line(c repofiles.CommitView) *commitLine {
+	id := string(c.ID)
+	return &commitLine{ID: id, Short: id[:min(8, len(id))], Title: c.Title(), Author: c.Author.Name,
+		When: c.Committer.When.UTC().Format("2006-01-02T15:04:05Z"), Ago: ago(c.Committer.When)}
+}
+
+// maxTreeEntries is how many entries a folder's page lists.
+const maxTreeEntries = 1000
+
+// listTree lists a folder: folders first, then files, each by name.
+func (h *Handler) listTree(r *http.Request, a auth.Actor, p model.Project, ref, dir string) ([]treeEntry, bool, error) {
+	es, info, err := h.Files.Tree(r.Context(), a, p.FullPath(), repofiles.TreeInput{Dir: dir, Ref: ref},
+		model.Page{Number: 1, PerPage: maxTreeEntries})
+	if err != nil {
+		return nil, false, err
+	}
+	base := "/" + p.FullPath() + "/-/"
+	out := make([]treeEntry, 0, len(es))
+	for _, e := range es {
+		te := treeEntry{Name: e.Name, Path: e.Path, Type: e.Type}
+		switch e.Type {
+		case "tree":
+			te.URL = base + "tree/" + escapePath(ref) + "/" + escapePath(e.Path)
+		case "blob":
+			te.URL = base + "blob/" + escapePath(ref) + "/" + escapePath(e.Path)
+		}
+		out = append(out, te)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if (out[i].Type == "tree") != (out[j].Type == "tree") {
+			return out[i].Type == "tree"
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, info.HasMore, nil
+}
+
+// maxReadme bounds the README an overview renders.
+const maxReadme = 512 << 10
+
+// readme renders the root folder's README, preferring Markdown.
+func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries []treeEntry, body *overviewBody) error {
+	best, rank := "", 0
+	for _, e := range entries {
+		if e.Type != "blob" {
+			continue
+		}
+		lower := strings.ToLower(e.Name)
+		stem := strings.TrimSuffix(lower, path.Ext(lower))
+		if stem != "readme" {
+			continue
+		}
+		n := 1
+		if isMarkdown(lower) {
+			n = 3
+		} else if lower == "readme" || strings.HasSuffix(lower, ".txt") {
+			n = 2
+		}
+		if n > rank {
+			best, rank = e.Path, n
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	f, err := h.Files.Stat(r.Context(), a, p.FullPath(), best, p.DefaultBranch)
+	if err != nil || f.Size > maxReadme {
+		return err
+	}
+	_, data, err := h.Files.Read(r.Context(), a, p.FullPath(), best, p.DefaultBranch)
+	if err != nil {
+		return err
+	}
+	body.ReadmeName = best
+	if isMarkdown(best) {
+		body.Readme = renderMarkdown(data, p.FullPath(), p.DefaultBranch, "")
+		return nil
+	}
+	// RenderHTML escapes what is not Markdown.
+	body.Readme = template.HTML(wikis.RenderHTML("plain", data)) //nolint:gosec
+	return nil
+}
+
+func isMarkdown(name string) bool {
+	switch path.Ext(strings.ToLower(name)) {
+	case ".md", ".markdown", ".mdown", ".mkd", ".mkdn":
+		return true
+	}
+	return false
+}
+
+// maxRefSegments bounds how many leading segments of a tree or blob
+// path may name the ref ("feature/x/y"): each is a lookup.
+const maxRefSegments = 8
+
+// splitRef splits "<ref>/<path>" at the longest ref that exists (as
+// GitLab does: branch and tag names may hold slashes).
+func (h *Handler) splitRef(r *http.Request, a auth.Actor, full, rest string) (ref, p string, c repofiles.CommitView, err error) {
+	segs := strings.Split(rest, "/")
+	if rest == "" || segs[0] == "" {
+		return "", "", c, model.NotFound("Commit")
+	}
+	for n := min(len(segs), maxRefSegments); n >= 1; n-- {
+		cand := strings.Join(segs[:n], "/")
+		c, err = h.Files.Commit(r.Context(), a, full, cand, false)
+		if err == nil {
+			return cand, strings.Join(segs[n:], "/"), c, nil
+		}
+		if !isKind(err, model.KindNotFound) {
+			return "", "", c, err
+		}
+	}
+	return "", "", c, model.NotFound("Commit")
+}
+
+// pathCrumbs are the ref's root and each folder of p.
+func pathCrumbs(p model.Project, ref, file string) []crumb {
+	cs := projectCrumbs(p)
+	base := "/" + p.FullPath() + "/-/tree/" + escapePath(ref)
+	cs = append(cs, crumb{Name: ref, URL: base})
+	if file == "" {
+		return cs
+	}
+	parts := strings.Split(file, "/")
+	for i, part := range parts {
+		cs = append(cs, crumb{Name: part, URL: base + "/" + escapePath(strings.Join(parts[:i+1], "/"))})
+	}
+	return cs
+}
+
+// treeBody is the data of a folder's page.
+type treeBody struct {
+	projectHead
+	Ref, Path, Parent string
+	LastCommit        *commitLine
+	Entries           []treeEntry
+	More              bool
+}
+
+// tree is /-/tree/<ref>/<path>: a folder at a ref. A file's path goes to
+// its blob page.
+func (h *Handler) tree(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
+	v, err := h.resolveProject(r, a, full)
+	if err != nil {
+		h.fail(w, r, a, err)
+		return
+	}
+	p := v.Project
+	if rest == "" {
+		rest = p.DefaultBranch
+	}
+	ref, dir, c, err := h.splitRef(r, a, full, strings.TrimSuffix(rest, "/"))
+	if err != nil {
+		h.failIn(w, r, a, err)
+		return
+	}
+	entries, more, err := h.listTree(r, a, p, ref, dir)
+	if isKind(err, model.KindNotFound) && dir != "" {
+		if _, serr := h.Files.Stat(r.Context(), a, full, dir, ref); serr == nil {
+			http.Redirect(w, r, "/"+p.FullPath()+"/-/blob/"+escapePath(ref)+"/"+escapePath(dir), http.StatusFound)
+			return
+		}
+	}
+	if err != nil {
+		h.failIn(w, r, a, err)
+		return
+	}
+	body := treeBody{projectHead: head(v), Ref: ref, Path: dir, LastCommit: line(c), Entries: entries, More: more}
+	if dir != "" {
+		parent := path.Dir(dir)
+		body.Parent = "/" + p.FullPath() + "/-/tree/" + escapePath(ref)
+		if parent != "." {
+			body.Parent += "/" + escapePath(parent)
+		}
+	}
+	title := dir
+	if title == "" {
+		title = p.Name
+	}
+	h.render(w, r, a, http.StatusOK, "tree", view{Title: title + " · " + ref + " · " + p.FullName(), Crumbs: pathCrumbs(p, ref, dir), Body: body})
+}
+
+// maxBlobView is the largest file a blob page shows; a larger one is
+// offered as a download.
+const maxBlobView = 1 << 20
+
+// blobBody is the data of a file's page.
+type blobBody struct {
+	projectHead
+	Ref, Path, Name   string
+	Size              int64
+	RawURL, Download  string
+	PlainURL, RichURL string // the Markdown source toggle
+	Code              template.HTML
+	Markdown          template.HTML
+	Image             bool
+	TooLarge, Binary  bool
+	Lines             int
+}
+
+// blob is /-/blob/<ref>/<path>: a file highlighted with line numbers,
+// Markdown rendered (?plain=1 shows the source), images shown, binary
+// and large files offered as downloads.
+func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
+	v, err := h.resolveProject(r, a, full)
+	if err != nil {
+		h.fail(w, r, a, err)
+		return
+	}
+	p := v.Project
+	ref, file, _, err := h.splitRef(r, a, full, rest)
+	if err == nil && file == "" {
+		err = model.NotFound("File")
+	}
+	if err != nil {
+		h.failIn(w, r, a, err)
+		return
+	}
+	f, err := h.Files.Stat(r.Context(), a, full, file, ref)
+	if err != nil {
+		if isKind(err, model.KindNotFound) {
+			h.notFound(w, r, a)
+			return
+		}
+		h.failIn(w, r, a, err)
+		return
+	}
+	raw := "/" + p.FullPath() + "/-/raw/" + escapePath(ref) + "/" + escapePath(file)
+	self := "/" + p.FullPath() + "/-/blob/" + escapePath(ref) + "/" + escapePath(file)
+	body := blobBody{projectHead: head(v), Ref: ref, Path: file, Name: f.Name, Size: f.Size, RawURL: raw,
+		Download: raw + "?inline=false"}
+	switch {
+	case imageType(f.Name) != "":
+		body.Image = true
+	case f.Size > maxBlobView:
+		body.TooLarge = true
+	default:
+		_, data, err := h.Files.Read(r.Context(), a, full, file, ref)
+		if err != nil {
+			h.failIn(w, r, a, err)
+			return
+		}
+		if isBinary(data) {
+			body.Binary = true
+			break
+		}
+		body.Lines = bytes.Count(data, []byte("\n"))
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			body.Lines++
+		}
+		if isMarkdown(f.Name) && r.URL.Query().Get("plain") != "1" {
+			dir := path.Dir(file)
+			if dir == "." {
+				dir = ""
+			}
+			body.Markdown = renderMarkdown(data, p.FullPath(), ref, dir)
+			body.PlainURL = self + "?plain=1"
+			break
+		}
+		if isMarkdown(f.Name) {
+			body.RichURL = self
+		}
+		if body.Code, err = h.highlights.highlight(f.BlobID, f.Name, data); err != nil {
+			h.failIn(w, r, a, err)
+			return
+		}
+	}
+	h.render(w, r, a, http.StatusOK, "blob", view{Title: file + " · " + ref + " · " + p.FullName(), Crumbs: pathCrumbs(p, ref, file), Body: body})
+}
+
+// isBinary reports whether content is not text: a NUL in its first 8 KiB
+// (as git decides) or bytes that are not UTF-8.
+func isBinary(data []byte) bool {
+	start := data[:min(len(data), 8000)]
+	return bytes.IndexByte(start, 0) >= 0 || !utf8.Valid(data)
+}
+
+// imageType is the content type of an image a page may show (never SVG,
+// which may carry script), or "".
+func imageType(name string) string {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".png":
+		return "image/png"
+	case ".jpg", ".jpeg":
+		return "image/jpeg"
+	case ".gif":
+		return "image/gif"
+	case ".webp":
+		return "image/webp"
+	case ".bmp":
+		return "image/bmp"
+	case ".ico":
+		return "image/x-icon"
+	}
+	return ""
+}
+
+// raw is /-/raw/<ref>/<path>: the file's bytes. Images go as themselves,
+// text as text/plain and anything else as application/octet-stream,
+// under a sandboxing policy, so a repository's file never runs as a page
+// of this site; ?inline=false downloads it.
+func (h *Handler) raw(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
+	if _, err := h.resolveProject(r, a, full); err != nil {
+		h.fail(w, r, a, err)
+		return
+	}
+	fail := h.failIn // the project is visible: what is missing in it is a 404
+	ref, file, _, err := h.splitRef(r, a, full, rest)
+	if err == nil && file == "" {
+		err = model.NotFound("File")
+	}
+	if err != nil {
+		fail(w, r, a, err)
+		return
+	}
+	f, rd, err := h.Files.OpenRaw(r.Context(), a, full, file, ref)
+	if err != nil {
+		if isKind(err, model.KindNotFound) {
+			h.notFound(w, r, a)
+			return
+		}
+		fail(w, r, a, err)
+		return
+	}
+	defer rd.Close()
+	var sniff [8000]byte
+	n, err := io.ReadFull(rd, sniff[:])
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		fail(w, r, a, err)
+		return
+	}
+	ct := imageType(f.Name)
+	if ct == "" {
+		ct = "text/plain; charset=utf-8"
+		if bytes.IndexByte(sniff[:n], 0) >= 0 {
+			ct = "application/octet-stream"
+		}
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", ct)
+	hd.Set("Content-Length", strconv.FormatInt(f.Size, 10))
+	hd.Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; sandbox")
+	hd.Set("Cache-Control", "max-age=60, private, must-revalidate")
+	hd.Set("ETag", `"`+f.BlobID+`"`)
+	disp := "inline"
+	if r.URL.Query().Get("inline") == "false" {
+		disp = "attachment"
+	}
+	hd.Set("Content-Disposition", mime.FormatMediaType(disp, map[string]string{"filename": f.Name}))
+	if r.Method == http.MethodHead {
+		return
+	}
+	if _, err := w.Write(sniff[:n]); err != nil {
+		return
+	}
+	_, _ = io.Copy(w, rd)
+}
