@@ -43,7 +43,7 @@ var pgTemplate struct {
 // pgDrops are the copies' drops under way. A test does not wait for its
 // database's: DROP DATABASE waits for a checkpoint of the whole server,
 // which writes out and syncs every database made since the last one (each
-// some 1,000 files), and the test's slot among the parallel tests is
+// some 700 relation files), and the test's slot among the parallel tests is
 // better spent on the next test. Drops at once share a checkpoint.
 // DropPostgresDatabases waits for them.
 var pgDrops struct {
@@ -60,9 +60,11 @@ func init() { pgDrops.slots = make(chan struct{}, 4) }
 // nothing else: a copy of a template this process migrated once (with
 // store.Migrate, as a server's start does), so a server started on it
 // finds nothing to migrate and creates its administrator as on an empty
-// database. The URL sets search_path to the migrated schema. The database
-// is dropped when the test ends, with whatever is still connected to it.
-// A test of the migrations themselves uses NewPostgresSchema.
+// database. The URL sets search_path to the migrated schema. Once the
+// test has ended the database is dropped in the background, with whatever
+// is still connected to it: a package whose tests use NewPostgresDatabase
+// calls DropPostgresDatabases from its TestMain once they are done. A test
+// of the migrations themselves uses NewPostgresSchema.
 func NewPostgresDatabase(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(EnvDatabaseURL)
@@ -97,8 +99,8 @@ func NewPostgresDatabase(t testing.TB) string {
 			defer pgDrops.wg.Done()
 			pgDrops.slots <- struct{}{}
 			defer func() { <-pgDrops.slots }()
-			// A drop cancelled midway leaves the database invalid (and the
-			// sweep's); the checkpoint may take long on a busy disk.
+			// A drop cancelled midway leaves the database invalid, for the
+			// sweep to drop; the checkpoint may take long on a busy disk.
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			if err := dropDatabase(ctx, base, name); err != nil {
