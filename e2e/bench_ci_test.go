@@ -40,7 +40,7 @@ func ciBenchServer(b *testing.B) (*apitest.Server, int64) {
 		}
 		target := storetest.Target{Name: "sqlite"}
 		if os.Getenv("QUARRY_BENCH_POSTGRES") != "" {
-			target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresSchema(&keepAlive{b})}
+			target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresDatabase(&keepAlive{b})}
 		}
 		s := apitest.Start(&keepAlive{b}, target)
 		owner := apitest.User{ID: s.RootID(b), Username: "root", Token: s.RootToken}

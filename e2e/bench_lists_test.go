@@ -39,7 +39,7 @@ func listsServer(b *testing.B, projects, users, groups, members, mrs, pipelines 
 	sv.once.Do(func() {
 		target := storetest.Target{Name: "sqlite"}
 		if os.Getenv("QUARRY_BENCH_POSTGRES") != "" {
-			target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresSchema(&keepAlive{b})}
+			target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresDatabase(&keepAlive{b})}
 		}
 		var opts []apitest.Option
 		if v := os.Getenv("QUARRY_BENCH_ENTITY_CACHE_BYTES"); v != "" { // 0: the entity cache off

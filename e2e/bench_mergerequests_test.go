@@ -29,7 +29,7 @@ func mrBenchServer(b *testing.B) (*apitest.Server, int64) {
 	mrBench.once.Do(func() {
 		target := storetest.Target{Name: "sqlite"}
 		if os.Getenv("QUARRY_BENCH_POSTGRES") != "" {
-			target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresSchema(&keepAlive{b})}
+			target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresDatabase(&keepAlive{b})}
 		}
 		s := apitest.Start(&keepAlive{b}, target)
 		start := time.Now()

@@ -332,7 +332,7 @@ func runnerBenchJobs() int {
 // benchTarget is SQLite, or PostgreSQL with QUARRY_BENCH_POSTGRES set.
 func benchTarget(b *testing.B) storetest.Target {
 	if os.Getenv("QUARRY_BENCH_POSTGRES") != "" {
-		return storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresSchema(&keepAlive{b})}
+		return storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresDatabase(&keepAlive{b})}
 	}
 	return storetest.Target{Name: "sqlite"}
 }

@@ -34,7 +34,7 @@ func (sd *seeded) get(b *testing.B, what string, seed func(ctx context.Context, 
 	sd.once.Do(func() {
 		target := storetest.Target{Name: "sqlite"}
 		if os.Getenv("QUARRY_BENCH_POSTGRES") != "" {
-			target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresSchema(&keepAlive{b})}
+			target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresDatabase(&keepAlive{b})}
 		}
 		s := apitest.Start(&keepAlive{b}, target)
 		start := time.Now()

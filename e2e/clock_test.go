@@ -38,8 +38,7 @@ func TestClock_oneClockEverywhere(t *testing.T) {
 	// apitest.Each would share one option, and so one clock variable,
 	// between the databases' servers running in parallel: each server is
 	// started here with a clock of its own.
-	storetest.Each(t, func(t *testing.T, target storetest.Target) {
-		t.Parallel()
+	apitest.EachTarget(t, func(t *testing.T, target storetest.Target) {
 		clock := &testClock{now: start}
 		s := apitest.Start(t, target, func(c *cfgpkg.Config) { c.Clock = clock.Now })
 		alice := s.NewUser(t, "alice")

@@ -136,8 +136,7 @@ func (p ciProject) deployments(t *testing.T, query string) []deploymentJSON {
 // auto_stop_at, and the ID token's environment claims.
 func TestEnvironments_pipeline(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, target storetest.Target) {
-		t.Parallel()
+	apitest.EachTarget(t, func(t *testing.T, target storetest.Target) {
 		clock := &offsetClock{}
 		s := apitest.Start(t, target, func(c *cfgpkg.Config) { c.Clock = clock.Now })
 		owner := s.NewUser(t, "envowner")
@@ -520,8 +519,7 @@ func autoStopCI() string {
 // (one process on SQLite).
 func TestEnvironments_autoStopOnce(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, target storetest.Target) {
-		t.Parallel()
+	apitest.EachTarget(t, func(t *testing.T, target storetest.Target) {
 		clock := &offsetClock{}
 		dir := t.TempDir()
 		opt := func(c *cfgpkg.Config) { c.Clock = clock.Now }

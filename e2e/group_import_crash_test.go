@@ -78,10 +78,7 @@ func TestGroupImport_killedMidImport(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
-			target := storetest.Target{Name: d}
-			if d == "postgres" {
-				target.DatabaseURL = storetest.NewPostgresSchema(t)
-			}
+			target := apitest.NewTarget(t, d)
 			dir := t.TempDir()
 			first := apitest.StartIn(t, target, dir, moveOpts)
 			gxUnlimited(t, first)

@@ -304,8 +304,7 @@ func TestGroupShare_removedWithTheInvitedGroup(t *testing.T) {
 func TestGroupShare_expiresByDate(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2031, 5, 6, 12, 0, 0, 0, time.UTC)
-	storetest.Each(t, func(t *testing.T, target storetest.Target) {
-		t.Parallel()
+	apitest.EachTarget(t, func(t *testing.T, target storetest.Target) {
 		clock := &testClock{now: start}
 		s := apitest.Start(t, target, func(c *cfgpkg.Config) { c.Clock = clock.Now })
 		w := newShareWorld(t, s)

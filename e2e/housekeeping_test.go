@@ -121,8 +121,7 @@ func hkTasks(t *testing.T, db *sql.DB, q func(string) string, key string) []stri
 // all the while succeed.
 func TestHousekeeping_gcPrunesPastGrace(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, target storetest.Target) {
-		t.Parallel()
+	apitest.EachTarget(t, func(t *testing.T, target storetest.Target) {
 		clock := &testClock{now: time.Now().UTC()}
 		s := apitest.Start(t, target, func(c *cfgpkg.Config) { c.Clock = clock.Now })
 		owner := s.NewUser(t, "hkowner")

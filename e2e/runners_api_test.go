@@ -816,8 +816,7 @@ func TestRunnersAPI_statuses(t *testing.T) {
 	start := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
 	// Each server gets a clock of its own (apitest.Each would share one
 	// option between the databases' servers).
-	storetest.Each(t, func(t *testing.T, target storetest.Target) {
-		t.Parallel()
+	apitest.EachTarget(t, func(t *testing.T, target storetest.Target) {
 		clock := &testClock{now: start}
 		s := apitest.Start(t, target, func(c *cfgpkg.Config) { c.Clock = clock.Now })
 		alice := s.NewUser(t, "rsalice")

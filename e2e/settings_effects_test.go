@@ -321,8 +321,7 @@ func TestSettingsEffect_rawBlobLimit(t *testing.T) {
 
 func TestSettingsEffect_archivedJobs(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, target storetest.Target) {
-		t.Parallel()
+	apitest.EachTarget(t, func(t *testing.T, target storetest.Target) {
 		clock := &testClock{now: time.Now().UTC()}
 		s := apitest.Start(t, target, func(c *cfgpkg.Config) { c.Clock = clock.Now })
 		owner := s.NewUser(t, "owner")
@@ -345,8 +344,7 @@ func TestSettingsEffect_archivedJobs(t *testing.T) {
 
 func TestSettingsEffect_dormantUsers(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, target storetest.Target) {
-		t.Parallel()
+	apitest.EachTarget(t, func(t *testing.T, target storetest.Target) {
 		clock := &testClock{now: time.Now().UTC()}
 		// No task workers: the daily task is run by hand below, so that
 		// it cannot run between the clock's move and root's next request.

@@ -85,7 +85,7 @@ func TestStorageMoves_processesSharePostgres(t *testing.T) {
 	})
 }
 
-// onSharedPostgres runs body on a fresh PostgreSQL schema and data folder
+// onSharedPostgres runs body on a fresh PostgreSQL database and data folder
 // for several processes to share; on SQLite there is no such test (one
 // SQLite file has one Quarry process).
 func onSharedPostgres(t *testing.T, body func(t *testing.T, target storetest.Target, dir string)) {
@@ -94,7 +94,7 @@ func onSharedPostgres(t *testing.T, body func(t *testing.T, target storetest.Tar
 			continue
 		}
 		t.Run(d, func(t *testing.T) {
-			body(t, storetest.Target{Name: d, DatabaseURL: storetest.NewPostgresSchema(t)}, t.TempDir())
+			body(t, apitest.NewTarget(t, d), t.TempDir())
 		})
 	}
 }

@@ -1,6 +1,6 @@
 // Package apitest starts a real Quarry in-process for end-to-end tests: the
 // whole application on an httptest server, a temp data folder, and SQLite
-// or a fresh PostgreSQL schema. It hands out the root token, official Go
+// or a fresh, migrated PostgreSQL database. It hands out the root token, official Go
 // clients and a raw HTTP helper.
 package apitest
 
@@ -59,7 +59,7 @@ func DelayedDeletion(c *config.Config) { c.DeletionDelay = 7 * 24 * time.Hour }
 // t.Parallel, so the test runs alongside the package's other parallel
 // tests, and runs the databases' subtests in parallel with each other:
 // every server has its own port, data folder and SQLite file or
-// PostgreSQL schema, and shares nothing with the others but the process.
+// PostgreSQL database, and shares nothing with the others but the process.
 // The caller must not call t.Parallel or t.Setenv itself. A test that
 // needs the process to itself (it changes process-wide state, measures
 // the whole process's memory or processes, or depends on wall-clock
@@ -74,11 +74,7 @@ func Each(t *testing.T, body func(t *testing.T, s *Server), opts ...Option) {
 	for _, d := range storetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
-			target := storetest.Target{Name: d}
-			if d == "postgres" {
-				target.DatabaseURL = storetest.NewPostgresSchema(t)
-			}
-			body(t, Start(t, target, opts...))
+			body(t, Start(t, NewTarget(t, d), opts...))
 		})
 	}
 }
@@ -88,18 +84,43 @@ func Each(t *testing.T, body func(t *testing.T, s *Server), opts ...Option) {
 // finished). Say at the call why the test must.
 func EachSerial(t *testing.T, body func(t *testing.T, s *Server), opts ...Option) {
 	t.Helper()
-	storetest.Each(t, func(t *testing.T, target storetest.Target) {
-		body(t, Start(t, target, opts...))
-	})
+	for _, d := range storetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			body(t, Start(t, NewTarget(t, d), opts...))
+		})
+	}
 }
 
-// postgresStart lets one PostgreSQL server of this process start at a
-// time. Starting migrates under goose's advisory lock, whose id is the
-// same for every schema of a database, and a migration that finds it
-// taken tries again only after 5 seconds: two tests starting at once
-// would cost one of them 5 seconds. Waiting here costs the few
-// milliseconds the other start takes.
-var postgresStart sync.Mutex
+// EachTarget runs body once per test database, as subtests named after
+// them that run in parallel with each other, each on a fresh target
+// (NewTarget) made once the subtest runs: for a test that starts its
+// servers itself (a clock or data folder of each server's own, a restart,
+// two processes on one database). The subtests call t.Parallel; body must
+// not.
+func EachTarget(t *testing.T, body func(t *testing.T, target storetest.Target)) {
+	t.Helper()
+	for _, d := range storetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			body(t, NewTarget(t, d))
+		})
+	}
+}
+
+// NewTarget returns a fresh database of dialect d ("sqlite" or "postgres")
+// for servers to start on, gone when the test ends. On PostgreSQL it is a
+// database of its own, already migrated (storetest.NewPostgresDatabase):
+// the server's start migrates nothing, as on SQLite (seedSQLite), and
+// creates its administrator as on an empty database. Migrating from empty
+// is tested once per dialect in internal/store.
+func NewTarget(t testing.TB, d string) storetest.Target {
+	t.Helper()
+	target := storetest.Target{Name: d}
+	if d == "postgres" {
+		target.DatabaseURL = storetest.NewPostgresDatabase(t)
+	}
+	return target
+}
 
 // migratedSQLite is an SQLite database file with every migration applied
 // and nothing else, made once per test process.
@@ -187,13 +208,7 @@ func StartIn(t testing.TB, target storetest.Target, dir string, opts ...Option) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if target.DatabaseURL != "" {
-		postgresStart.Lock()
-	}
 	a, err := app.New(ctx, cfg, log)
-	if target.DatabaseURL != "" {
-		postgresStart.Unlock()
-	}
 	if err != nil {
 		ln.Close()
 		t.Fatalf("start quarry on %s: %v", target.Name, err)

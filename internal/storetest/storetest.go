@@ -1,5 +1,7 @@
 // Package storetest opens migrated test databases: SQLite always, and a
-// fresh PostgreSQL schema when QUARRY_TEST_DATABASE_URL is set. A test that
+// fresh PostgreSQL schema when QUARRY_TEST_DATABASE_URL is set (or, for a
+// server to start on, a fresh copy of a migrated database:
+// NewPostgresDatabase). A test that
 // was told to use PostgreSQL and cannot reach it fails; it never skips.
 //
 // Row builders insert the rows a domain service would create, through the
