@@ -297,9 +297,18 @@ func (s *Service) OnRefsChanged(ctx context.Context, e model.RefsChanged) error 
 			return err
 		}
 		for _, m := range list {
-			if m.SourceProjectID == p.ID && m.SourceBranch == branch && u.New != model.ZeroRef && m.HeadSHA != u.New {
-				if m, err = s.follow(ctx, p, m, git.ObjectID(u.New), e.ActorID); err != nil {
+			if m.SourceProjectID == p.ID && m.SourceBranch == branch && u.New != model.ZeroRef {
+				// The branch's tip now, not the event's: events of quick
+				// pushes may be handled out of order, and an older one must
+				// not move the merge request back.
+				head, err := s.sourceTip(ctx, p, branch)
+				if err != nil {
 					return err
+				}
+				if head != "" && string(head) != m.HeadSHA {
+					if m, err = s.follow(ctx, p, m, head, e.ActorID); err != nil {
+						return err
+					}
 				}
 			}
 			if err := s.refreshStored(ctx, p, m); err != nil {
@@ -331,6 +340,19 @@ func (s *Service) refreshStored(ctx context.Context, p model.Project, m model.Me
 	return s.refresh(ctx, &v)
 }
 
+// sourceTip is a source branch's tip ("" when the branch is gone).
+func (s *Service) sourceTip(ctx context.Context, src model.Project, branch string) (git.ObjectID, error) {
+	repo, err := s.repo(src)
+	if err != nil {
+		return "", err
+	}
+	tip, err := branchTip(ctx, repo, branch)
+	if errors.Is(err, gitrepo.ErrRefNotFound) {
+		return "", nil
+	}
+	return tip, err
+}
+
 // follow moves a merge request to its source's new tip and returns it as
 // stored (closed or merged meanwhile: as it is then).
 func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRequest, head git.ObjectID, actorID int64) (model.MergeRequest, error) {
@@ -349,11 +371,6 @@ func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRe
 	if err != nil {
 		return m, err
 	}
-	if dstRepo != srcRepo {
-		if err := fetchCommit(ctx, dstRepo, srcRepo, head); err != nil {
-			return m, err
-		}
-	}
 	tip, err := branchTip(ctx, dstRepo, m.TargetBranch)
 	if errors.Is(err, gitrepo.ErrRefNotFound) {
 		tip = git.ObjectID(m.StartSHA)
@@ -361,6 +378,11 @@ func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRe
 		return m, err
 	}
 	for attempt := 0; ; attempt++ {
+		if dstRepo != srcRepo {
+			if err := fetchCommit(ctx, dstRepo, srcRepo, head); err != nil {
+				return m, err
+			}
+		}
 		if err := s.setDiffRefs(ctx, dstRepo, &m, head, tip); err != nil {
 			return m, err
 		}
@@ -374,6 +396,13 @@ func (s *Service) follow(ctx context.Context, src model.Project, m model.MergeRe
 			return m, ignoreNotFound(lerr)
 		}
 		if cur.State != model.MRStateOpened {
+			return cur, nil
+		}
+		// Another writer moved it: follow the branch as it is now.
+		if head, err = s.sourceTip(ctx, src, m.SourceBranch); err != nil {
+			return m, err
+		}
+		if head == "" || string(head) == cur.HeadSHA {
 			return cur, nil
 		}
 		m = cur
