@@ -6,7 +6,9 @@
 -- approvals of its merge requests and its protected branches; scope 0 for
 -- group membership (namespace_authorizations, which every change of group
 -- members, shares and hierarchy rewrites). Triggers, so no write can
--- forget it. Rows are never deleted, so a version never goes back.
+-- forget it. Rows are never deleted, so a version never goes back. (No
+-- INSERT OR IGNORE: the conflict policy of the statement that fires a
+-- trigger overrides its body's.)
 CREATE TABLE approval_versions (
     scope BIGINT PRIMARY KEY NOT NULL,
     version BIGINT NOT NULL
@@ -16,7 +18,7 @@ INSERT INTO approval_versions (scope, version) VALUES (0, 1);
 -- +goose StatementBegin
 CREATE TRIGGER approval_settings_insert_approval_version AFTER INSERT ON approval_settings
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT NEW.project_id AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT NEW.project_id AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (NEW.project_id);
 END;
 -- +goose StatementEnd
@@ -24,9 +26,9 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_settings_update_approval_version AFTER UPDATE ON approval_settings
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT OLD.project_id AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT OLD.project_id AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (OLD.project_id);
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT NEW.project_id AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT NEW.project_id AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (NEW.project_id);
 END;
 -- +goose StatementEnd
@@ -34,7 +36,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_settings_delete_approval_version AFTER DELETE ON approval_settings
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT OLD.project_id AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT OLD.project_id AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (OLD.project_id);
 END;
 -- +goose StatementEnd
@@ -42,7 +44,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER protected_branches_insert_approval_version AFTER INSERT ON protected_branches
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT NEW.project_id AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT NEW.project_id AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (NEW.project_id);
 END;
 -- +goose StatementEnd
@@ -50,9 +52,9 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER protected_branches_update_approval_version AFTER UPDATE ON protected_branches
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT OLD.project_id AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT OLD.project_id AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (OLD.project_id);
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT NEW.project_id AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT NEW.project_id AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (NEW.project_id);
 END;
 -- +goose StatementEnd
@@ -60,7 +62,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER protected_branches_delete_approval_version AFTER DELETE ON protected_branches
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT OLD.project_id AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT OLD.project_id AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (OLD.project_id);
 END;
 -- +goose StatementEnd
@@ -68,7 +70,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rules_insert_approval_version AFTER INSERT ON approval_rules
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT COALESCE(NEW.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id)) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT COALESCE(NEW.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id)) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (COALESCE(NEW.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id)));
 END;
 -- +goose StatementEnd
@@ -76,9 +78,9 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rules_update_approval_version AFTER UPDATE ON approval_rules
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT COALESCE(OLD.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id)) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT COALESCE(OLD.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id)) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (COALESCE(OLD.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id)));
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT COALESCE(NEW.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id)) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT COALESCE(NEW.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id)) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (COALESCE(NEW.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id)));
 END;
 -- +goose StatementEnd
@@ -86,7 +88,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rules_delete_approval_version AFTER DELETE ON approval_rules
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT COALESCE(OLD.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id)) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT COALESCE(OLD.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id)) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = (COALESCE(OLD.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id)));
 END;
 -- +goose StatementEnd
@@ -94,7 +96,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rule_users_insert_approval_version AFTER INSERT ON approval_rule_users
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id));
 END;
 -- +goose StatementEnd
@@ -102,9 +104,9 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rule_users_update_approval_version AFTER UPDATE ON approval_rule_users
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id));
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id));
 END;
 -- +goose StatementEnd
@@ -112,7 +114,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rule_users_delete_approval_version AFTER DELETE ON approval_rule_users
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id));
 END;
 -- +goose StatementEnd
@@ -120,7 +122,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rule_groups_insert_approval_version AFTER INSERT ON approval_rule_groups
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id));
 END;
 -- +goose StatementEnd
@@ -128,9 +130,9 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rule_groups_update_approval_version AFTER UPDATE ON approval_rule_groups
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id));
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id));
 END;
 -- +goose StatementEnd
@@ -138,7 +140,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rule_groups_delete_approval_version AFTER DELETE ON approval_rule_groups
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id));
 END;
 -- +goose StatementEnd
@@ -146,7 +148,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rule_protected_branches_insert_approval_version AFTER INSERT ON approval_rule_protected_branches
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id));
 END;
 -- +goose StatementEnd
@@ -154,9 +156,9 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rule_protected_branches_update_approval_version AFTER UPDATE ON approval_rule_protected_branches
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id));
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = NEW.rule_id));
 END;
 -- +goose StatementEnd
@@ -164,7 +166,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approval_rule_protected_branches_delete_approval_version AFTER DELETE ON approval_rule_protected_branches
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT COALESCE(r.project_id, (SELECT m.target_project_id FROM merge_requests m WHERE m.id = r.merge_request_id)) FROM approval_rules r WHERE r.id = OLD.rule_id));
 END;
 -- +goose StatementEnd
@@ -172,7 +174,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approvals_insert_approval_version AFTER INSERT ON approvals
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id));
 END;
 -- +goose StatementEnd
@@ -180,9 +182,9 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approvals_update_approval_version AFTER UPDATE ON approvals
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id));
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT m.target_project_id FROM merge_requests m WHERE m.id = NEW.merge_request_id));
 END;
 -- +goose StatementEnd
@@ -190,7 +192,7 @@ END;
 -- +goose StatementBegin
 CREATE TRIGGER approvals_delete_approval_version AFTER DELETE ON approvals
 BEGIN
-    INSERT OR IGNORE INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id) AS s) WHERE s IS NOT NULL;
+    INSERT INTO approval_versions (scope, version) SELECT s, 0 FROM (SELECT (SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id) AS s) WHERE s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM approval_versions WHERE scope = s);
     UPDATE approval_versions SET version = version + 1 WHERE scope = ((SELECT m.target_project_id FROM merge_requests m WHERE m.id = OLD.merge_request_id));
 END;
 -- +goose StatementEnd
