@@ -38,8 +38,8 @@ func TestApprovals_cacheAcrossProcesses(t *testing.T) {
 		pb.s = b
 
 		// Writes whose answer shows the approval state (opening,
-		// approving, unapproving) compute it in A: on SQLite, where A is
-		// B, they fill B's cache too.
+		// approving, unapproving, a rule of the merge request) compute
+		// it in A: on SQLite, where A is B, they fill B's cache too.
 		shared := b == a
 		// read returns B's approval state (for the owner) as "left N by
 		// [ids]" and its rules as "name: eligible ids", read twice: the
@@ -54,8 +54,10 @@ func TestApprovals_cacheAcrossProcesses(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(again) {
 				t.Fatalf("a second read differs:\n%v\n%v", got, again)
 			}
-			if filled && n2 >= n1 {
-				t.Errorf("statements: %d for the first read after the change, %d for the next; want fewer (cached)", n1, n2)
+			// Before the cache every read cost what the filling read
+			// costs less the versions' statement.
+			if filled && n2 >= n1-1 {
+				t.Errorf("statements: %d for the first read after the change, %d for the next; want fewer than %d (cached)", n1, n2, n1-1)
 			}
 			if !filled && n2 != n1 {
 				t.Errorf("statements: %d, then %d; want the same (both cached)", n1, n2)
@@ -94,6 +96,13 @@ func TestApprovals_cacheAcrossProcesses(t *testing.T) {
 		want(t, "group member added", true, "left 3 by []", "Devs: "+ids(dev.ID, dev2.ID), "Protected: "+ids(lead.ID),
 			"Team: "+ids(dev2.ID))
 
+		apSettings(t, p, map[string]any{"merge_requests_author_approval": true})
+		want(t, "authors may approve", true, "left 3 by []", "Devs: "+ids(dev.ID, dev2.ID), "Protected: "+ids(lead.ID),
+			"Team: "+ids(owner.ID, dev2.ID))
+		apSettings(t, p, map[string]any{"merge_requests_author_approval": false})
+		want(t, "authors may not approve", true, "left 3 by []", "Devs: "+ids(dev.ID, dev2.ID), "Protected: "+ids(lead.ID),
+			"Team: "+ids(dev2.ID))
+
 		// main unprotected: the rule of protected branches no longer
 		// applies; protected again, requiring code owners, it does, and
 		// so do the sections of CODEOWNERS pushed to main.
@@ -118,5 +127,10 @@ func TestApprovals_cacheAcrossProcesses(t *testing.T) {
 		})
 		want(t, "pushed", false, "left 4 by []", "Devs: "+ids(dev.ID, dev2.ID), "Features: "+ids(lead.ID),
 			"Protected: "+ids(lead.ID), "Team: "+ids(dev2.ID))
+	
+		// A rule of the merge request's own replaces the project's.
+		apMRDo(t, p, "POST", owner.Token, mr.IID, "/approval_rules", map[string]any{"name": "Own", "approvals_required": 1,
+			"user_ids": []int64{dev2.ID}}).Want(t, http.StatusCreated)
+		want(t, "a merge request rule", !shared, "left 2 by []", "Features: "+ids(lead.ID), "Own: "+ids(dev2.ID))
 	})
 }
