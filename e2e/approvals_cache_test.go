@@ -127,7 +127,7 @@ func TestApprovals_cacheAcrossProcesses(t *testing.T) {
 		})
 		want(t, "pushed", false, "left 4 by []", "Devs: "+ids(dev.ID, dev2.ID), "Features: "+ids(lead.ID),
 			"Protected: "+ids(lead.ID), "Team: "+ids(dev2.ID))
-	
+
 		// A rule of the merge request's own replaces the project's.
 		apMRDo(t, p, "POST", owner.Token, mr.IID, "/approval_rules", map[string]any{"name": "Own", "approvals_required": 1,
 			"user_ids": []int64{dev2.ID}}).Want(t, http.StatusCreated)
