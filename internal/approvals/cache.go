@@ -2,6 +2,7 @@ package approvals
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
@@ -147,7 +148,11 @@ func (s *Service) readStored(ctx context.Context, p model.Project, m model.Merge
 	if err != nil {
 		return nil, err
 	}
-	for _, b := range s.protected(ctx, p.ID) {
+	protected, err := s.projects.ProtectedRules(ctx, p.ID)
+	if err != nil && !errors.Is(err, model.ErrNotFound) {
+		return nil, err // not kept: a failed read is not the state of a version
+	}
+	for _, b := range protected {
 		// Approvals use a protected branch's name, id and code owner
 		// setting only.
 		e.protected = append(e.protected, model.ProtectedBranch{ID: b.ID, ProjectID: b.ProjectID, Name: b.Name,

@@ -773,19 +773,15 @@ func (s *Service) SetApprovalsRequired(ctx context.Context, a auth.Actor, ref st
 // Approved reports whether a merge request's approval state lets it be
 // merged (the merge check of the merge requests service).
 func (s *Service) Approved(ctx context.Context, p model.Project, m model.MergeRequest) (bool, error) {
-	// Most projects require no approval: one statement says so, and no
-	// rule then applies (Compute of no rules is approved).
+	// Most projects require no approval: the cache or one statement
+	// says so, and no rule then applies (Compute of no rules is
+	// approved). An entry of a configured merge request is loaded.
 	e, err := s.stored(ctx, p, m, false)
 	if err != nil {
 		return false, err
 	}
 	if !e.configured {
 		return true, nil
-	}
-	if !e.loaded {
-		if e, err = s.stored(ctx, p, m, true); err != nil {
-			return false, err
-		}
 	}
 	in, err := s.inputsFrom(ctx, p, m, e)
 	if err != nil {
