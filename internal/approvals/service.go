@@ -28,11 +28,14 @@ type Service struct {
 	storages *gitrepo.Storages
 	log      *slog.Logger
 	caches   codeOwnerCaches
+	// inputsCache holds merge requests' stored approval inputs.
+	inputsCache *inputsCache
 }
 
 // New returns the service.
 func New(db *store.DB, projects Projects, storages *gitrepo.Storages, log *slog.Logger) *Service {
-	return &Service{db: db, projects: projects, storages: storages, log: log, caches: newCodeOwnerCaches()}
+	return &Service{db: db, projects: projects, storages: storages, log: log, caches: newCodeOwnerCaches(),
+		inputsCache: newInputsCache(inputsCacheEntries, inputsCacheBytes)}
 }
 
 func (s *Service) today() string { return s.db.Now().UTC().Format(model.DateLayout) }
@@ -328,18 +331,22 @@ func (s *Service) DeleteRule(ctx context.Context, a auth.Actor, ref string, id i
 	})
 }
 
-// inputs gathers what a merge request's state is computed from.
+// inputs gathers what a merge request's state is computed from: the
+// database state of its approvals from the cache (stored), what follows
+// from users, groups and git fresh (code owner rules, their groups'
+// members, committers).
 func (s *Service) inputs(ctx context.Context, p model.Project, m model.MergeRequest) (Inputs, error) {
-	var in Inputs
-	var err error
-	if in.Settings, err = s.db.ApprovalSettings(ctx, p.ID); err != nil {
-		return in, err
+	e, err := s.stored(ctx, p, m, true)
+	if err != nil {
+		return Inputs{}, err
 	}
-	if in.ProjectRules, err = s.db.ProjectApprovalRules(ctx, p.ID); err != nil {
-		return in, err
-	}
-	protected := s.protected(ctx, p.ID)
-	in.ProjectRules = rulesForBranch(in.ProjectRules, m.TargetBranch, protected)
+	return s.inputsFrom(ctx, p, m, e)
+}
+
+// inputsFrom completes the stored inputs of a merge request.
+func (s *Service) inputsFrom(ctx context.Context, p model.Project, m model.MergeRequest, e *storedInputs) (Inputs, error) {
+	in := Inputs{Settings: e.settings, ProjectRules: slices.Clone(e.projectRules), AuthorID: m.AuthorID,
+		Approvals: slices.Clone(e.approvals)}
 	if n := in.Settings.ApprovalsBeforeMerge; n > 0 && !slices.ContainsFunc(in.ProjectRules, func(r model.ApprovalRule) bool {
 		return r.RuleType == model.RuleAnyApprover
 	}) {
@@ -347,33 +354,29 @@ func (s *Service) inputs(ctx context.Context, p model.Project, m model.MergeRequ
 		in.ProjectRules = append(in.ProjectRules, model.ApprovalRule{ProjectID: p.ID, Name: "All Members", RuleType: model.RuleAnyApprover,
 			ApprovalsRequired: n})
 	}
-	if in.MRRules, err = s.db.MergeRequestApprovalRules(ctx, m.ID); err != nil {
-		return in, err
-	}
-	owners, err := s.codeOwnerRules(ctx, p, m, protected)
+	owners, err := s.codeOwnerRules(ctx, p, m, e.protected)
 	if err != nil {
 		return in, err
 	}
-	in.MRRules = append(in.MRRules, owners...)
-	in.GroupMembers = map[int64][]int64{}
-	for _, r := range append(slices.Clone(in.ProjectRules), in.MRRules...) {
-		for _, gid := range r.GroupIDs {
-			if _, ok := in.GroupMembers[gid]; ok {
-				continue
-			}
-			if in.GroupMembers[gid], err = s.db.GroupMemberIDs(ctx, gid, s.today()); err != nil {
+	in.MRRules = append(slices.Clone(e.mrRules), owners...)
+	in.GroupMembers = e.groupMembers
+	if len(owners) > 0 {
+		in.GroupMembers = make(map[int64][]int64, len(e.groupMembers))
+		for gid, ids := range e.groupMembers {
+			in.GroupMembers[gid] = ids
+		}
+		for _, r := range owners {
+			if err := s.addGroupMembers(ctx, in.GroupMembers, r.GroupIDs); err != nil {
 				return in, err
 			}
 		}
 	}
-	in.AuthorID = m.AuthorID
 	if in.Settings.DisableCommittersApproval {
 		if in.CommitterIDs, err = s.committers(ctx, p, m); err != nil {
 			return in, err
 		}
 	}
-	in.Approvals, err = s.db.Approvals(ctx, m.ID)
-	return in, err
+	return in, nil
 }
 
 // protected lists the project's protected branches (none on error).
@@ -770,16 +773,17 @@ func (s *Service) SetApprovalsRequired(ctx context.Context, a auth.Actor, ref st
 // Approved reports whether a merge request's approval state lets it be
 // merged (the merge check of the merge requests service).
 func (s *Service) Approved(ctx context.Context, p model.Project, m model.MergeRequest) (bool, error) {
-	// Most projects require no approval: one statement says so, and no
-	// rule then applies (Compute of no rules is approved).
-	configured, err := s.db.ApprovalsConfigured(ctx, p.ID, m.ID)
+	// Most projects require no approval: the cache or one statement
+	// says so, and no rule then applies (Compute of no rules is
+	// approved). An entry of a configured merge request is loaded.
+	e, err := s.stored(ctx, p, m, false)
 	if err != nil {
 		return false, err
 	}
-	if !configured {
+	if !e.configured {
 		return true, nil
 	}
-	in, err := s.inputs(ctx, p, m)
+	in, err := s.inputsFrom(ctx, p, m, e)
 	if err != nil {
 		return false, err
 	}

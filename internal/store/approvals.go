@@ -225,3 +225,17 @@ func (tx *Tx) ProjectUserIDsAtLeast(ctx context.Context, projectID int64, level 
 	return scanInts(tx.query(ctx, `SELECT DISTINCT user_id FROM project_authorizations WHERE project_id = ? AND access_level >= ?
 		AND (expires_at IS NULL OR expires_at > ?) ORDER BY user_id`, projectID, level, today))
 }
+
+// ApprovalVersions are the versions of what merge requests' approval
+// states are computed from (one statement): the project's (its approval
+// settings and rules, its merge requests' rules and approvals, its
+// protected branches) and group membership's (every group's members).
+// Triggers move them in the transaction of every write, so a reader
+// that reads them before the rest never keeps what another process
+// changed after (0046_approval_versions).
+func (tx *Tx) ApprovalVersions(ctx context.Context, projectID int64) (project, members int64, err error) {
+	err = tx.row(ctx, []any{&project, &members}, `SELECT
+		COALESCE((SELECT version FROM approval_versions WHERE scope = ?), 0),
+		COALESCE((SELECT version FROM approval_versions WHERE scope = 0), 0)`, projectID)
+	return project, members, err
+}
