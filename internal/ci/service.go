@@ -178,6 +178,10 @@ type effects struct {
 	coverage bool
 	// queued: a build became pending; waiting runners are woken.
 	queued bool
+	// countNext: the next job move reads the pipeline's status counts
+	// with it, for the processing that follows (one round trip on
+	// PostgreSQL instead of two).
+	countNext bool
 }
 
 type delayedJob struct {

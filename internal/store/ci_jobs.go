@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"quarry/internal/model"
 )
 
@@ -124,8 +126,82 @@ type JobChange struct {
 // allow is refused with model.ErrTransition before any query. On success
 // the moved row is read back into j when j is not nil.
 func (tx *Tx) MoveJob(ctx context.Context, id int64, from, to model.CIStatus, ch JobChange, j *model.Job) (moved bool, err error) {
+	q, args, err := tx.moveJobSQL(id, from, to, ch)
+	if err != nil {
+		return false, err
+	}
+	if j != nil {
+		err := tx.row(ctx, tx.jobDest(j), q+" RETURNING "+jobColumns, args...)
+		if errors.Is(err, model.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	n, err := tx.execN(ctx, q, args...)
+	return n == 1, err
+}
+
+// MoveJobAndCount is MoveJob of job j (read back into j) followed by
+// JobStatusCounts of its pipeline: on PostgreSQL, inside a transaction,
+// both go in one round trip and the counts are kept for the
+// JobStatusCounts of that pipeline that comes next, if no statement comes
+// between (elsewhere it is MoveJob, and the counts are read when asked).
+func (tx *Tx) MoveJobAndCount(ctx context.Context, from, to model.CIStatus, ch JobChange, j *model.Job) (moved bool, err error) {
+	if tx.pg == nil {
+		return tx.MoveJob(ctx, j.ID, from, to, ch, j)
+	}
+	q, args, err := tx.moveJobSQL(j.ID, from, to, ch)
+	if err != nil {
+		return false, err
+	}
+	q = tx.rebind(q + " RETURNING " + jobColumns)
+	cq := tx.rebind(jobStatusCountsQuery)
+	pipelineID := j.PipelineID
+	if _, err := tx.prepared(ctx, q, args); err != nil { // counted as the statements they are
+		return false, err
+	}
+	if _, err := tx.prepared(ctx, cq, []any{pipelineID}); err != nil {
+		return false, err
+	}
+	t := tx.pg
+	t.ahead = nil
+	t.sent += 2
+	counts := model.StageStatuses{}
+	err = t.send(ctx, func(b *pgx.Batch) {
+		b.Queue(q, args...)
+		b.Queue(cq, pipelineID)
+	}, func(br pgx.BatchResults) error {
+		err := br.QueryRow().Scan(tx.jobDest(j)...)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			moved = true
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scanStatusCount(rows, counts); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return false, mapErr(err)
+	}
+	t.ahead = &readAhead{at: t.sent, pipeline: pipelineID, counts: counts}
+	return moved, nil
+}
+
+// moveJobSQL is MoveJob's statement, without RETURNING.
+func (tx *Tx) moveJobSQL(id int64, from, to model.CIStatus, ch JobChange) (string, []any, error) {
 	if !from.CanMoveTo(to) {
-		return false, fmt.Errorf("job %d from %s to %s: %w", id, from, to, model.ErrTransition)
+		return "", nil, fmt.Errorf("job %d from %s to %s: %w", id, from, to, model.ErrTransition)
 	}
 	sets := []string{"status = ?"}
 	args := []any{to}
@@ -169,15 +245,7 @@ func (tx *Tx) MoveJob(ctx context.Context, id int64, from, to model.CIStatus, ch
 	add("updated_at", micros(tx.Now()))
 	q := "UPDATE ci_jobs SET " + strings.Join(sets, ", ") + ", version = version + 1 WHERE id = ? AND status = ?"
 	args = append(args, id, from)
-	if j != nil {
-		err := tx.row(ctx, tx.jobDest(j), q+" RETURNING "+jobColumns, args...)
-		if errors.Is(err, model.ErrNotFound) {
-			return false, nil
-		}
-		return err == nil, err
-	}
-	n, err := tx.execN(ctx, q, args...)
-	return n == 1, err
+	return q, args, nil
 }
 
 // MarkJobRetried marks a job replaced by its retry; false when it already
@@ -340,21 +408,29 @@ func (tx *Tx) CommitStatuses(ctx context.Context, f StatusFilter, page model.Pag
 // status item (an index-only aggregate: what processing needs of the jobs
 // it does not move).
 func (tx *Tx) JobStatusCounts(ctx context.Context, pipelineID int64) (model.StageStatuses, error) {
+	if counts, ok := tx.countsAhead(pipelineID); ok {
+		return counts, nil
+	}
 	out := model.StageStatuses{}
-	err := tx.each(ctx, `SELECT stage_idx, status, allow_failure, COUNT(*) FROM ci_jobs WHERE pipeline_id = ? AND retried = FALSE
-		GROUP BY stage_idx, status, allow_failure`, []any{pipelineID}, func(r *sql.Rows) error {
-		var stage, n int
-		var it model.StatusItem
-		if err := r.Scan(&stage, &it.Status, &it.AllowFailure, &n); err != nil {
-			return err
-		}
-		if out[stage] == nil {
-			out[stage] = map[model.StatusItem]int{}
-		}
-		out[stage][it] = n
-		return nil
-	})
+	err := tx.each(ctx, jobStatusCountsQuery, []any{pipelineID}, func(r *sql.Rows) error { return scanStatusCount(r, out) })
 	return out, err
+}
+
+const jobStatusCountsQuery = `SELECT stage_idx, status, allow_failure, COUNT(*) FROM ci_jobs WHERE pipeline_id = ? AND retried = FALSE
+		GROUP BY stage_idx, status, allow_failure`
+
+// scanStatusCount adds a row of jobStatusCountsQuery to counts.
+func scanStatusCount(r interface{ Scan(...any) error }, counts model.StageStatuses) error {
+	var stage, n int
+	var it model.StatusItem
+	if err := r.Scan(&stage, &it.Status, &it.AllowFailure, &n); err != nil {
+		return err
+	}
+	if counts[stage] == nil {
+		counts[stage] = map[model.StatusItem]int{}
+	}
+	counts[stage][it] = n
+	return nil
 }
 
 // procColumns are what processing reads of the jobs it may move.
