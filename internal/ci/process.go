@@ -46,10 +46,10 @@ func (s *Service) moveJob(ctx context.Context, tx *store.Tx, j *model.Job, to mo
 	var moved bool
 	var err error
 	if fx.countNext && j.Environment == "" {
-		// Processing reads the counts next (a job with an environment
-		// writes its deployment first).
+		// Processing reads the counts and created jobs next (a job with
+		// an environment writes its deployment first).
 		fx.countNext = false
-		moved, err = tx.MoveJobAndCount(ctx, j.Status, to, ch, j)
+		moved, err = tx.MoveJobReadAhead(ctx, j.Status, to, ch, j)
 	} else {
 		moved, err = tx.MoveJob(ctx, j.ID, j.Status, to, ch, j)
 	}

@@ -178,9 +178,9 @@ type effects struct {
 	coverage bool
 	// queued: a build became pending; waiting runners are woken.
 	queued bool
-	// countNext: the next job move reads the pipeline's status counts
-	// with it, for the processing that follows (one round trip on
-	// PostgreSQL instead of two).
+	// countNext: the next job move reads what the processing that
+	// follows reads (status counts, created jobs) with it, in one round
+	// trip on PostgreSQL instead of three.
 	countNext bool
 }
 

@@ -239,16 +239,16 @@ func TestCreatePipelineNumberLast(t *testing.T) {
 	})
 }
 
-// TestMoveJobAndCount: the counts read with a move are the counts
-// JobStatusCounts reads after it; a statement between them makes
-// JobStatusCounts read again; a lost compare-and-set is reported.
-func TestMoveJobAndCount(t *testing.T) {
+// TestMoveJobReadAhead: the counts and created jobs read with a move are
+// what JobStatusCounts and LatestJobsIn read after it; a statement
+// between makes them read again; a lost compare-and-set is reported.
+func TestMoveJobReadAhead(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, target storetest.Target) {
 		db := storetest.Open(t, target, "")
 		ctx := context.Background()
 		_, pl, j := ciRows(t, db)
 		err := db.InTx(ctx, func(tx *store.Tx) error {
-			moved, err := tx.MoveJobAndCount(ctx, model.StatusCreated, model.StatusPending, store.JobChange{}, &j)
+			moved, err := tx.MoveJobReadAhead(ctx, model.StatusCreated, model.StatusPending, store.JobChange{}, &j)
 			if err != nil || !moved || j.Status != model.StatusPending {
 				return fmt.Errorf("move: %v, %v, %s; want moved to pending", moved, err, j.Status)
 			}
@@ -256,11 +256,14 @@ func TestMoveJobAndCount(t *testing.T) {
 			if err != nil || counts[0][model.StatusItem{Status: model.StatusPending}] != 1 || len(counts[0]) != 1 {
 				return fmt.Errorf("counts after the move %v, %v; want one pending", counts, err)
 			}
+			if created, err := tx.LatestJobsIn(ctx, pl.ID, model.StatusCreated); err != nil || len(created) != 0 {
+				return fmt.Errorf("created jobs after the move %v, %v; want none", created, err)
+			}
 			// A job added between the move and the counts is counted.
 			extra := model.Job{ProjectID: j.ProjectID, PipelineID: pl.ID, Kind: model.JobBuild, Name: "extra", Stage: "build",
 				Status: model.StatusCreated, When: model.WhenOnSuccess, Ref: "main", SHA: "abc"}
 			stale := j
-			if moved, err := tx.MoveJobAndCount(ctx, model.StatusPending, model.StatusRunning, store.JobChange{}, &j); err != nil || !moved {
+			if moved, err := tx.MoveJobReadAhead(ctx, model.StatusPending, model.StatusRunning, store.JobChange{}, &j); err != nil || !moved {
 				return fmt.Errorf("second move: %v, %v", moved, err)
 			}
 			if err := tx.CreateJob(ctx, &extra); err != nil {
@@ -270,8 +273,11 @@ func TestMoveJobAndCount(t *testing.T) {
 			if err != nil || counts[0][model.StatusItem{Status: model.StatusRunning}] != 1 || counts[0][model.StatusItem{Status: model.StatusCreated}] != 1 {
 				return fmt.Errorf("counts after a job was added %v, %v; want one running, one created", counts, err)
 			}
+			if created, err := tx.LatestJobsIn(ctx, pl.ID, model.StatusCreated); err != nil || len(created) != 1 || created[0].ID != extra.ID {
+				return fmt.Errorf("created jobs after a job was added %v, %v; want the added one", created, err)
+			}
 			// A move from a status the job has left is lost, not applied.
-			moved, err = tx.MoveJobAndCount(ctx, model.StatusPending, model.StatusRunning, store.JobChange{}, &stale)
+			moved, err = tx.MoveJobReadAhead(ctx, model.StatusPending, model.StatusRunning, store.JobChange{}, &stale)
 			if err != nil || moved {
 				return fmt.Errorf("stale move: %v, %v; want not moved", moved, err)
 			}

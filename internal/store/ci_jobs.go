@@ -141,12 +141,13 @@ func (tx *Tx) MoveJob(ctx context.Context, id int64, from, to model.CIStatus, ch
 	return n == 1, err
 }
 
-// MoveJobAndCount is MoveJob of job j (read back into j) followed by
-// JobStatusCounts of its pipeline: on PostgreSQL, inside a transaction,
-// both go in one round trip and the counts are kept for the
-// JobStatusCounts of that pipeline that comes next, if no statement comes
-// between (elsewhere it is MoveJob, and the counts are read when asked).
-func (tx *Tx) MoveJobAndCount(ctx context.Context, from, to model.CIStatus, ch JobChange, j *model.Job) (moved bool, err error) {
+// MoveJobReadAhead is MoveJob of job j (read back into j) followed by
+// the reads of its pipeline's processing, JobStatusCounts and
+// LatestJobsIn(created): on PostgreSQL, inside a transaction, the three
+// go in one round trip and the reads' results are kept for those calls
+// for that pipeline if they come next, with no statement between
+// (elsewhere it is MoveJob, and the reads run when asked).
+func (tx *Tx) MoveJobReadAhead(ctx context.Context, from, to model.CIStatus, ch JobChange, j *model.Job) (moved bool, err error) {
 	if tx.pg == nil {
 		return tx.MoveJob(ctx, j.ID, from, to, ch, j)
 	}
@@ -156,20 +157,26 @@ func (tx *Tx) MoveJobAndCount(ctx context.Context, from, to model.CIStatus, ch J
 	}
 	q = tx.rebind(q + " RETURNING " + jobColumns)
 	cq := tx.rebind(jobStatusCountsQuery)
+	jq := tx.rebind("SELECT " + procColumns + " FROM ci_jobs WHERE " + latestJobsInWhere + " ORDER BY id")
 	pipelineID := j.PipelineID
-	if _, err := tx.prepared(ctx, q, args); err != nil { // counted as the statements they are
-		return false, err
-	}
-	if _, err := tx.prepared(ctx, cq, []any{pipelineID}); err != nil {
-		return false, err
+	// Counted as the statements they are.
+	for _, st := range []struct {
+		q    string
+		args []any
+	}{{q, args}, {cq, []any{pipelineID}}, {jq, []any{pipelineID, model.StatusCreated}}} {
+		if _, err := tx.prepared(ctx, st.q, st.args); err != nil {
+			return false, err
+		}
 	}
 	t := tx.pg
 	t.ahead = nil
-	t.sent += 2
+	t.sent += 3
 	counts := model.StageStatuses{}
+	var created []model.Job
 	err = t.send(ctx, func(b *pgx.Batch) {
 		b.Queue(q, args...)
 		b.Queue(cq, pipelineID)
+		b.Queue(jq, pipelineID, model.StatusCreated)
 	}, func(br pgx.BatchResults) error {
 		err := br.QueryRow().Scan(tx.jobDest(j)...)
 		switch {
@@ -189,12 +196,27 @@ func (tx *Tx) MoveJobAndCount(ctx context.Context, from, to model.CIStatus, ch J
 				return err
 			}
 		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if rows, err = br.Query(); err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			j, err := scanProcJob(rows)
+			if err != nil {
+				return err
+			}
+			created = append(created, j)
+		}
 		return rows.Err()
 	})
 	if err != nil {
 		return false, mapErr(err)
 	}
-	t.ahead = &readAhead{at: t.sent, pipeline: pipelineID, counts: counts}
+	t.ahead = &readAhead{at: t.sent, pipeline: pipelineID, counts: counts, created: created}
 	return moved, nil
 }
 
@@ -439,24 +461,37 @@ const procColumns = "id, kind, name, stage_idx, status, run_when, allow_failure,
 func (tx *Tx) procJobs(ctx context.Context, q string, args []any) ([]model.Job, error) {
 	var out []model.Job
 	err := tx.each(ctx, "SELECT "+procColumns+" FROM ci_jobs WHERE "+q+" ORDER BY id", args, func(r *sql.Rows) error {
-		var j model.Job
-		var needs string
-		err := r.Scan(&j.ID, &j.Kind, &j.Name, &j.StageIdx, &j.Status, &j.When, &j.AllowFailure, &j.DAG, &needs,
-			nullInt64{&j.ResourceGroup}, &j.EnqueueImmediately, nullString{&j.Environment})
-		if err == nil && j.DAG {
-			err = json.Unmarshal([]byte(needs), &j.Needs)
-		}
+		j, err := scanProcJob(r)
 		out = append(out, j)
 		return err
 	})
 	return out, err
 }
 
+// scanProcJob scans a row of procColumns.
+func scanProcJob(r interface{ Scan(...any) error }) (model.Job, error) {
+	var j model.Job
+	var needs string
+	err := r.Scan(&j.ID, &j.Kind, &j.Name, &j.StageIdx, &j.Status, &j.When, &j.AllowFailure, &j.DAG, &needs,
+		nullInt64{&j.ResourceGroup}, &j.EnqueueImmediately, nullString{&j.Environment})
+	if err == nil && j.DAG {
+		err = json.Unmarshal([]byte(needs), &j.Needs)
+	}
+	return j, err
+}
+
+const latestJobsInWhere = "pipeline_id = ? AND retried = FALSE AND status = ?"
+
 // LatestJobsIn lists a pipeline's latest jobs with a status (created
 // ones for processing, skipped ones to reset), with what processing
 // needs.
 func (tx *Tx) LatestJobsIn(ctx context.Context, pipelineID int64, status model.CIStatus) ([]model.Job, error) {
-	return tx.procJobs(ctx, "pipeline_id = ? AND retried = FALSE AND status = ?", []any{pipelineID, status})
+	if status == model.StatusCreated {
+		if created, ok := tx.createdAhead(pipelineID); ok {
+			return created, nil
+		}
+	}
+	return tx.procJobs(ctx, latestJobsInWhere, []any{pipelineID, status})
 }
 
 // JobsNamed lists a pipeline's latest jobs of the given names.

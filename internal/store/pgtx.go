@@ -20,7 +20,7 @@ import (
 // connection of the pool and reaches for pgx's own interface where that
 // saves round trips: its BEGIN goes out with its first statement (one
 // pgx.Batch), and a statement may carry the read that follows it
-// (MoveJobAndCount). Everything else runs through database/sql on the
+// (MoveJobReadAhead). Everything else runs through database/sql on the
 // same connection, unchanged.
 
 // roundTrips counts the exchanges with PostgreSQL this process waited
@@ -76,12 +76,16 @@ func (tx *Tx) withCommit(ctx context.Context, q string, args []any, read func(br
 	return nil
 }
 
-// readAhead is a pipeline's job status counts read in the same round
-// trip as the statement before them.
+// readAhead is what a pipeline's processing reads of its jobs (status
+// counts, created jobs), read in the same round trip as the statement
+// before (MoveJobReadAhead); counts and created are taken once each.
 type readAhead struct {
 	at       int64
 	pipeline int64
 	counts   model.StageStatuses
+	created  []model.Job
+	// countsTaken, createdTaken: handed out already.
+	countsTaken, createdTaken bool
 }
 
 // inPgTx is InTx on PostgreSQL.
@@ -268,17 +272,36 @@ func (tx *Tx) pgQuery(ctx context.Context, q string, args []any) (*sql.Rows, err
 	return tx.q.QueryContext(ctx, q, args...)
 }
 
-// countsAhead returns the status counts of a pipeline read with the
-// statement just sent, if they were (no statement since).
-func (tx *Tx) countsAhead(pipelineID int64) (model.StageStatuses, bool) {
+// ahead returns what was read ahead for a pipeline with the statement
+// last sent, if anything was (no statement since).
+func (tx *Tx) readAhead(pipelineID int64) *readAhead {
 	t := tx.pg
 	if t == nil || t.ahead == nil {
-		return nil, false
+		return nil
 	}
-	a := t.ahead
+	if a := t.ahead; a.at == t.sent && a.pipeline == pipelineID {
+		return a
+	}
 	t.ahead = nil
-	if a.at != t.sent || a.pipeline != pipelineID {
+	return nil
+}
+
+// countsAhead returns the status counts of a pipeline read ahead.
+func (tx *Tx) countsAhead(pipelineID int64) (model.StageStatuses, bool) {
+	a := tx.readAhead(pipelineID)
+	if a == nil || a.countsTaken {
 		return nil, false
 	}
+	a.countsTaken = true
 	return a.counts, true
+}
+
+// createdAhead returns the created jobs of a pipeline read ahead.
+func (tx *Tx) createdAhead(pipelineID int64) ([]model.Job, bool) {
+	a := tx.readAhead(pipelineID)
+	if a == nil || a.createdTaken {
+		return nil, false
+	}
+	a.createdTaken = true
+	return a.created, true
 }
