@@ -76,7 +76,7 @@ func BenchmarkPipelineCreate(b *testing.B) {
 	body := []byte(`{"ref":"main"}`)
 	b.SetParallelism(4) // 4 × GOMAXPROCS (2) = 8 clients
 	b.ReportAllocs()
-	stmts := store.Statements()
+	stmts, trips, cpu := store.Statements(), store.RoundTrips(), processCPU()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -95,6 +95,8 @@ func BenchmarkPipelineCreate(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pipelines/s")
 	b.ReportMetric(float64(store.Statements()-stmts)/float64(b.N), "statements/op")
+	b.ReportMetric(float64(store.RoundTrips()-trips)/float64(b.N), "round-trips/op")
+	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 	b.StopTimer()
 	// The pipelines hold every seeded job of the configuration.
 	list, _, err := s.App.DB.Pipelines(context.Background(), store.PipelineFilter{ProjectID: project, Source: model.SourceAPI},
@@ -192,16 +194,24 @@ deploy: {stage: deploy, script: [ship]}
 	svc := engine(s)
 	bg := context.Background()
 	var pending []int64
-	var setup int64 // statements of the pipelines' creation, not counted
+	// The statements, round trips and CPU of the pipelines' creation
+	// are not counted.
+	var setup, setupTrips int64
+	var setupCPU time.Duration
 	refill := func() {
 		b.StopTimer()
-		before := store.Statements()
-		defer func() { setup += store.Statements() - before; b.StartTimer() }()
+		before, trips, cpu := store.Statements(), store.RoundTrips(), processCPU()
+		defer func() {
+			setup += store.Statements() - before
+			setupTrips += store.RoundTrips() - trips
+			setupCPU += processCPU() - cpu
+			b.StartTimer()
+		}()
 		_, ids := newWorkPipeline(b, s, project)
 		pending = append(pending, ids...)
 	}
 	var moved int64
-	stmts := store.Statements()
+	stmts, trips, cpu := store.Statements(), store.RoundTrips(), processCPU()
 	b.ResetTimer()
 	for moved < int64(b.N) {
 		if len(pending) == 0 {
@@ -222,6 +232,8 @@ deploy: {stage: deploy, script: [ship]}
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(moved), "ms/transition")
 	b.ReportMetric(float64(store.Statements()-stmts-setup)/float64(moved), "statements/transition")
+	b.ReportMetric(float64(store.RoundTrips()-trips-setupTrips)/float64(moved), "round-trips/transition")
+	b.ReportMetric(float64((processCPU()-cpu-setupCPU).Microseconds())/float64(moved), "cpu-µs/transition")
 }
 
 // newWorkPipeline creates a pipeline on the project's main branch and

@@ -453,7 +453,10 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 		}
 	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.CreatePipeline(ctx, p); err != nil {
+		// The pipeline's number (and its deployments') are taken last:
+		// each locks a counter of the project until the commit, which
+		// other pipelines of the project wait for.
+		if err := tx.CreatePipelineNumberLast(ctx, p); err != nil {
 			return err
 		}
 		vars := req.variables
@@ -468,7 +471,7 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 			}
 		}
 		if seed == nil {
-			return nil
+			return tx.NumberPipeline(ctx, p)
 		}
 		fx := &effects{}
 		groups := map[string]int64{}
@@ -492,9 +495,6 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 		if err := tx.CreateJobs(ctx, rows); err != nil {
 			return err
 		}
-		if err := s.createDeployments(ctx, tx, jobs); err != nil {
-			return err
-		}
 		for _, j := range rows {
 			fx.entered(j)
 		}
@@ -505,7 +505,15 @@ func (s *Service) store(ctx context.Context, repo *gitrepo.Repo, p *model.Pipeli
 		if err := s.savePipeline(ctx, tx, p, first.Status, fx); err != nil {
 			return err
 		}
-		return fx.flush(ctx, tx)
+		if err := fx.flush(ctx, tx); err != nil {
+			return err
+		}
+		// On PostgreSQL the numbers go with the COMMIT: the pipeline's,
+		// then its deployments' (the order the counters are locked in).
+		if err := tx.NumberPipeline(ctx, p); err != nil {
+			return err
+		}
+		return s.createDeployments(ctx, tx, jobs)
 	})
 }
 

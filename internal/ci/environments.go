@@ -125,7 +125,8 @@ func (s *Service) createDeployments(ctx context.Context, tx *store.Tx, jobs []ne
 		}
 		ds = append(ds, d)
 	}
-	return tx.CreateDeployments(ctx, ds)
+	// Their numbers are taken last (see store).
+	return tx.CreateDeploymentsAtCommit(ctx, ds)
 }
 
 // redeploy gives a retried deployment job nj the deployment old had

@@ -153,7 +153,11 @@ func (s *Service) withJob(ctx context.Context, jobID int64, fn func(tx *store.Tx
 	// The job is read with its pipeline's lock, in one statement.
 	var j model.Job
 	err := s.inLocked(ctx, func(tx *store.Tx) (model.Pipeline, error) { return tx.LockJobPipeline(ctx, jobID, &j) },
-		func(tx *store.Tx, p *model.Pipeline, fx *effects) error { return fn(tx, p, &j, fx) })
+		func(tx *store.Tx, p *model.Pipeline, fx *effects) error {
+			// The job's own move is followed by the pipeline's processing.
+			fx.countNext = true
+			return fn(tx, p, &j, fx)
+		})
 	return model.NotFoundAs(err, "Job")
 }
 

@@ -43,7 +43,16 @@ func (s *Service) moveJob(ctx context.Context, tx *store.Tx, j *model.Job, to mo
 		at := now.Add(startIn(j))
 		ch.ScheduledAt = &at
 	}
-	moved, err := tx.MoveJob(ctx, j.ID, j.Status, to, ch, j)
+	var moved bool
+	var err error
+	if fx.countNext && j.Environment == "" {
+		// Processing reads the counts and created jobs next (a job with
+		// an environment writes its deployment first).
+		fx.countNext = false
+		moved, err = tx.MoveJobReadAhead(ctx, j.Status, to, ch, j)
+	} else {
+		moved, err = tx.MoveJob(ctx, j.ID, j.Status, to, ch, j)
+	}
 	if err != nil {
 		return err
 	}

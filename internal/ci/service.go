@@ -178,6 +178,10 @@ type effects struct {
 	coverage bool
 	// queued: a build became pending; waiting runners are woken.
 	queued bool
+	// countNext: the next job move reads what the processing that
+	// follows reads (status counts, created jobs) with it, in one round
+	// trip on PostgreSQL instead of three.
+	countNext bool
 }
 
 type delayedJob struct {

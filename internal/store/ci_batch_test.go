@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -145,6 +146,149 @@ func TestStatements_preparedOncePerConnection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+		}
+	})
+}
+
+// TestCreatePipelineNumberLast: pipelines of one project created at once,
+// each numbered (with its deployments) when its transaction commits, get
+// distinct iids after those handed out before; a transaction rolled back
+// after asking for its number takes none; the deployments' iids follow in
+// their order.
+func TestCreatePipelineNumberLast(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		p, first, j := ciRows(t, db) // iid 1
+		var env model.Environment
+		err := db.InTx(ctx, func(tx *store.Tx) (err error) {
+			env, _, err = tx.EnsureEnvironment(ctx, model.Environment{ProjectID: p.ID, Name: "review", Slug: "review", Tier: "development"})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		create := func(fail bool) (model.Pipeline, []*model.Deployment, error) {
+			pl := model.Pipeline{ProjectID: p.ID, Ref: "main", SHA: "abc", BeforeSHA: model.ZeroRef, Source: model.SourceAPI,
+				Status: model.StatusCreated}
+			var ds []*model.Deployment
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				if err := tx.CreatePipelineNumberLast(ctx, &pl); err != nil {
+					return err
+				}
+				if err := tx.NumberPipeline(ctx, &pl); err != nil {
+					return err
+				}
+				for i := range 3 {
+					ds = append(ds, &model.Deployment{ProjectID: p.ID, EnvironmentID: env.ID, Ref: fmt.Sprintf("ref-%d", i), SHA: "abc",
+						JobID: j.ID, Status: model.DeployCreated})
+				}
+				if err := tx.CreateDeploymentsAtCommit(ctx, ds); err != nil {
+					return err
+				}
+				if fail {
+					return errors.New("rolled back")
+				}
+				return nil
+			})
+			return pl, ds, err
+		}
+		if _, _, err := create(true); err == nil {
+			t.Fatal("a failing transaction committed")
+		}
+		const n = 6
+		type made struct {
+			pl  model.Pipeline
+			ds  []*model.Deployment
+			err error
+		}
+		out := make(chan made, n)
+		for range n {
+			go func() {
+				pl, ds, err := create(false)
+				out <- made{pl, ds, err}
+			}()
+		}
+		iids, dIIDs := map[int64]bool{first.IID: true}, map[int64]bool{}
+		for range n {
+			m := <-out
+			if m.err != nil {
+				t.Fatal(m.err)
+			}
+			got, err := db.Pipeline(ctx, m.pl.ID)
+			if err != nil || got.IID != m.pl.IID || m.pl.IID < 2 || m.pl.IID > n+1 || iids[m.pl.IID] {
+				t.Fatalf("pipeline %d: iid %d stored %d, %v; want a new one of 2…%d", m.pl.ID, m.pl.IID, got.IID, err, n+1)
+			}
+			iids[m.pl.IID] = true
+			for i, d := range m.ds {
+				got, err := db.Deployment(ctx, d.ID)
+				if err != nil || got.IID != d.IID || got.Ref != d.Ref || d.IID != m.ds[0].IID+int64(i) || dIIDs[d.IID] {
+					t.Fatalf("deployment %d (%s): iid %d stored %d (%s), %v; want consecutive iids in order", d.ID, d.Ref, d.IID, got.IID, got.Ref, err)
+				}
+				dIIDs[d.IID] = true
+			}
+		}
+		if len(dIIDs) != 3*n {
+			t.Fatalf("%d deployment iids; want %d", len(dIIDs), 3*n)
+		}
+		for iid := range dIIDs {
+			if iid < 1 || iid > 3*n {
+				t.Fatalf("deployment iid %d; want 1…%d (the rolled back transaction took none)", iid, 3*n)
+			}
+		}
+	})
+}
+
+// TestMoveJobReadAhead: the counts and created jobs read with a move are
+// what JobStatusCounts and LatestJobsIn read after it; a statement
+// between makes them read again; a lost compare-and-set is reported.
+func TestMoveJobReadAhead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		_, pl, j := ciRows(t, db)
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			moved, err := tx.MoveJobReadAhead(ctx, model.StatusCreated, model.StatusPending, store.JobChange{}, &j)
+			if err != nil || !moved || j.Status != model.StatusPending {
+				return fmt.Errorf("move: %v, %v, %s; want moved to pending", moved, err, j.Status)
+			}
+			counts, err := tx.JobStatusCounts(ctx, pl.ID)
+			if err != nil || counts[0][model.StatusItem{Status: model.StatusPending}] != 1 || len(counts[0]) != 1 {
+				return fmt.Errorf("counts after the move %v, %v; want one pending", counts, err)
+			}
+			if created, err := tx.LatestJobsIn(ctx, pl.ID, model.StatusCreated); err != nil || len(created) != 0 {
+				return fmt.Errorf("created jobs after the move %v, %v; want none", created, err)
+			}
+			// A job added between the move and the counts is counted.
+			extra := model.Job{ProjectID: j.ProjectID, PipelineID: pl.ID, Kind: model.JobBuild, Name: "extra", Stage: "build",
+				Status: model.StatusCreated, When: model.WhenOnSuccess, Ref: "main", SHA: "abc"}
+			stale := j
+			if moved, err := tx.MoveJobReadAhead(ctx, model.StatusPending, model.StatusRunning, store.JobChange{}, &j); err != nil || !moved {
+				return fmt.Errorf("second move: %v, %v", moved, err)
+			}
+			if err := tx.CreateJob(ctx, &extra); err != nil {
+				return err
+			}
+			counts, err = tx.JobStatusCounts(ctx, pl.ID)
+			if err != nil || counts[0][model.StatusItem{Status: model.StatusRunning}] != 1 || counts[0][model.StatusItem{Status: model.StatusCreated}] != 1 {
+				return fmt.Errorf("counts after a job was added %v, %v; want one running, one created", counts, err)
+			}
+			if created, err := tx.LatestJobsIn(ctx, pl.ID, model.StatusCreated); err != nil || len(created) != 1 || created[0].ID != extra.ID {
+				return fmt.Errorf("created jobs after a job was added %v, %v; want the added one", created, err)
+			}
+			// A move from a status the job has left is lost, not applied.
+			moved, err = tx.MoveJobReadAhead(ctx, model.StatusPending, model.StatusRunning, store.JobChange{}, &stale)
+			if err != nil || moved {
+				return fmt.Errorf("stale move: %v, %v; want not moved", moved, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Job(ctx, j.ID)
+		if err != nil || got.Status != model.StatusRunning || got.Version != 2 {
+			t.Fatalf("job %s v%d, %v; want running after two moves", got.Status, got.Version, err)
 		}
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"quarry/internal/model"
 )
 
@@ -124,8 +126,104 @@ type JobChange struct {
 // allow is refused with model.ErrTransition before any query. On success
 // the moved row is read back into j when j is not nil.
 func (tx *Tx) MoveJob(ctx context.Context, id int64, from, to model.CIStatus, ch JobChange, j *model.Job) (moved bool, err error) {
+	q, args, err := tx.moveJobSQL(id, from, to, ch)
+	if err != nil {
+		return false, err
+	}
+	if j != nil {
+		err := tx.row(ctx, tx.jobDest(j), q+" RETURNING "+jobColumns, args...)
+		if errors.Is(err, model.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	n, err := tx.execN(ctx, q, args...)
+	return n == 1, err
+}
+
+// MoveJobReadAhead is MoveJob of job j (read back into j) followed by
+// the reads of its pipeline's processing, JobStatusCounts and
+// LatestJobsIn(created): on PostgreSQL, inside a transaction, the three
+// go in one round trip and the reads' results are kept for those calls
+// for that pipeline if they come next, with no statement between
+// (elsewhere it is MoveJob, and the reads run when asked).
+func (tx *Tx) MoveJobReadAhead(ctx context.Context, from, to model.CIStatus, ch JobChange, j *model.Job) (moved bool, err error) {
+	if tx.pg == nil {
+		return tx.MoveJob(ctx, j.ID, from, to, ch, j)
+	}
+	q, args, err := tx.moveJobSQL(j.ID, from, to, ch)
+	if err != nil {
+		return false, err
+	}
+	q = tx.rebind(q + " RETURNING " + jobColumns)
+	cq := tx.rebind(jobStatusCountsQuery)
+	jq := tx.rebind("SELECT " + procColumns + " FROM ci_jobs WHERE " + latestJobsInWhere + " ORDER BY id")
+	pipelineID := j.PipelineID
+	// Counted as the statements they are.
+	for _, st := range []struct {
+		q    string
+		args []any
+	}{{q, args}, {cq, []any{pipelineID}}, {jq, []any{pipelineID, model.StatusCreated}}} {
+		if _, err := tx.prepared(ctx, st.q, st.args); err != nil {
+			return false, err
+		}
+	}
+	t := tx.pg
+	t.ahead = nil
+	t.sent += 3
+	counts := model.StageStatuses{}
+	var created []model.Job
+	err = t.send(ctx, func(b *pgx.Batch) {
+		b.Queue(q, args...)
+		b.Queue(cq, pipelineID)
+		b.Queue(jq, pipelineID, model.StatusCreated)
+	}, func(br pgx.BatchResults) error {
+		err := br.QueryRow().Scan(tx.jobDest(j)...)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			moved = true
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scanStatusCount(rows, counts); err != nil {
+				return err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if rows, err = br.Query(); err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			j, err := scanProcJob(rows)
+			if err != nil {
+				return err
+			}
+			created = append(created, j)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return false, mapErr(err)
+	}
+	t.ahead = &readAhead{at: t.sent, pipeline: pipelineID, counts: counts, created: created}
+	return moved, nil
+}
+
+// moveJobSQL is MoveJob's statement, without RETURNING.
+func (tx *Tx) moveJobSQL(id int64, from, to model.CIStatus, ch JobChange) (string, []any, error) {
 	if !from.CanMoveTo(to) {
-		return false, fmt.Errorf("job %d from %s to %s: %w", id, from, to, model.ErrTransition)
+		return "", nil, fmt.Errorf("job %d from %s to %s: %w", id, from, to, model.ErrTransition)
 	}
 	sets := []string{"status = ?"}
 	args := []any{to}
@@ -169,15 +267,7 @@ func (tx *Tx) MoveJob(ctx context.Context, id int64, from, to model.CIStatus, ch
 	add("updated_at", micros(tx.Now()))
 	q := "UPDATE ci_jobs SET " + strings.Join(sets, ", ") + ", version = version + 1 WHERE id = ? AND status = ?"
 	args = append(args, id, from)
-	if j != nil {
-		err := tx.row(ctx, tx.jobDest(j), q+" RETURNING "+jobColumns, args...)
-		if errors.Is(err, model.ErrNotFound) {
-			return false, nil
-		}
-		return err == nil, err
-	}
-	n, err := tx.execN(ctx, q, args...)
-	return n == 1, err
+	return q, args, nil
 }
 
 // MarkJobRetried marks a job replaced by its retry; false when it already
@@ -340,21 +430,29 @@ func (tx *Tx) CommitStatuses(ctx context.Context, f StatusFilter, page model.Pag
 // status item (an index-only aggregate: what processing needs of the jobs
 // it does not move).
 func (tx *Tx) JobStatusCounts(ctx context.Context, pipelineID int64) (model.StageStatuses, error) {
+	if counts, ok := tx.countsAhead(pipelineID); ok {
+		return counts, nil
+	}
 	out := model.StageStatuses{}
-	err := tx.each(ctx, `SELECT stage_idx, status, allow_failure, COUNT(*) FROM ci_jobs WHERE pipeline_id = ? AND retried = FALSE
-		GROUP BY stage_idx, status, allow_failure`, []any{pipelineID}, func(r *sql.Rows) error {
-		var stage, n int
-		var it model.StatusItem
-		if err := r.Scan(&stage, &it.Status, &it.AllowFailure, &n); err != nil {
-			return err
-		}
-		if out[stage] == nil {
-			out[stage] = map[model.StatusItem]int{}
-		}
-		out[stage][it] = n
-		return nil
-	})
+	err := tx.each(ctx, jobStatusCountsQuery, []any{pipelineID}, func(r *sql.Rows) error { return scanStatusCount(r, out) })
 	return out, err
+}
+
+const jobStatusCountsQuery = `SELECT stage_idx, status, allow_failure, COUNT(*) FROM ci_jobs WHERE pipeline_id = ? AND retried = FALSE
+		GROUP BY stage_idx, status, allow_failure`
+
+// scanStatusCount adds a row of jobStatusCountsQuery to counts.
+func scanStatusCount(r interface{ Scan(...any) error }, counts model.StageStatuses) error {
+	var stage, n int
+	var it model.StatusItem
+	if err := r.Scan(&stage, &it.Status, &it.AllowFailure, &n); err != nil {
+		return err
+	}
+	if counts[stage] == nil {
+		counts[stage] = map[model.StatusItem]int{}
+	}
+	counts[stage][it] = n
+	return nil
 }
 
 // procColumns are what processing reads of the jobs it may move.
@@ -363,24 +461,37 @@ const procColumns = "id, kind, name, stage_idx, status, run_when, allow_failure,
 func (tx *Tx) procJobs(ctx context.Context, q string, args []any) ([]model.Job, error) {
 	var out []model.Job
 	err := tx.each(ctx, "SELECT "+procColumns+" FROM ci_jobs WHERE "+q+" ORDER BY id", args, func(r *sql.Rows) error {
-		var j model.Job
-		var needs string
-		err := r.Scan(&j.ID, &j.Kind, &j.Name, &j.StageIdx, &j.Status, &j.When, &j.AllowFailure, &j.DAG, &needs,
-			nullInt64{&j.ResourceGroup}, &j.EnqueueImmediately, nullString{&j.Environment})
-		if err == nil && j.DAG {
-			err = json.Unmarshal([]byte(needs), &j.Needs)
-		}
+		j, err := scanProcJob(r)
 		out = append(out, j)
 		return err
 	})
 	return out, err
 }
 
+// scanProcJob scans a row of procColumns.
+func scanProcJob(r interface{ Scan(...any) error }) (model.Job, error) {
+	var j model.Job
+	var needs string
+	err := r.Scan(&j.ID, &j.Kind, &j.Name, &j.StageIdx, &j.Status, &j.When, &j.AllowFailure, &j.DAG, &needs,
+		nullInt64{&j.ResourceGroup}, &j.EnqueueImmediately, nullString{&j.Environment})
+	if err == nil && j.DAG {
+		err = json.Unmarshal([]byte(needs), &j.Needs)
+	}
+	return j, err
+}
+
+const latestJobsInWhere = "pipeline_id = ? AND retried = FALSE AND status = ?"
+
 // LatestJobsIn lists a pipeline's latest jobs with a status (created
 // ones for processing, skipped ones to reset), with what processing
 // needs.
 func (tx *Tx) LatestJobsIn(ctx context.Context, pipelineID int64, status model.CIStatus) ([]model.Job, error) {
-	return tx.procJobs(ctx, "pipeline_id = ? AND retried = FALSE AND status = ?", []any{pipelineID, status})
+	if status == model.StatusCreated {
+		if created, ok := tx.createdAhead(pipelineID); ok {
+			return created, nil
+		}
+	}
+	return tx.procJobs(ctx, latestJobsInWhere, []any{pipelineID, status})
 }
 
 // JobsNamed lists a pipeline's latest jobs of the given names.

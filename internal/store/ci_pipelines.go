@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"quarry/internal/model"
 )
 
@@ -69,6 +71,48 @@ func (tx *Tx) CreatePipeline(ctx context.Context, p *model.Pipeline) error {
 		emptyNull(p.EventKey), p.Protected,
 		micros(now), micros(now), nullMicros(p.StartedAt), nullMicros(p.FinishedAt), nullMicros(p.CommittedAt), zeroNull(p.MergeRequestID))
 	return err
+}
+
+// CreatePipelineNumberLast stores p as CreatePipeline does but, on
+// PostgreSQL, without its iid: the row takes a provisional one (the
+// negative of its id, which no other row has) until NumberPipeline gives
+// it the project's next, just before the transaction commits. Taking the
+// number locks the project's counter until the commit; taken last, the
+// lock is held for one statement and the commit instead of the whole
+// creation (the jobs' insert, the persistent ref), so pipelines of one
+// project are created side by side. On SQLite, whose one writer
+// serializes transactions anyway, it is CreatePipeline.
+func (tx *Tx) CreatePipelineNumberLast(ctx context.Context, p *model.Pipeline) error {
+	if tx.dialect != Postgres {
+		return tx.CreatePipeline(ctx, p)
+	}
+	now := tx.Now()
+	p.IID, p.CreatedAt, p.UpdatedAt = 0, now, now
+	err := tx.row(ctx, []any{&p.ID}, `WITH n AS (SELECT nextval(pg_get_serial_sequence('ci_pipelines', 'id')) AS id)
+		INSERT INTO ci_pipelines (id, iid, project_id, ref, tag, sha, before_sha, source, status, failure_reason,
+		yaml_errors, user_id, parent_id, parent_job_id, name, event_key, protected, created_at, updated_at, started_at, finished_at,
+		committed_at, merge_request_id) VALUES ((SELECT id FROM n), -(SELECT id FROM n), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		RETURNING id`,
+		p.ProjectID, p.Ref, p.Tag, p.SHA, p.BeforeSHA, p.Source, p.Status, emptyNull(string(p.FailureReason)),
+		emptyNull(p.YAMLErrors), zeroNull(p.UserID), zeroNull(p.ParentID), zeroNull(p.ParentJobID), emptyNull(p.Name),
+		emptyNull(p.EventKey), p.Protected,
+		micros(now), micros(now), nullMicros(p.StartedAt), nullMicros(p.FinishedAt), nullMicros(p.CommittedAt), zeroNull(p.MergeRequestID))
+	return err
+}
+
+// NumberPipeline gives a pipeline stored by CreatePipelineNumberLast the
+// project's next iid, in one statement sent with the transaction's
+// COMMIT (after every other statement of the transaction), and sets
+// p.IID once committed; a pipeline that has its iid already (SQLite)
+// keeps it.
+func (tx *Tx) NumberPipeline(ctx context.Context, p *model.Pipeline) error {
+	if p.IID != 0 {
+		return nil
+	}
+	return tx.withCommit(ctx, `WITH n AS (INSERT INTO internal_ids (project_id, usage, last_value) VALUES (?, ?, 1)
+		ON CONFLICT (project_id, usage) DO UPDATE SET last_value = internal_ids.last_value + 1 RETURNING last_value)
+		UPDATE ci_pipelines SET iid = (SELECT last_value FROM n) WHERE id = ? AND iid < 0 RETURNING iid`, []any{p.ProjectID, IIDPipelines, p.ID},
+		func(br pgx.BatchResults) error { return br.QueryRow().Scan(&p.IID) })
 }
 
 // Pipeline returns one pipeline.

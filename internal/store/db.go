@@ -1,6 +1,8 @@
 // Package store holds all of Quarry's SQL. Queries are hand-written with `?`
-// placeholders and run unchanged on SQLite and PostgreSQL; the only dialect
-// work is rebinding placeholders and mapping driver errors, both here.
+// placeholders and run unchanged on SQLite and PostgreSQL; the dialect
+// work is rebinding placeholders and mapping driver errors, both here, and
+// sending a PostgreSQL transaction's statements in fewer round trips
+// (pgtx.go).
 package store
 
 import (
@@ -67,6 +69,9 @@ type Tx struct {
 	sqlTx  *sql.Tx
 	wstmts *stmtCache
 	missed []string
+	// pg is a PostgreSQL transaction's state (pgtx.go); nil outside
+	// transactions and on SQLite.
+	pg *pgTx
 }
 
 // afterCommit runs fn once the transaction has committed, before InTx
@@ -197,6 +202,9 @@ func (db *DB) Ping(ctx context.Context) error {
 // nil and rolling back otherwise. Once the commit succeeds, what the
 // transaction queued to happen after it (Notify) runs, before InTx returns.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if db.Dialect == Postgres {
+		return db.inPgTx(ctx, fn)
+	}
 	sqlTx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", mapErr(err))
@@ -355,6 +363,11 @@ func (tx *Tx) exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 		res, err := st.ExecContext(ctx, args...)
 		return res, mapErr(err)
 	}
+	if tx.pg != nil {
+		res, err := tx.pgExec(ctx, tx.rebind(q), args)
+		return res, mapErr(err)
+	}
+	tx.roundTrip()
 	res, err := tx.q.ExecContext(ctx, tx.rebind(q), args...)
 	return res, mapErr(err)
 }
@@ -378,6 +391,11 @@ func (tx *Tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 		rows, err := st.QueryContext(ctx, args...)
 		return rows, mapErr(err)
 	}
+	if tx.pg != nil {
+		rows, err := tx.pgQuery(ctx, tx.rebind(q), args)
+		return rows, mapErr(err)
+	}
+	tx.roundTrip()
 	rows, err := tx.q.QueryContext(ctx, tx.rebind(q), args...)
 	return rows, mapErr(err)
 }
@@ -391,6 +409,10 @@ func (tx *Tx) row(ctx context.Context, dest []any, q string, args ...any) error 
 	if st != nil {
 		return mapErr(st.QueryRowContext(ctx, args...).Scan(dest...))
 	}
+	if tx.pg != nil {
+		return mapErr(tx.pgRow(ctx, dest, tx.rebind(q), args))
+	}
+	tx.roundTrip()
 	return mapErr(tx.q.QueryRowContext(ctx, tx.rebind(q), args...).Scan(dest...))
 }
 
@@ -616,6 +638,9 @@ func (db *DB) FullScans(ctx context.Context, q string, args []any) ([]string, er
 	err := db.InTx(ctx, func(tx *Tx) error {
 		explain := "EXPLAIN QUERY PLAN "
 		if tx.dialect == Postgres {
+			if err := tx.pg.beginAlone(ctx); err != nil {
+				return mapErr(err)
+			}
 			if _, err := tx.q.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
 				return mapErr(err)
 			}

@@ -1,11 +1,16 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"quarry/internal/model"
 )
@@ -242,6 +247,83 @@ func (tx *Tx) CreateDeployments(ctx context.Context, ds []*model.Deployment) err
 		ds[i].ID = id
 	}
 	return err
+}
+
+// CreateDeploymentsAtCommit is CreateDeployments (one project's
+// deployments, numbered in order) whose statements, on PostgreSQL, go
+// with the transaction's COMMIT, after every other statement of it: the
+// project's deployment counter, which other transactions wait for, is
+// locked for the server's time and the commit only. The deployments' IDs
+// and iids are set once committed. On SQLite it is CreateDeployments.
+func (tx *Tx) CreateDeploymentsAtCommit(ctx context.Context, ds []*model.Deployment) error {
+	if tx.pg == nil || len(ds) == 0 {
+		return tx.CreateDeployments(ctx, ds)
+	}
+	project, n := ds[0].ProjectID, len(ds)
+	err := tx.withCommit(ctx, `INSERT INTO internal_ids (project_id, usage, last_value) VALUES (?, ?, ?)
+		ON CONFLICT (project_id, usage) DO UPDATE SET last_value = internal_ids.last_value + ?`, []any{project, IIDDeployments, n, n},
+		func(br pgx.BatchResults) error { _, err := br.Exec(); return err })
+	if err != nil {
+		return err
+	}
+	now := tx.Now()
+	// The i-th of n deployments takes the counter's value less n-1-i,
+	// read in the statement after the one that moved it.
+	const row = "(?, ?, (SELECT last_value - ? FROM internal_ids WHERE project_id = ? AND usage = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	for start := 0; start < n; start += maxInsertRows {
+		chunk := ds[start:min(n, start+maxInsertRows)]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO deployments (project_id, environment_id, iid, ref, tag, sha, user_id, job_id, status, on_stop,
+		auto_stop_in, created_at, updated_at, finished_at) VALUES `)
+		args := make([]any, 0, len(chunk)*16)
+		for i, d := range chunk {
+			if d.ProjectID != project {
+				return fmt.Errorf("deployments of projects %d and %d in one call", project, d.ProjectID)
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(row)
+			d.CreatedAt, d.UpdatedAt = now, now
+			if d.Status.Finished() && d.FinishedAt == nil {
+				d.FinishedAt = &now
+			}
+			args = append(args, d.ProjectID, d.EnvironmentID, n-1-(start+i), project, IIDDeployments, d.Ref, d.Tag, d.SHA,
+				zeroNull(d.UserID), zeroNull(d.JobID), d.Status, d.OnStop, d.AutoStopIn, micros(now), micros(now), nullMicros(d.FinishedAt))
+		}
+		b.WriteString(" RETURNING id, iid")
+		err := tx.withCommit(ctx, b.String(), args, func(br pgx.BatchResults) error {
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			var got [][2]int64
+			for rows.Next() {
+				var id, iid int64
+				if err := rows.Scan(&id, &iid); err != nil {
+					return err
+				}
+				got = append(got, [2]int64{id, iid})
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if len(got) != len(chunk) {
+				return fmt.Errorf("insert into deployments: %d rows for %d", len(got), len(chunk))
+			}
+			// Their iids are in the rows' order.
+			slices.SortFunc(got, func(a, b [2]int64) int { return cmp.Compare(a[1], b[1]) })
+			for i, g := range got {
+				chunk[i].ID, chunk[i].IID = g[0], g[1]
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Deployment returns one deployment.

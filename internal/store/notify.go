@@ -61,11 +61,14 @@ func (tx *Tx) Notify(ctx context.Context, channel, payload string) error {
 		return fmt.Errorf("notification on %q: not inside a transaction", channel)
 	}
 	if tx.dialect == Postgres {
-		_, err := tx.exec(ctx, "SELECT pg_notify(?, ?)", tx.notes.wire(channel), payload)
-		if err != nil {
-			return fmt.Errorf("notify %q: %w", channel, err)
-		}
-		return nil
+		// PostgreSQL delivers it at the commit; it goes with the COMMIT
+		// (one round trip fewer).
+		return tx.withCommit(ctx, "SELECT pg_notify(?, ?)", []any{tx.notes.wire(channel), payload}, func(br pgx.BatchResults) error {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("notify %q: %w", channel, err)
+			}
+			return nil
+		})
 	}
 	key := [2]string{channel, payload}
 	if tx.notified[key] {
