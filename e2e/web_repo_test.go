@@ -208,3 +208,67 @@ func TestWeb_historyVisibility(t *testing.T) {
 		}
 	})
 }
+
+// TestWeb_webURLs: the web_url the API gives a project, a group, a user
+// and a commit opens its page: 200 for a viewer the API would answer,
+// a sign-in for the anonymous and 404 for a signed-in outsider.
+func TestWeb_webURLs(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice, carol := s.NewUser(t, "alice"), s.NewUser(t, "carol")
+		s.NewUser(t, "bob")
+		s.Do(t, apitest.Request{Method: "POST", Path: "/users", Token: s.RootToken, JSON: map[string]any{
+			"username": "admin1", "email": "admin1@example.com", "name": "Admin", "password": webPassword,
+			"skip_confirmation": true, "admin": true}}).Want(t, http.StatusCreated)
+		g := webGroup(t, s, alice.Token, "hidden", "private", nil)
+		p := s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: alice.Token, JSON: map[string]any{
+			"name": "secret", "namespace_id": g["id"], "visibility": "private", "initialize_with_readme": true}}).Want(t, http.StatusCreated).Object(t)
+		pub := webProject(t, s, alice.Token, "demo", "public")
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/users/%d/block", carol.ID), Token: s.RootToken}).Want(t, http.StatusCreated)
+
+		webURL := func(path, token string) string {
+			t.Helper()
+			u, _ := s.Get(t, path, token).Want(t, http.StatusOK).Object(t)["web_url"].(string)
+			if !strings.HasPrefix(u, s.URL+"/") {
+				t.Fatalf("%s: web_url %q is not under %s", path, u, s.URL)
+			}
+			return strings.TrimPrefix(u, s.URL)
+		}
+		commitURL := func(id any) string {
+			t.Helper()
+			return webURL(fmt.Sprintf("/projects/%v/repository/commits/main", id), alice.Token)
+		}
+		anon, bob, ab, admin := newBrowser(s), newBrowser(s), newBrowser(s), newBrowser(s)
+		bob.signIn(t, "bob", webPassword).want(t, http.StatusSeeOther)
+		ab.signIn(t, "alice", webPassword).want(t, http.StatusSeeOther)
+		admin.signIn(t, "admin1", webPassword).want(t, http.StatusSeeOther)
+
+		// Public: anyone.
+		for _, u := range []string{webURL(fmt.Sprintf("/projects/%v", pub["id"]), ""), webURL(fmt.Sprintf("/users/%d", alice.ID), alice.Token),
+			commitURL(pub["id"])} {
+			anon.get(t, u).want(t, http.StatusOK)
+			bob.get(t, u).want(t, http.StatusOK)
+		}
+		// Private: the member (or an administrator) only.
+		cases := []struct {
+			url     string
+			allowed *browser
+			want    string
+		}{
+			{webURL(fmt.Sprintf("/projects/%v", p["id"]), alice.Token), ab, `data-testid="project-name">secret`},
+			{webURL(fmt.Sprintf("/groups/%v", g["id"]), alice.Token), ab, `data-testid="group-name">hidden`},
+			{commitURL(p["id"]), ab, `data-testid="commit-id"`},
+			{webURL(fmt.Sprintf("/users/%d", carol.ID), s.RootToken), admin, `data-testid="user-name">Carol<`},
+		}
+		for _, c := range cases {
+			c.allowed.get(t, c.url).want(t, http.StatusOK).contains(t, c.want)
+			r := anon.get(t, c.url).want(t, http.StatusFound)
+			if !strings.HasPrefix(r.Header.Get("Location"), "/users/sign_in?redirect_to=") {
+				t.Errorf("%s: Location %q", c.url, r.Header.Get("Location"))
+			}
+			bob.get(t, c.url).want(t, http.StatusNotFound)
+		}
+		if !strings.HasPrefix(cases[2].url, "/hidden/secret/-/commit/") || cases[1].url != "/groups/hidden" || cases[3].url != "/carol" {
+			t.Errorf("web URLs %+v", cases)
+		}
+	})
+}
