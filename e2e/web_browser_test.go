@@ -182,7 +182,7 @@ func TestWeb_browser(t *testing.T) {
 		do("desktop", chromedp.EmulateReset())
 
 		// A commit from a file's history, and its diff.
-		do("open the history", chromedp.Navigate(s.URL+"/alice/demo/-/commits/main/main.go"),
+		do("open the history", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(s.URL+"/alice/demo/-/commits/main/main.go"),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="commit-list"]`)))
 		shot("commits")
 		do("open the commit", chromedp.Click(chromedp.CSS(`[data-testid="commit-list"] li:first-child a[data-testid="commit-title"]`)),
