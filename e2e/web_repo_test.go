@@ -170,6 +170,7 @@ func TestWeb_history(t *testing.T) {
 		bl.contains(t, `data-testid="blame-commit"`, `href="/alice/demo/-/commit/`+sha+`"`, `id="L6"`,
 			`<td class="line">	fmt.Println(&#34;HI &lt;i&gt;&#34;)</td>`, "Say &lt;script&gt;", "Add files &lt;em&gt;now&lt;/em&gt;").lacks(t, hostile...)
 		b.get(t, "/alice/demo/-/blame/main/nothing.go").want(t, http.StatusNotFound)
+		b.get(t, "/alice/demo/-/blame/main/data.bin").want(t, http.StatusOK).contains(t, `data-testid="binary"`).lacks(t, `data-testid="blame-commit"`)
 		b.get(t, "/alice/demo/-/blame/main/"+url.PathEscape("<img src=x onerror=alert(1)>.txt")).want(t, http.StatusOK).
 			contains(t, "&lt;img src=x onerror=alert(1)&gt;.txt").lacks(t, "<img src=x")
 		b.get(t, "/alice/demo").contains(t, `href="/alice/demo/-/commits/main"`, `href="/alice/demo/-/branches"`)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"quarry/internal/auth"
 	"quarry/internal/model"
@@ -353,8 +354,14 @@ func (h *Handler) blame(w http.ResponseWriter, r *http.Request, a auth.Actor, fu
 			for _, l := range rg.Lines {
 				n++
 				g.Lines = append(g.Lines, blameLine{N: n, Text: l})
+				if strings.IndexByte(l, 0) >= 0 || !utf8.ValidString(l) {
+					body.Binary = true
+				}
 			}
 			body.Groups = append(body.Groups, g)
+		}
+		if body.Binary {
+			body.Groups = nil
 		}
 	}
 	h.render(w, r, a, http.StatusOK, "blame", view{Title: "Blame · " + file + " · " + ref + " · " + p.FullName(),
