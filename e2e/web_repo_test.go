@@ -142,6 +142,13 @@ func TestWeb_history(t *testing.T) {
 		}
 		bigURL := m[1]
 		b.get(t, bigURL).want(t, http.StatusOK).contains(t, `data-testid="collapsed"`, `<details class="diff-file" id="diff-0" data-testid`, "line 599", "+600")
+		m = regexp.MustCompile(`href="([^"]+)" data-testid="commit-title">Add files &lt;em&gt;now&lt;/em&gt;<`).FindStringSubmatch(b.get(t, "/alice/demo/-/commits/main").Body)
+		if m == nil {
+			t.Fatalf("no first commit in the history")
+		}
+		b.get(t, m[1]).want(t, http.StatusOK).contains(t, `data-testid="diff-file-name">&lt;img src=x onerror=alert(1)&gt;.txt<`,
+			`data-testid="diff-file-name">data.bin<`, "Binary file.", `data-testid="commit-title">Add files &lt;em&gt;now&lt;/em&gt;<`).
+			lacks(t, "<img src=x", "<em>now")
 		b.get(t, "/alice/demo/-/commit/0000000000000000000000000000000000000000").want(t, http.StatusNotFound)
 		b.get(t, "/alice/demo/-/commit/--help").want(t, http.StatusNotFound)
 
