@@ -76,6 +76,15 @@ func TestWeb_groupsAndUsers(t *testing.T) {
 		ab.get(t, "/groups/hidden").want(t, http.StatusOK)
 		ab.get(t, "/explore/groups").contains(t, `href="/groups/hidden"`)
 		ab.get(t, "/alice").contains(t, `href="/alice/secret"`)
+
+		// A private profile shows who, not what.
+		s.Do(t, apitest.Request{Method: "PUT", Path: fmt.Sprintf("/users/%d", alice.ID), Token: s.RootToken,
+			JSON: map[string]any{"private_profile": true}}).Want(t, http.StatusOK)
+		for _, v := range []*browser{anon, bob} {
+			v.get(t, "/alice").want(t, http.StatusOK).contains(t, `data-testid="user-name">Alice<`, `data-testid="private-profile"`).
+				lacks(t, `href="/alice/demo"`, "I write")
+		}
+		ab.get(t, "/alice").want(t, http.StatusOK).contains(t, `href="/alice/demo"`, "I write").lacks(t, `data-testid="private-profile"`)
 	})
 }
 

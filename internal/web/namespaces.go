@@ -180,6 +180,7 @@ func avatarURL(stored string) string {
 type userBody struct {
 	User       model.User
 	AvatarURL  string
+	Private    bool // a private profile the actor may not read
 	Projects   []model.Project
 	Page       int
 	Prev, Next string
@@ -204,22 +205,29 @@ func (h *Handler) namespace(w http.ResponseWriter, r *http.Request, a auth.Actor
 }
 
 // profile is a user's page: name, username, avatar, bio and the personal
-// projects the actor may see.
+// projects the actor may see; of a private profile only the name,
+// username and avatar (to others than the user and administrators).
 func (h *Handler) profile(w http.ResponseWriter, r *http.Request, a auth.Actor, u model.User) {
 	n, ok := h.pageNumber(w, r, a)
 	if !ok {
 		return
 	}
-	var in projects.ListInput
-	in.UserRef = strconv.FormatInt(u.ID, 10)
-	in.OrderBy, in.Desc = "last_activity_at", true
-	ps, info, err := h.Projects.List(r.Context(), a, in, model.Page{Number: n, PerPage: perPage})
-	if err != nil {
-		h.fail(w, r, a, err)
-		return
+	body := userBody{User: u, AvatarURL: avatarURL(u.Avatar), Page: n}
+	if !auth.Can(a, auth.ReadUserProfile, auth.Resource{User: &u}) {
+		// A private profile: who the user is, nothing of what they do.
+		body.Private, body.User.Bio = true, ""
+	} else {
+		var in projects.ListInput
+		in.UserRef = strconv.FormatInt(u.ID, 10)
+		in.OrderBy, in.Desc = "last_activity_at", true
+		ps, info, err := h.Projects.List(r.Context(), a, in, model.Page{Number: n, PerPage: perPage})
+		if err != nil {
+			h.fail(w, r, a, err)
+			return
+		}
+		body.Projects = ps
+		body.Prev, body.Next = pager(r, n, info.HasMore)
 	}
-	body := userBody{User: u, AvatarURL: avatarURL(u.Avatar), Projects: ps, Page: n}
-	body.Prev, body.Next = pager(r, n, info.HasMore)
 	h.render(w, r, a, http.StatusOK, "user", view{Title: u.Name + " (@" + u.Username + ")",
 		Crumbs: []crumb{{Name: u.Name, URL: "/" + url.PathEscape(u.Username)}}, Body: body})
 }
