@@ -26,7 +26,8 @@ import (
 func TestWeb_browser(t *testing.T) {
 	apitest.EachSerial(t, func(t *testing.T, s *apitest.Server) {
 		alice := s.NewUser(t, "alice")
-		webProject(t, s, alice.Token, "demo", "public")
+		demo := webProject(t, s, alice.Token, "demo", "public")
+		webHistory(t, s, alice.Token, demo["id"])
 
 		path, err := exec.LookPath("chromium")
 		if err != nil {
@@ -179,6 +180,32 @@ func TestWeb_browser(t *testing.T) {
 		}
 		shot("blob-phone")
 		do("desktop", chromedp.EmulateReset())
+
+		// A commit from a file's history, and its diff.
+		do("open the history", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(s.URL+"/alice/demo/-/commits/main/main.go"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="commit-list"]`)))
+		shot("commits")
+		do("open the commit", chromedp.Click(chromedp.CSS(`[data-testid="commit-list"] li:first-child a[data-testid="commit-title"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="diff"] table.diff.inline`)))
+		if got := text(`h2[data-testid="commit-title"]`); got != "Say <script>alert('msg')</script> louder" {
+			t.Errorf("commit title %q", got)
+		}
+		if got := text(`[data-testid="diff-file-name"]`); got != "main.go" {
+			t.Errorf("diff file %q", got)
+		}
+		if !eval(`(() => { const a = document.querySelector('td.line.add'), d = document.querySelector('td.line.del');
+			return a !== null && d !== null && a.textContent.includes('HI <i>') &&
+				getComputedStyle(a).backgroundColor !== getComputedStyle(d).backgroundColor &&
+				getComputedStyle(a).backgroundColor !== getComputedStyle(document.body).backgroundColor })()`) {
+			t.Errorf("the diff's added and removed lines are not coloured apart")
+		}
+		shot("commit")
+		do("side by side", chromedp.Click(chromedp.CSS(`[data-testid="diff-toggle"] a:last-child`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="diff"] table.diff.parallel`)))
+		if !eval(`document.querySelector('table.diff.parallel tr td.line.del + td.num + td.line.add') !== null`) {
+			t.Errorf("side by side: the removed and added lines are not on one row")
+		}
+		shot("commit-parallel")
 
 		// Sign out.
 		do("sign out", chromedp.Click(chromedp.CSS(`[data-testid="sign-out"]`)),

@@ -165,6 +165,14 @@ type treeEntry struct {
 // default branch, last commit, counts, the root folder and the README.
 func (h *Handler) project(w http.ResponseWriter, r *http.Request, a auth.Actor, full string) {
 	v, err := h.resolveProject(r, a, full)
+	if isKind(err, model.KindNotFound) {
+		// Not a project the actor may see: a nested group's page, if it
+		// is one.
+		if g, gerr := h.resolveGroup(r, a, full); gerr == nil {
+			h.groupPage(w, r, a, g)
+			return
+		}
+	}
 	if err != nil {
 		h.fail(w, r, a, err)
 		return

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"quarry/internal/auth"
+	"quarry/internal/groups"
 	"quarry/internal/model"
 	"quarry/internal/projects"
 	"quarry/internal/ratelimit"
@@ -31,6 +32,7 @@ import (
 // Deps are what the pages need from the rest of Quarry.
 type Deps struct {
 	Users    *users.Service
+	Groups   *groups.Service
 	Projects *projects.Service
 	Files    *repofiles.Service
 	// ExternalURL is the instance's base URL (no trailing slash): clone
@@ -153,13 +155,24 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 	case "/explore", "/explore/projects":
 		h.explore(w, r, a)
 		return
+	case "/explore/groups":
+		h.exploreGroups(w, r, a)
+		return
 	}
 	full, action, hasAction := strings.Cut(strings.Trim(p, "/"), "/-/")
 	if full == "" || strings.Contains(full, "//") {
 		h.notFound(w, r, a)
 		return
 	}
+	if g, ok := strings.CutPrefix(full, "groups/"); ok && !hasAction {
+		h.group(w, r, a, g)
+		return
+	}
 	if !hasAction {
+		if !strings.Contains(full, "/") {
+			h.namespace(w, r, a, full)
+			return
+		}
 		h.project(w, r, a, full)
 		return
 	}
@@ -171,6 +184,18 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.blob(w, r, a, full, rest)
 	case "raw":
 		h.raw(w, r, a, full, rest)
+	case "commits":
+		h.commits(w, r, a, full, rest)
+	case "commit":
+		h.commit(w, r, a, full, rest)
+	case "branches":
+		h.branches(w, r, a, full, rest)
+	case "tags":
+		h.tags(w, r, a, full, rest)
+	case "compare":
+		h.compare(w, r, a, full, rest)
+	case "blame":
+		h.blame(w, r, a, full, rest)
 	default:
 		h.notFound(w, r, a)
 	}
