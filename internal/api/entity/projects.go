@@ -251,7 +251,7 @@ func (r *Renderer) ProjectBasic(v *projects.View, a auth.Actor) ProjectBasic {
 		forks := p.ForksCount
 		j.ForksCount = &forks
 		if p.HasReadme && !p.EmptyRepo {
-			u := r.ProjectWebURL(p) + "/-/blob/" + p.DefaultBranch + "/README.md"
+			u := r.ProjectWebURL(p) + "/-/blob/" + escapeSegments(p.DefaultBranch) + "/README.md"
 			j.ReadmeURL = &u
 		}
 	}

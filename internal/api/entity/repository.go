@@ -85,7 +85,7 @@ type Branch struct {
 func (r *Renderer) Branch(b repofiles.Branch) Branch {
 	projectPath := b.ProjectPath
 	return Branch{Name: b.Name, Merged: b.Merged, Protected: b.Protected, Default: b.Default, DevelopersCanPush: b.DevelopersCanPush,
-		DevelopersCanMerge: b.DevelopersCanMerge, CanPush: b.CanPush, WebURL: r.ExternalURL + "/" + projectPath + "/-/tree/" + b.Name,
+		DevelopersCanMerge: b.DevelopersCanMerge, CanPush: b.CanPush, WebURL: r.ExternalURL + "/" + projectPath + "/-/tree/" + escapeSegments(b.Name),
 		Commit: r.Commit(b.Commit, "/"+projectPath+"/-/commit/"+string(b.Commit.ID))}
 }
 
