@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -31,7 +32,15 @@ func mrBenchServer(b *testing.B) (*apitest.Server, int64) {
 		if os.Getenv("QUARRY_BENCH_POSTGRES") != "" {
 			target = storetest.Target{Name: "postgres", DatabaseURL: storetest.NewPostgresDatabase(&keepAlive{b})}
 		}
-		s := apitest.Start(&keepAlive{b}, target)
+		var opts []apitest.Option
+		if v := os.Getenv("QUARRY_BENCH_ENTITY_CACHE_BYTES"); v != "" { // 0: the entity cache off
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			opts = append(opts, func(c *config) { c.EntityCacheBytes = n })
+		}
+		s := apitest.Start(&keepAlive{b}, target, opts...)
 		start := time.Now()
 		ctx := context.Background()
 		owner := apitest.User{ID: s.RootID(b), Username: "root", Token: s.RootToken}

@@ -101,8 +101,9 @@ type Config struct {
 	// cache); each is kept PackObjectsCacheTTL after it was built.
 	PackObjectsCacheBytes int64         `toml:"pack_objects_cache_bytes"`
 	PackObjectsCacheTTL   time.Duration `toml:"pack_objects_cache_ttl"`
-	// EntityCacheBytes bounds the encoded entities (projects, users) kept
-	// in memory by their rows' versions; 0 keeps none.
+	// EntityCacheBytes bounds the encoded entities (projects, users,
+	// merge requests) kept in memory by their rows' versions; 0 keeps
+	// none.
 	EntityCacheBytes int64 `toml:"entity_cache_bytes"`
 
 	// RunnerLongPoll is how long a runner's request for a job waits for
@@ -288,7 +289,7 @@ func (c *Config) options() []option {
 		{Server, "body-grace", "QUARRY_BODY_GRACE", "how long a request body may arrive slower than the minimum rate", &c.BodyGrace},
 		{Server, "geo-node-name", "QUARRY_GEO_NODE_NAME", "the geo node this process is; a secondary's name makes it read-only (empty: the primary)", &c.GeoNodeName},
 		{Server, "geo-status-interval", "QUARRY_GEO_STATUS_INTERVAL", "how often a secondary geo node pushes its status to the primary", &c.GeoStatusInterval},
-		{Server, "entity-cache-bytes", "QUARRY_ENTITY_CACHE_BYTES", "bytes of encoded projects and users kept in memory by their rows' versions (0: none)", &c.EntityCacheBytes},
+		{Server, "entity-cache-bytes", "QUARRY_ENTITY_CACHE_BYTES", "bytes of encoded projects, users and merge requests kept in memory by their rows' versions (0: none)", &c.EntityCacheBytes},
 		{Server, "pprof-listen", "QUARRY_PPROF_LISTEN", "loopback address serving net/http/pprof at /debug/pprof/ (empty: off; any other address is refused)", &c.PprofListen},
 	}
 }

@@ -138,6 +138,9 @@ func (s *Service) refreshCheck(ctx context.Context, v *View) error {
 	if err != nil {
 		return err
 	}
+	// v no longer shows the row as read at its version: not the entity
+	// cache's to keep (the next read finds the stored check at a new one).
+	v.EntityVersion = 0
 	old := v.Check()
 	for attempt := 0; ; attempt++ {
 		var stored bool
@@ -235,6 +238,7 @@ func (s *Service) refreshChanges(ctx context.Context, v *View) error {
 		return err
 	})
 	v.ChangedFiles, v.ChangesBase, v.ChangesHead = n, v.BaseSHA, v.HeadSHA
+	v.EntityVersion = 0 // as in refreshCheck
 	return err
 }
 

@@ -89,6 +89,9 @@ type MergeRequest struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	Version           int64
+	// EntityVersion moves on every write to the row or its assignees and
+	// reviewers, of any process (triggers): the entity cache's key.
+	EntityVersion int64
 
 	// FastForward is whether MergeStatusTarget is an ancestor of
 	// MergeStatusSource (merged by a fast-forward without a rebase);

@@ -20,7 +20,7 @@ const IIDMergeRequests = "merge_requests"
 const mrColumns = `id, iid, target_project_id, source_project_id, source_branch, target_branch, title, description, state, author_id,
 	labels, squash, remove_source_branch, discussion_locked, head_sha, base_sha, start_sha, merge_status, merge_status_source,
 	merge_status_target, conflicts, merge_commit_sha, squash_commit_sha, merge_error, merged_by_id, merged_at, closed_by_id, closed_at,
-	created_at, updated_at, version, fast_forward, changes_count, changes_base, changes_head`
+	created_at, updated_at, version, fast_forward, changes_count, changes_base, changes_head, entity_version`
 
 func mrDest(m *model.MergeRequest) []any {
 	return []any{&m.ID, &m.IID, &m.TargetProjectID, &m.SourceProjectID, &m.SourceBranch, &m.TargetBranch, &m.Title, &m.Description,
@@ -28,7 +28,7 @@ func mrDest(m *model.MergeRequest) []any {
 		&m.BaseSHA, &m.StartSHA, &m.MergeStatus, &m.MergeStatusSource, &m.MergeStatusTarget, &m.Conflicts,
 		nullString{&m.MergeCommitSHA}, nullString{&m.SquashCommitSHA}, nullString{&m.MergeError}, nullInt64{&m.MergedByID},
 		nullTSScan{&m.MergedAt}, nullInt64{&m.ClosedByID}, nullTSScan{&m.ClosedAt}, tsScan{&m.CreatedAt}, tsScan{&m.UpdatedAt},
-		&m.Version, &m.FastForward, &m.ChangedFiles, &m.ChangesBase, &m.ChangesHead}
+		&m.Version, &m.FastForward, &m.ChangedFiles, &m.ChangesBase, &m.ChangesHead, &m.EntityVersion}
 }
 
 // CreateMergeRequest stores m with its project's next iid and sets its

@@ -16,6 +16,10 @@ const (
 	// need not read again (rows.go).
 	KindProjectRow
 	KindUserBasic
+	// KindMergeRequest is a merge request's list entity,
+	// KindMergeRequestDetail the single one (mergerequests_cache.go).
+	KindMergeRequest
+	KindMergeRequestDetail
 )
 
 // CacheKey names one encoding of an entity: its row (id and creation

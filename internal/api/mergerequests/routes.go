@@ -119,7 +119,11 @@ func (h *Handlers) list(c *endpoint.Call, project, group string) error {
 	if err != nil {
 		return err
 	}
-	return c.List(pg, info, h.r.MergeRequests(list))
+	b, err := h.r.MergeRequestsJSON(list)
+	if err != nil {
+		return err
+	}
+	return c.List(pg, info, endpoint.Raw(b))
 }
 
 func (h *Handlers) listAll(c *endpoint.Call) error     { return h.list(c, "", "") }
@@ -160,7 +164,11 @@ func (h *Handlers) get(c *endpoint.Call) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.r.MergeRequestDetail(v, c.Actor))
+	b, err := h.r.MergeRequestDetailJSON(v, c.Actor)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, endpoint.Raw(b))
 }
 
 func (h *Handlers) update(c *endpoint.Call) error {
