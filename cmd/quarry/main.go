@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -25,6 +26,11 @@ import (
 )
 
 func main() {
+	// No heap profile is recorded unless --pprof-listen serves one
+	// (app.startPprof turns sampling on): at Go's default rate every
+	// sampled allocation site keeps a bucket for the process's lifetime,
+	// 1–2 MiB of a long-running server that nobody reads.
+	runtime.MemProfileRate = 0
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "quarry:", err)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
 	"time"
 
 	"quarry/internal/config"
@@ -34,6 +35,12 @@ func startPprof(addr string, log *slog.Logger) (*pprofServer, error) {
 		ln.Close()
 		return nil, fmt.Errorf("pprof listen: %s is not a loopback address", ln.Addr())
 	}
+	// The command starts with heap profiling off (cmd/quarry): the
+	// profiles served here sample allocations from now on, at Go's
+	// default rate.
+	if runtime.MemProfileRate == 0 {
+		runtime.MemProfileRate = memProfileRate
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -46,6 +53,10 @@ func startPprof(addr string, log *slog.Logger) (*pprofServer, error) {
 	log.Info("pprof serving", "addr", ln.Addr().String())
 	return s, nil
 }
+
+// memProfileRate is Go's default heap profiling rate (one sample every
+// 512 KiB allocated), the rate --pprof-listen serves profiles at.
+const memProfileRate = 512 * 1024
 
 // close stops the listener and the profiles being served.
 func (s *pprofServer) close() {
