@@ -286,9 +286,10 @@ func Statements() int64 { return statements.Load() }
 // request): tests prove that a list costs a fixed number of queries.
 // Made by RecordQueries, it also keeps each statement with its arguments.
 type QueryCounter struct {
-	n   atomic.Int64
-	mu  sync.Mutex
-	log []Query
+	n    atomic.Int64
+	keep bool // set when made, read without the lock
+	mu   sync.Mutex
+	log  []Query
 }
 
 // Query is a statement as a store method wrote it (`?` placeholders) with
@@ -300,7 +301,7 @@ type Query struct {
 
 // RecordQueries is CountQueries keeping the statements too (Queries).
 func RecordQueries(ctx context.Context) (context.Context, *QueryCounter) {
-	c := &QueryCounter{log: []Query{}}
+	c := &QueryCounter{keep: true}
 	return context.WithValue(ctx, queryCounterKey{}, c), c
 }
 
@@ -337,7 +338,7 @@ func (tx *Tx) prepared(ctx context.Context, q string, args []any) (*sql.Stmt, er
 	statements.Add(1)
 	if c, ok := ctx.Value(queryCounterKey{}).(*QueryCounter); ok {
 		c.n.Add(1)
-		if c.log != nil {
+		if c.keep {
 			c.record(q, args)
 		}
 	}

@@ -214,6 +214,13 @@ func (q *Queue) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			// Woken by the clock, not by a notification: claim (a write
+			// transaction) only when a task is due, which a read tells,
+			// so an idle server does not write on every poll.
+			if d, ok := q.untilDue(ctx); ok && d > 0 {
+				t.Reset(d)
+				continue
+			}
 		case <-q.wake:
 		}
 		for ctx.Err() == nil && q.runOne(ctx) {
@@ -228,17 +235,25 @@ func (q *Queue) loop(ctx context.Context) {
 // idle is how long a worker that found nothing to claim sleeps: until the
 // next task falls due, at most the poll interval.
 func (q *Queue) idle(ctx context.Context) time.Duration {
+	d, _ := q.untilDue(ctx)
+	return max(d, minIdle)
+}
+
+// untilDue is how long until the next task falls due (≤ 0: one is due
+// now), at most the poll interval; ok is false when the database could
+// not tell.
+func (q *Queue) untilDue(ctx context.Context) (time.Duration, bool) {
 	at, ok, err := q.db.NextTaskDue(ctx, q.kinds...)
 	if err != nil {
 		if ctx.Err() == nil {
 			q.log.Error("next task due", "err", err)
 		}
-		return q.poll
+		return q.poll, false
 	}
 	if !ok {
-		return q.poll
+		return q.poll, true
 	}
-	return max(min(at.Sub(q.now()), q.poll), minIdle)
+	return min(at.Sub(q.now()), q.poll), true
 }
 
 // runOne claims and runs one due task; it reports whether there was one.

@@ -634,3 +634,51 @@ func TestDefaultBackoff(t *testing.T) {
 		}
 	}
 }
+
+// An idle queue reads when the next task is due at every poll and claims
+// nothing: no write transaction (on SQLite the writer connection may then
+// close when the server is idle). A task enqueued meanwhile still runs at
+// once (the notification wakes a worker, which claims it).
+func TestQueue_idlePollsOnlyRead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		q := tasks.New(db, logger(), tasks.Options{Workers: 2, Poll: 10 * time.Millisecond})
+		ran := make(chan struct{}, 1)
+		tasks.Handle(q, echoTask, func(ctx context.Context, p echoPayload) error { ran <- struct{}{}; return nil }, nil)
+		ctx, rec := store.RecordQueries(context.Background())
+		ctx, cancel := context.WithCancel(ctx)
+		q.Start(ctx)
+		t.Cleanup(func() { cancel(); q.Wait() })
+		receive(t, q.Listening(), "subscription")
+		// The first look after the subscription claims (a lost
+		// notification is looked for once); count from the polls after it.
+		polls := func() (reads, claims int) {
+			for _, s := range rec.Queries() {
+				switch {
+				case strings.Contains(s.SQL, "SELECT MIN(CASE WHEN state = 'pending'"):
+					reads++
+				case strings.Contains(s.SQL, "FROM tasks WHERE") && strings.Contains(s.SQL, "ORDER BY run_at, id LIMIT 1"):
+					claims++
+				}
+			}
+			return reads, claims
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		reads0, claims0 := polls()
+		for {
+			reads, _ := polls()
+			if reads >= reads0+20 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d reads of the next task due in 20s; want 20 polls", reads-reads0)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if _, claims := polls(); claims > claims0+2 {
+			t.Errorf("an idle queue claimed %d times over 20 polls; want none but the wake-up's", claims-claims0)
+		}
+		enqueue(t, db, echoTask, echoPayload{})
+		receive(t, ran, "task run after the idle polls")
+	})
+}
