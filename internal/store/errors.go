@@ -68,6 +68,11 @@ func mapErr(err error) error {
 			return &UniqueError{Constraint: pe.ConstraintName, err: err}
 		case "23503":
 			return &Error{msg: "foreign key violation", err: err, kind: model.ErrConflict}
+		case "40P01", "40001":
+			// A deadlock victim or a serialization failure: the
+			// transaction was rolled back whole and the caller may try
+			// again, a lost race like any other (409), never a 500.
+			return &Error{msg: "transaction rolled back by the database (" + pe.Code + ")", err: err, kind: model.ErrConflict}
 		case "22021", "22P05":
 			// Text PostgreSQL cannot store (a NUL byte, invalid UTF-8):
 			// the caller's input, a 400 on both engines' behalf.
