@@ -287,13 +287,15 @@ func TestBranches_manyBranchesPage(t *testing.T) {
 			}
 			return n, copyCounts(counts)
 		}
-		// The push's background work on many-b (statistics, pipelines)
-		// must be over before counting.
-		for deadline := time.Now().Add(30 * time.Second); ; {
+		// The push's background work on many-b (statistics, pipelines,
+		// retried with backoff) must be over before counting: two quiet
+		// seconds (half a second let a retry land in the measurement on
+		// a loaded PostgreSQL run).
+		for deadline := time.Now().Add(60 * time.Second); ; {
 			mu.Lock()
 			clear(counts)
 			mu.Unlock()
-			time.Sleep(500 * time.Millisecond)
+			time.Sleep(2 * time.Second)
 			mu.Lock()
 			seen := copyCounts(counts)
 			mu.Unlock()
