@@ -23,8 +23,7 @@ const maxNeeds = 50
 // variables.
 func (c *Config) Seed(in Input) (Pipeline, error) {
 	var p Pipeline
-	global := variableMap(map[string]string{}, c.Variables)
-	ctx := rulesContext{in: &in, vars: variableMap(global, mapVariables(in.Variables))}
+	ctx := rulesContext{in: &in, vars: underInput(in.Variables, c.Variables)}
 	if c.Workflow.Rules != nil {
 		r := ctx.match(c.Workflow.Rules)
 		if r == nil || r.When == "never" {
@@ -32,7 +31,9 @@ func (c *Config) Seed(in Input) (Pipeline, error) {
 		}
 		p.Variables = r.Variables
 	}
-	p.Name = expandVariables(c.Workflow.Name, variableMap(map[string]string{}, c.Variables, p.Variables, mapVariables(in.Variables)), false)
+	if c.Workflow.Name != "" {
+		p.Name = expandVariables(c.Workflow.Name, underInput(in.Variables, c.Variables, p.Variables), false)
+	}
 
 	x := newJobIndex(c)
 	var jobs []Planned
@@ -83,7 +84,12 @@ func seedJob(j *Job, inst instance, inherited []Variable, in Input) (Planned, bo
 		}
 		pl.Variables = mergeVariables(j.Variables, vars)
 	}
-	vars := variableMap(map[string]string{}, inherited, pl.Variables, mapVariables(in.Variables))
+	// The variables the job's expressions and tags see, built only for
+	// a job that has any (most have neither rules nor tags).
+	var vars map[string]string
+	if j.Rules != nil || j.Only != nil || j.Except != nil || pl.Tags != nil {
+		vars = underInput(in.Variables, inherited, pl.Variables)
+	}
 	ctx := rulesContext{in: &in, vars: vars}
 	switch {
 	case j.Rules != nil:
@@ -174,13 +180,23 @@ func expandNames(x *jobIndex, names []string) []string {
 	return append([]string{}, x.expand(names)...)
 }
 
-// mapVariables turns Input.Variables into a list, for variableMap.
-func mapVariables(m map[string]string) []Variable {
-	out := make([]Variable, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, Variable{Key: k, Value: m[k]})
+// underInput is the variables of lists (a later list's key replacing
+// an earlier one's) under input's: a key input has keeps input's value.
+// It starts from a copy of input, which costs less than inserting its
+// (predefined, many) variables one by one for every job.
+func underInput(input map[string]string, lists ...[]Variable) map[string]string {
+	m := maps.Clone(input)
+	if m == nil {
+		m = map[string]string{}
 	}
-	return out
+	for _, l := range lists {
+		for _, v := range l {
+			if _, ok := input[v.Key]; !ok {
+				m[v.Key] = v.Value
+			}
+		}
+	}
+	return m
 }
 
 // InheritedVariables are the job's variables as GitLab gives them to

@@ -189,15 +189,35 @@ func expandVariables(s string, vars map[string]string, keepUnknown bool) string 
 // mergeVariables joins variable lists, a later key replacing an earlier
 // one in its place (GitLab's merge_variables).
 func mergeVariables(lists ...[]Variable) []Variable {
-	var out []Variable
-	at := map[string]int{}
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Variable, 0, n)
+	// A few variables are found faster by a scan than through a map.
+	var at map[string]int
+	if n > 16 {
+		at = make(map[string]int, n)
+	}
 	for _, l := range lists {
 		for _, v := range l {
-			if i, ok := at[v.Key]; ok {
+			i, ok := -1, false
+			if at != nil {
+				i, ok = at[v.Key]
+			} else {
+				i = slices.IndexFunc(out, func(o Variable) bool { return o.Key == v.Key })
+				ok = i >= 0
+			}
+			if ok {
 				out[i] = v
 				continue
 			}
-			at[v.Key] = len(out)
+			if at != nil {
+				at[v.Key] = len(out)
+			}
 			out = append(out, v)
 		}
 	}
