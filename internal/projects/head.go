@@ -58,8 +58,8 @@ func (s *Service) ResolveView(ctx context.Context, a auth.Actor, ref string, row
 	if p.PendingDelete || !can(a, auth.ReadProject, &p, h.Access) {
 		return View{}, model.NotFound("Project")
 	}
-	vs, err := s.viewsFromHeads(ctx, a, []model.Project{p}, map[int64]store.ProjectHead{p.ID: h}, rows)
-	if err != nil {
+	vs := []View{{Project: p}}
+	if err := s.completeViews(ctx, a, vs, map[int64]store.ProjectHead{p.ID: h}, rows); err != nil {
 		return View{}, err
 	}
 	return vs[0], nil
@@ -82,7 +82,11 @@ func (s *Service) CachedViews(ctx context.Context, a auth.Actor, ps []model.Proj
 	if err != nil {
 		return nil, err
 	}
-	return s.viewsFromHeads(ctx, a, ps, heads, rows)
+	vs := make([]View, len(ps))
+	for i := range ps {
+		vs[i].Project = ps[i]
+	}
+	return vs, s.completeViews(ctx, a, vs, heads, rows)
 }
 
 // CachedList is List and CachedViews in one for a signed-in caller (not a
@@ -107,7 +111,8 @@ func (s *Service) CachedList(ctx context.Context, a auth.Actor, in ListInput, pa
 	if err != nil {
 		return nil, info, err
 	}
-	ps := make([]model.Project, len(hs))
+	// The rows go straight into the views (a project row is large).
+	vs := make([]View, len(hs))
 	heads := make(map[int64]store.ProjectHead, len(hs))
 	var missing []int64
 	for i, h := range hs {
@@ -117,37 +122,40 @@ func (s *Service) CachedList(ctx context.Context, a auth.Actor, in ListInput, pa
 			missing = append(missing, h.ID)
 			continue
 		}
-		ps[i] = p
+		vs[i].Project = p
 	}
 	if len(missing) > 0 {
 		read, err := s.db.ProjectsByIDs(ctx, missing)
 		if err != nil {
 			return nil, info, err
 		}
-		out := ps[:0]
+		out := vs[:0]
 		for i, h := range hs {
-			if ps[i].ID == 0 {
+			if vs[i].Project.ID == 0 {
 				p, ok := read[h.ID]
 				if !ok {
 					continue // deleted since the heads were read
 				}
 				rows.PutProject(&p)
-				ps[i] = p
+				vs[i].Project = p
 			}
-			out = append(out, ps[i])
+			out = append(out, vs[i])
 		}
-		ps = out
+		vs = out
 	}
-	vs, err := s.viewsFromHeads(ctx, a, ps, heads, rows)
-	return vs, info, err
+	if err := s.completeViews(ctx, a, vs, heads, rows); err != nil {
+		return nil, info, err
+	}
+	return vs, info, nil
 }
 
-// viewsFromHeads completes the views of ps from their heads.
-func (s *Service) viewsFromHeads(ctx context.Context, a auth.Actor, ps []model.Project, heads map[int64]store.ProjectHead, rows Rows) ([]View, error) {
+// completeViews completes views holding their projects only from their
+// heads, in place.
+func (s *Service) completeViews(ctx context.Context, a auth.Actor, vs []View, heads map[int64]store.ProjectHead, rows Rows) error {
 	var shared, forkIDs, missing []int64
 	owners := map[int64]model.User{}
-	for i := range ps {
-		p := &ps[i]
+	for i := range vs {
+		p := &vs[i].Project
 		h := heads[p.ID]
 		if h.Shared {
 			shared = append(shared, p.ID)
@@ -171,26 +179,26 @@ func (s *Service) viewsFromHeads(ctx context.Context, a auth.Actor, ps []model.P
 	if len(shared) > 0 {
 		var err error
 		if links, err = s.db.GroupLinksOf(ctx, shared); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	sources, srcAccess, err := s.forkSources(ctx, a, forkIDs)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(missing) > 0 {
 		read, err := s.db.UserBasicsByIDs(ctx, missing)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for id, o := range read {
 			rows.PutUserBasic(&o)
 			owners[id] = o
 		}
 	}
-	out := make([]View, len(ps))
-	for i := range ps {
-		p := &ps[i]
+	for i := range vs {
+		v := &vs[i]
+		p := &v.Project
 		h := heads[p.ID]
 		var owner *model.User
 		if o, ok := owners[h.OwnerID]; ok && p.Namespace.Kind == model.NamespaceUser && h.OwnerID == p.Namespace.OwnerID {
@@ -200,7 +208,7 @@ func (s *Service) viewsFromHeads(ctx context.Context, a auth.Actor, ps []model.P
 		if p.Namespace.Kind == model.NamespaceGroup {
 			group = h.GroupAccess
 		}
-		out[i] = newView(a, p, h.Access, h.ProjectAccess, group, links[p.ID], sources, srcAccess, owner, false)
+		v.fill(a, h.Access, h.ProjectAccess, group, links[p.ID], sources, srcAccess, owner, false)
 	}
-	return out, nil
+	return nil
 }

@@ -155,7 +155,16 @@ func (s *Service) forkSources(ctx context.Context, a auth.Actor, forkIDs []int64
 // project), the group links, the fork sources and the owner's summary.
 func newView(a auth.Actor, p *model.Project, acc, direct, group model.AccessLevel, links []model.GroupLink,
 	sources map[int64]model.Project, srcAccess map[int64]model.AccessLevel, owner *model.User, withStats bool) View {
-	v := View{Project: *p, Access: acc, ProjectAccess: direct, SharedWith: links}
+	v := View{Project: *p}
+	v.fill(a, acc, direct, group, links, sources, srcAccess, owner, withStats)
+	return v
+}
+
+// fill is newView on a view that holds its project only.
+func (v *View) fill(a auth.Actor, acc, direct, group model.AccessLevel, links []model.GroupLink,
+	sources map[int64]model.Project, srcAccess map[int64]model.AccessLevel, owner *model.User, withStats bool) {
+	p := &v.Project
+	v.Access, v.ProjectAccess, v.SharedWith = acc, direct, links
 	if group > 0 {
 		v.GroupAccess, v.GroupMember = group, true
 	}
@@ -172,7 +181,6 @@ func newView(a auth.Actor, p *model.Project, acc, direct, group model.AccessLeve
 		v.Statistics = &model.ProjectStatistics{CommitCount: p.CommitCount, RepositorySize: p.RepositorySize,
 			WikiSize: p.WikiSize, StorageSize: p.RepositorySize + p.WikiSize}
 	}
-	return v
 }
 
 // ListInput are the filters of the project lists.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"quarry/internal/model"
 	"quarry/internal/tokens"
@@ -15,9 +16,15 @@ import (
 
 // WriteJSON sends v as JSON with the given status.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	b, ok := v.(Raw)
+	var b []byte
 	var err error
-	if !ok {
+	switch v := v.(type) {
+	case Raw:
+		b = v
+	case *Buffer:
+		b = v.B
+		defer v.release()
+	default:
 		b, err = json.Marshal(v)
 	}
 	if err != nil {
@@ -34,6 +41,30 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 // Raw is JSON encoded already (the entity cache's splices): WriteJSON
 // sends it as it is.
 type Raw []byte
+
+// Buffer is JSON encoded already into a pooled buffer (the entity
+// cache's pages, tens of kilobytes each): WriteJSON sends it and puts
+// the buffer back, so a Buffer must not be kept or sent twice.
+type Buffer struct{ B []byte }
+
+// maxPooledBuffer bounds the buffers kept for reuse: a rare huge answer
+// is left to the collector rather than held by the pool.
+const maxPooledBuffer = 1 << 20
+
+var buffers = sync.Pool{New: func() any { return &Buffer{B: make([]byte, 0, 32<<10)} }}
+
+// NewBuffer is an empty buffer from the pool.
+func NewBuffer() *Buffer {
+	b := buffers.Get().(*Buffer)
+	b.B = b.B[:0]
+	return b
+}
+
+func (b *Buffer) release() {
+	if cap(b.B) <= maxPooledBuffer {
+		buffers.Put(b)
+	}
+}
 
 // MessageBody is GitLab's {"message": …} body (helpers and validation).
 type MessageBody struct {

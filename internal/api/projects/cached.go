@@ -18,7 +18,7 @@ func (h *Handlers) cacheable(c *endpoint.Call, simple, withStats, withExtra bool
 // list, else the one entity: the templates of the misses are built (their
 // topics loaded in one query) and kept, then each is spliced with the
 // caller's parts.
-func (h *Handlers) cachedProjects(c *endpoint.Call, views []projects.View, list bool) (endpoint.Raw, error) {
+func (h *Handlers) cachedProjects(c *endpoint.Call, views []projects.View, list bool) (*endpoint.Buffer, error) {
 	cache := h.r.Cache
 	keys := make([]entity.CacheKey, len(views))
 	ts := make([]*entity.Template, len(views))
@@ -47,7 +47,8 @@ func (h *Handlers) cachedProjects(c *endpoint.Call, views []projects.View, list 
 			ts[i] = t
 		}
 	}
-	out := make([]byte, 0, 4096*len(views))
+	buf := endpoint.NewBuffer()
+	out := buf.B
 	if list {
 		out = append(out, '[')
 	}
@@ -63,5 +64,6 @@ func (h *Handlers) cachedProjects(c *endpoint.Call, views []projects.View, list 
 	if list {
 		out = append(out, ']')
 	}
-	return out, nil
+	buf.B = out
+	return buf, nil
 }

@@ -13,7 +13,7 @@ import (
 // single user's view, else a JSON array) through the entity cache: the
 // misses' identities are loaded (one query) and their templates kept,
 // then each is spliced with its creator.
-func (h *Handlers) cachedAdminUsers(c *endpoint.Call, us []model.User, details bool) (endpoint.Raw, error) {
+func (h *Handlers) cachedAdminUsers(c *endpoint.Call, us []model.User, details bool) (*endpoint.Buffer, error) {
 	cache := h.r.Cache
 	kind := entity.KindUserAdmin
 	if details {
@@ -48,7 +48,8 @@ func (h *Handlers) cachedAdminUsers(c *endpoint.Call, us []model.User, details b
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, 1024*len(us))
+	buf := endpoint.NewBuffer()
+	out := buf.B
 	if !details {
 		out = append(out, '[')
 	}
@@ -69,7 +70,8 @@ func (h *Handlers) cachedAdminUsers(c *endpoint.Call, us []model.User, details b
 	if !details {
 		out = append(out, ']')
 	}
-	return out, nil
+	buf.B = out
+	return buf, nil
 }
 
 // cachedAdminUserPage encodes the administrator's view of a page of users
@@ -77,7 +79,7 @@ func (h *Handlers) cachedAdminUsers(c *endpoint.Call, us []model.User, details b
 // misses read whole in one statement (with their identities) and kept;
 // each creator's summary kept at the creator's version, the misses read
 // in one statement.
-func (h *Handlers) cachedAdminUserPage(c *endpoint.Call, hs []users.Head) (endpoint.Raw, error) {
+func (h *Handlers) cachedAdminUserPage(c *endpoint.Call, hs []users.Head) (*endpoint.Buffer, error) {
 	cache := h.r.Cache
 	ts := make([]*entity.Template, len(hs))
 	var missing []int64
@@ -143,8 +145,8 @@ func (h *Handlers) cachedAdminUserPage(c *endpoint.Call, hs []users.Head) (endpo
 			creators[id] = u
 		}
 	}
-	out := make([]byte, 0, 1024*len(hs))
-	out = append(out, '[')
+	buf := endpoint.NewBuffer()
+	out := append(buf.B, '[')
 	first := true
 	for i := range hs {
 		if ts[i] == nil {
@@ -163,5 +165,6 @@ func (h *Handlers) cachedAdminUserPage(c *endpoint.Call, hs []users.Head) (endpo
 			return nil, err
 		}
 	}
-	return append(out, ']'), nil
+	buf.B = append(out, ']')
+	return buf, nil
 }
