@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime"
@@ -23,6 +24,7 @@ import (
 	"quarry/internal/app"
 	"quarry/internal/buildinfo"
 	"quarry/internal/config"
+	"quarry/internal/memtrim"
 )
 
 func main() {
@@ -132,7 +134,15 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
-	return a.Serve(ctx, nil)
+	return a.Serve(ctx, func(net.Addr) {
+		// What only the start used of the executable is given back
+		// (memtrim: 25–30 MiB of a server's resident memory otherwise).
+		if n, err := memtrim.Executable(); err != nil {
+			log.Warn("executable's start pages kept", "err", err)
+		} else {
+			log.Debug("executable's start pages given back", "mapped_bytes", n)
+		}
+	})
 }
 
 func migrate(args []string, stdout, stderr io.Writer) error {
