@@ -407,10 +407,21 @@ func BenchmarkWebMergeRequestChanges(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			get()
+			req, _ := http.NewRequest("GET", page, nil)
+			req.Header.Set("Accept", "text/html")
+			resp, err := benchClient.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, err := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK || n < 100<<10 {
+				b.Fatalf("GET %s: %d, %d bytes, %v", page, resp.StatusCode, n, err)
+			}
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64(len(get()))/1024, "page-KiB")
 	b.StopTimer()
 }
