@@ -425,3 +425,42 @@ func BenchmarkWebMergeRequestChanges(b *testing.B) {
 	b.ReportMetric(float64(len(get()))/1024, "page-KiB")
 	b.StopTimer()
 }
+
+// TestWeb_mergeRequestFastForward: with the fast-forward merge method, a
+// merge request behind its target shows why it is blocked and a disabled
+// merge button; the rebase form makes it mergeable, and the merge form
+// fast-forwards the target branch to the source's head.
+func TestWeb_mergeRequestFastForward(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		f := newWebMRFixture(t, s, "public")
+		mrSettings(t, f.p, map[string]any{"merge_method": "ff"})
+		apDo(t, f.p, "DELETE", f.p.Token, "/approval_rules/"+strconv.FormatInt(apRulesOf(t, apDo(t, f.p, "GET", f.p.Token,
+			"/approval_rules", nil).Want(t, http.StatusOK).Body, apProjectRuleKeys)[0].ID, 10), nil).Want(t, http.StatusNoContent)
+		f.p.commit(t, "main", map[string]string{"other.txt": "main moved\n"})
+		alice := f.signedIn(t, "alice")
+		iid := f.mr.IID
+		ov := alice.get(t, f.mrPage(iid, "")).want(t, http.StatusOK)
+		ov.contains(t, `data-status="need_rebase"`, "Merge blocked: the source branch must be rebased onto the target branch.",
+			`data-testid="merge-button" disabled>Fast-forward merge<`, `data-testid="rebase-button"`)
+		// The API refuses the merge too; the form shows its refusal.
+		want := mrDo(t, f.p, "PUT", f.alice.Token, iid, "/merge", nil).Status
+		f.post(t, alice, iid, "merge", url.Values{}).want(t, want).contains(t, `data-testid="alert"`)
+		f.act(t, alice, iid, "rebase", nil)
+		var head string
+		eventually(t, "the merge request follows the rebased branch", func() bool {
+			head = mrGet(t, f.p, f.alice.Token, iid).SHA
+			return head != f.mr.SHA
+		})
+		alice.get(t, f.mrPage(iid, "")).want(t, http.StatusOK).contains(t, `data-status="mergeable"`, `data-testid="merge-button">Fast-forward merge<`)
+		f.act(t, alice, iid, "merge", url.Values{"sha": {head}}).contains(t, `data-testid="mr-state">Merged<`)
+		var branch struct {
+			Commit struct {
+				ID string `json:"id"`
+			} `json:"commit"`
+		}
+		s.Get(t, fmt.Sprintf("/projects/%d/repository/branches/main", f.p.ID), f.alice.Token).Want(t, http.StatusOK).JSON(t, &branch)
+		if branch.Commit.ID != head {
+			t.Errorf("main is at %s; want the fast-forwarded head %s", branch.Commit.ID, head)
+		}
+	})
+}
