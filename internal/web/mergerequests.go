@@ -147,8 +147,14 @@ func parseIID(s string) (int64, bool) {
 	if s == "" || len(s) > 18 || s[0] == '0' {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil && n > 0
+	var n int64
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(s[i]-'0')
+	}
+	return n, true
 }
 
 // mrList is /-/merge_requests: a project's merge requests in one state
