@@ -238,12 +238,10 @@ type mrHeader struct {
 	SourceGone, Forked   bool
 	SourceProject        string
 	HeadSHA              string
-	MergeMethod          string
 	MergeLabel           string
 	DetailedStatus       string
 	StatusText           string
 	Blocked, Mergeable   bool
-	SquashOption         string
 	Squash, RemoveBranch bool
 	SquashLocked         bool
 	Pipeline             *pipelineBadge
@@ -407,13 +405,11 @@ func (h *Handler) renderMR(w http.ResponseWriter, r *http.Request, a auth.Actor,
 	if strings.TrimSpace(mv.Description) != "" {
 		hd.DescriptionHTML = renderMarkdown([]byte(mv.Description), p.FullPath(), mv.TargetBranch, "")
 	}
-	hd.MergeMethod = p.Settings.MergeMethod
 	hd.MergeLabel = mergeMethodLabel(p.Settings.MergeMethod)
 	hd.DetailedStatus = mv.DetailedMergeStatus()
 	hd.StatusText = statusText(hd.DetailedStatus)
 	hd.Mergeable = hd.DetailedStatus == "mergeable"
 	hd.Blocked = mv.State == model.MRStateOpened && !hd.Mergeable
-	hd.SquashOption = p.Settings.SquashOption
 	hd.Squash = mv.Squash || p.Settings.SquashOption == "always"
 	hd.SquashLocked = p.Settings.SquashOption == "always" || p.Settings.SquashOption == "never"
 	hd.RemoveBranch = mv.RemoveSourceBranch
