@@ -170,6 +170,11 @@ func TestWeb_mergeRequestPages(t *testing.T) {
 		}
 		b.get(t, f.mrPage(f.mr.IID, "/diffs?view=parallel")).want(t, http.StatusOK).contains(t, `class="diff parallel"`, "topic.go")
 
+		// A draft: blocked, and the page says why.
+		mrUpdate(t, f.p, f.alice.Token, f.mr.IID, map[string]any{"title": "Draft: hello"})
+		b.get(t, f.mrPage(f.mr.IID, "")).want(t, http.StatusOK).contains(t, `data-testid="mr-draft"`, `data-status="draft_status"`,
+			"Merge blocked: merge request must be marked as ready. It&#39;s still marked as draft.")
+
 		for _, p := range []string{f.mrPage(99, ""), f.mrPage(99, "/diffs"), f.mrPage(99, "/commits")} {
 			f.signedIn(t, "dave").get(t, p).want(t, http.StatusNotFound)
 		}
