@@ -20,7 +20,8 @@ import (
 // TestWeb_browser drives Debian's chromium, headless, through the pages
 // as a person would: sign in, open a project from the explore list, open
 // a file from the tree, see its code highlighted (the style sheet
-// applied under the page's CSP), sign out. Each step asserts on the
+// applied under the page's CSP), open a merge request from the list,
+// approve and merge it, sign out. Each step asserts on the
 // rendered DOM and saves a screenshot to $QUARRY_WEB_SCREENSHOTS, or to
 // the test's temporary folder. A browser that cannot start fails the
 // test. One browser at a time (EachSerial): a browser takes a core.
