@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,8 @@ import (
 // TestWeb_browser drives Debian's chromium, headless, through the pages
 // as a person would: sign in, open a project from the explore list, open
 // a file from the tree, see its code highlighted (the style sheet
-// applied under the page's CSP), sign out. Each step asserts on the
+// applied under the page's CSP), open a merge request from the list,
+// approve and merge it, sign out. Each step asserts on the
 // rendered DOM and saves a screenshot to $QUARRY_WEB_SCREENSHOTS, or to
 // the test's temporary folder. A browser that cannot start fails the
 // test. One browser at a time (EachSerial): a browser takes a core.
@@ -28,6 +30,9 @@ func TestWeb_browser(t *testing.T) {
 		alice := s.NewUser(t, "alice")
 		demo := webProject(t, s, alice.Token, "demo", "public")
 		webHistory(t, s, alice.Token, demo["id"])
+		mr := s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%v/merge_requests", demo["id"]), Token: s.RootToken,
+			JSON: map[string]any{"source_branch": `feat/<i>x</i>&"y"`, "target_branch": "main", "title": "Feature <b>work</b>"}}).
+			Want(t, http.StatusCreated).Object(t)
 
 		path, err := exec.LookPath("chromium")
 		if err != nil {
@@ -206,6 +211,37 @@ func TestWeb_browser(t *testing.T) {
 			t.Errorf("side by side: the removed and added lines are not on one row")
 		}
 		shot("commit-parallel")
+
+		// A merge request: open it from the list, approve it, merge it.
+		do("open the merge requests", chromedp.Navigate(s.URL+"/alice/demo/-/merge_requests"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="mr-list"]`)))
+		do("open the merge request", chromedp.Click(chromedp.CSS(fmt.Sprintf(`a[data-testid="mr-link"][href="/alice/demo/-/merge_requests/%v"]`, mr["iid"]))),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="merge-status"]`)))
+		if got := text(`[data-testid="mr-title"]`); got != "Feature <b>work</b>" {
+			t.Errorf("merge request title %q", got)
+		}
+		if got := text(`[data-testid="mr-state"]`); got != "Open" {
+			t.Errorf("merge request state %q", got)
+		}
+		shot("merge-request")
+		do("approve", chromedp.Click(chromedp.CSS(`[data-testid="approve-button"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="unapprove-button"]`)))
+		if got := text(`[data-testid="approved-by"]`); got != "Approved by Alice" {
+			t.Errorf("approved by %q", got)
+		}
+		if !eval(`document.querySelector('[data-testid="merge-status"]').dataset.status === 'mergeable' && !document.querySelector('[data-testid="merge-button"]').disabled`) {
+			t.Errorf("approved, but the merge button is not ready")
+		}
+		shot("merge-request-approved")
+		do("merge", chromedp.Click(chromedp.CSS(`[data-testid="merge-button"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="merge-commit"]`)))
+		if got := text(`[data-testid="mr-state"]`); got != "Merged" {
+			t.Errorf("merged merge request state %q", got)
+		}
+		if got := text(`[data-testid="flash"]`); got != "The merge request was merged." {
+			t.Errorf("flash after merging %q", got)
+		}
+		shot("merge-request-merged")
 
 		// Sign out.
 		do("sign out", chromedp.Click(chromedp.CSS(`[data-testid="sign-out"]`)),

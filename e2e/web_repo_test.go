@@ -226,8 +226,8 @@ func TestWeb_historyVisibility(t *testing.T) {
 	})
 }
 
-// TestWeb_webURLs: the web_url the API gives a project, a group, a user
-// and a commit opens its page: 200 for a viewer the API would answer,
+// TestWeb_webURLs: the web_url the API gives a project, a group, a user,
+// a commit and a merge request opens its page: 200 for a viewer the API would answer,
 // a sign-in for the anonymous and 404 for a signed-in outsider.
 func TestWeb_webURLs(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
@@ -250,6 +250,14 @@ func TestWeb_webURLs(t *testing.T) {
 			}
 			return strings.TrimPrefix(u, s.URL)
 		}
+		mrURL := func(id any) string {
+			t.Helper()
+			s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%v/repository/branches?branch=topic&ref=main", id),
+				Token: alice.Token}).Want(t, http.StatusCreated)
+			mr := s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%v/merge_requests", id), Token: alice.Token,
+				JSON: map[string]any{"source_branch": "topic", "target_branch": "main", "title": "Topic"}}).Want(t, http.StatusCreated).Object(t)
+			return webURL(fmt.Sprintf("/projects/%v/merge_requests/%v", id, mr["iid"]), alice.Token)
+		}
 		commitURL := func(id any) string {
 			t.Helper()
 			return webURL(fmt.Sprintf("/projects/%v/repository/commits/main", id), alice.Token)
@@ -261,7 +269,7 @@ func TestWeb_webURLs(t *testing.T) {
 
 		// Public: anyone.
 		for _, u := range []string{webURL(fmt.Sprintf("/projects/%v", pub["id"]), ""), webURL(fmt.Sprintf("/users/%d", alice.ID), alice.Token),
-			commitURL(pub["id"])} {
+			commitURL(pub["id"]), mrURL(pub["id"])} {
 			anon.get(t, u).want(t, http.StatusOK)
 			bob.get(t, u).want(t, http.StatusOK)
 		}
@@ -274,6 +282,7 @@ func TestWeb_webURLs(t *testing.T) {
 			{webURL(fmt.Sprintf("/projects/%v", p["id"]), alice.Token), ab, `data-testid="project-name">secret`},
 			{webURL(fmt.Sprintf("/groups/%v", g["id"]), alice.Token), ab, `data-testid="group-name">hidden`},
 			{commitURL(p["id"]), ab, `data-testid="commit-id"`},
+			{mrURL(p["id"]), ab, `data-testid="mr-title">Topic<`},
 			{webURL(fmt.Sprintf("/users/%d", carol.ID), s.RootToken), admin, `data-testid="user-name">Carol<`},
 		}
 		for _, c := range cases {
@@ -284,7 +293,8 @@ func TestWeb_webURLs(t *testing.T) {
 			}
 			bob.get(t, c.url).want(t, http.StatusNotFound)
 		}
-		if !strings.HasPrefix(cases[2].url, "/hidden/secret/-/commit/") || cases[1].url != "/groups/hidden" || cases[3].url != "/carol" {
+		if !strings.HasPrefix(cases[2].url, "/hidden/secret/-/commit/") || cases[1].url != "/groups/hidden" || cases[4].url != "/carol" ||
+			cases[3].url != "/hidden/secret/-/merge_requests/1" {
 			t.Errorf("web URLs %+v", cases)
 		}
 	})

@@ -20,8 +20,10 @@ import (
 	"strings"
 	"time"
 
+	"quarry/internal/approvals"
 	"quarry/internal/auth"
 	"quarry/internal/groups"
+	"quarry/internal/mergerequests"
 	"quarry/internal/model"
 	"quarry/internal/projects"
 	"quarry/internal/ratelimit"
@@ -45,6 +47,10 @@ type Deps struct {
 	// SignInLimit bounds sign-in attempts per minute for one login; a
 	// client address may try six times as many (default 10).
 	SignInLimit int
+
+	// The merge request pages.
+	MRs       *mergerequests.Service
+	Approvals *approvals.Service
 }
 
 // SessionCookie is the name of the cookie holding the session id.
@@ -61,6 +67,8 @@ type Handler struct {
 	secure     bool   // cookies are Secure (the external URL is https)
 	sshHost    string // the host of SSH clone URLs
 	handler    http.Handler
+
+	mrDiffCache *diffCache // the rendered diffs of merge requests
 }
 
 // New builds the handler: parses the templates and prepares the assets.
@@ -74,7 +82,7 @@ func New(d Deps) (*Handler, error) {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{Deps: d, highlights: newHighlightCache()}
+	h := &Handler{Deps: d, highlights: newHighlightCache(), mrDiffCache: newDiffCache()}
 	var err error
 	if h.assets, err = loadAssets(); err != nil {
 		return nil, err
@@ -144,6 +152,10 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := h.actor(w, r)
+	if post && strings.Contains(p, "/-/merge_requests/") {
+		h.mrAction(w, r, a, p)
+		return
+	}
 	if !get {
 		h.notFound(w, r, a)
 		return
@@ -196,6 +208,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.compare(w, r, a, full, rest)
 	case "blame":
 		h.blame(w, r, a, full, rest)
+	case "merge_requests":
+		h.mergeRequests(w, r, a, full, rest)
 	default:
 		h.notFound(w, r, a)
 	}

@@ -140,27 +140,7 @@ type MergeRequestChanges struct {
 
 // detailedMergeStatus is GitLab's detailed_merge_status of an open merge
 // request, from what Quarry knows.
-func detailedMergeStatus(v mergerequests.View) string {
-	switch {
-	case v.State != model.MRStateOpened:
-		return "not_open"
-	case v.Draft():
-		return "draft_status"
-	case v.MergeStatus == model.MergeUnchecked:
-		return "unchecked"
-	case v.Conflicts:
-		return "broken_status"
-	case v.MergeStatus == model.MergeCannotBeMerged:
-		return "broken_status"
-	case v.NotApproved:
-		return "not_approved"
-	case v.CIMustPass:
-		return "ci_must_pass"
-	case v.NeedRebase:
-		return "need_rebase"
-	}
-	return "mergeable"
-}
+func detailedMergeStatus(v mergerequests.View) string { return v.DetailedMergeStatus() }
 
 func strOrNil(s string) *string {
 	if s == "" {
