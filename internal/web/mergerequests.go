@@ -17,6 +17,7 @@ import (
 	"quarry/internal/auth"
 	"quarry/internal/mergerequests"
 	"quarry/internal/model"
+	"quarry/internal/projects"
 )
 
 // The merge request pages: /-/merge_requests (the list, by state),
@@ -382,17 +383,27 @@ func (h *Handler) mrOverview(w http.ResponseWriter, r *http.Request, a auth.Acto
 	h.renderMR(w, r, a, full, iid, http.StatusOK, flash, "")
 }
 
-// renderMR shows a merge request's overview with status, and a flash
-// message or an alert (a refused action).
-func (h *Handler) renderMR(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, iid int64, status int, flash, alert string) {
+// mrPage resolves the project and the merge request of a merge
+// request's page, or answers the failure (ok false).
+func (h *Handler) mrPage(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, iid int64) (projects.View, mergerequests.View, bool) {
 	pv, err := h.resolveProject(r, a, full)
 	if err != nil {
 		h.fail(w, r, a, err)
-		return
+		return projects.View{}, mergerequests.View{}, false
 	}
 	mv, err := h.MRs.Get(r.Context(), a, full, iid)
 	if err != nil {
 		h.fail(w, r, a, err)
+		return projects.View{}, mergerequests.View{}, false
+	}
+	return pv, mv, true
+}
+
+// renderMR shows a merge request's overview with status, and a flash
+// message or an alert (a refused action).
+func (h *Handler) renderMR(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, iid int64, status int, flash, alert string) {
+	pv, mv, ok := h.mrPage(w, r, a, full, iid)
+	if !ok {
 		return
 	}
 	av, err := h.Approvals.State(r.Context(), a, full, iid)
@@ -467,18 +478,12 @@ type mrCommitsBody struct {
 // mrCommits is /-/merge_requests/<iid>/commits: its commits, newest
 // first, a page at a time.
 func (h *Handler) mrCommits(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, iid int64) {
-	pv, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
+	pv, mv, ok := h.mrPage(w, r, a, full, iid)
+	if !ok {
 		return
 	}
 	n, ok := h.pageNumber(w, r, a)
 	if !ok {
-		return
-	}
-	mv, err := h.MRs.Get(r.Context(), a, full, iid)
-	if err != nil {
-		h.fail(w, r, a, err)
 		return
 	}
 	p, cs, info, err := h.MRs.Commits(r.Context(), a, full, iid, model.Page{Number: n, PerPage: commitsPerPage})
@@ -537,14 +542,8 @@ func newDiffCache() *diffCache {
 // bounded as a commit's diff. The rendered diff is kept for the next
 // reader: its commits' diff does not change.
 func (h *Handler) mrDiffs(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, iid int64) {
-	pv, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
-		return
-	}
-	mv, err := h.MRs.Get(r.Context(), a, full, iid)
-	if err != nil {
-		h.fail(w, r, a, err)
+	pv, mv, ok := h.mrPage(w, r, a, full, iid)
+	if !ok {
 		return
 	}
 	p := pv.Project
