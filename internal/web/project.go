@@ -117,6 +117,50 @@ func (h *Handler) resolveProject(r *http.Request, a auth.Actor, full string) (pr
 	return h.Projects.View(r.Context(), a, p, acc, false)
 }
 
+// projectPage resolves the project of a page; ok is false, and the page
+// answered (a 404 or a sign-in), when the actor may not see it.
+func (h *Handler) projectPage(w http.ResponseWriter, r *http.Request, a auth.Actor, full string) (projects.View, bool) {
+	v, err := h.resolveProject(r, a, full)
+	if err != nil {
+		h.fail(w, r, a, err)
+		return v, false
+	}
+	return v, true
+}
+
+// refPath resolves the project of a page and splits rest into a ref and
+// a file's path (not empty); ok is false, and the page answered, when
+// the project may not be seen or the ref does not exist (a 404 for
+// anyone who may see the project).
+func (h *Handler) refPath(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (v projects.View, ref, file string, ok bool) {
+	if v, ok = h.projectPage(w, r, a, full); !ok {
+		return v, "", "", false
+	}
+	ref, file, _, err := h.splitRef(r, a, full, rest)
+	if err == nil && file == "" {
+		err = model.NotFound("File")
+	}
+	if err != nil {
+		h.failIn(w, r, a, err)
+		return v, "", "", false
+	}
+	return v, ref, file, true
+}
+
+// fileAt is refPath with the file found at the ref: the prelude of the
+// blob and blame pages.
+func (h *Handler) fileAt(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (v projects.View, ref, file string, f repofiles.File, ok bool) {
+	if v, ref, file, ok = h.refPath(w, r, a, full, rest); !ok {
+		return v, "", "", f, false
+	}
+	f, err := h.Files.Stat(r.Context(), a, full, file, ref)
+	if err != nil {
+		h.failIn(w, r, a, err)
+		return v, "", "", f, false
+	}
+	return v, ref, file, f, true
+}
+
 func head(v projects.View) projectHead {
 	return projectHead{Project: v.Project, Topics: v.Topics, URL: "/" + v.Project.FullPath(), ReadCode: v.CanReadCode}
 }
@@ -347,9 +391,8 @@ type treeBody struct {
 // tree is /-/tree/<ref>/<path>: a folder at a ref. A file's path goes to
 // its blob page.
 func (h *Handler) tree(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
+	v, ok := h.projectPage(w, r, a, full)
+	if !ok {
 		return
 	}
 	p := v.Project
@@ -409,29 +452,11 @@ type blobBody struct {
 // Markdown rendered (?plain=1 shows the source), images shown, binary
 // and large files offered as downloads.
 func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
+	v, ref, file, f, ok := h.fileAt(w, r, a, full, rest)
+	if !ok {
 		return
 	}
 	p := v.Project
-	ref, file, _, err := h.splitRef(r, a, full, rest)
-	if err == nil && file == "" {
-		err = model.NotFound("File")
-	}
-	if err != nil {
-		h.failIn(w, r, a, err)
-		return
-	}
-	f, err := h.Files.Stat(r.Context(), a, full, file, ref)
-	if err != nil {
-		if isKind(err, model.KindNotFound) {
-			h.notFound(w, r, a)
-			return
-		}
-		h.failIn(w, r, a, err)
-		return
-	}
 	raw := "/" + p.FullPath() + "/-/raw/" + escapePath(ref) + "/" + escapePath(file)
 	self := "/" + p.FullPath() + "/-/blob/" + escapePath(ref) + "/" + escapePath(file)
 	body := blobBody{projectHead: head(v), Ref: ref, Path: file, Name: f.Name, Size: f.Size, RawURL: raw,
@@ -507,25 +532,13 @@ func imageType(name string) string {
 // under a sandboxing policy, so a repository's file never runs as a page
 // of this site; ?inline=false downloads it.
 func (h *Handler) raw(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	if _, err := h.resolveProject(r, a, full); err != nil {
-		h.fail(w, r, a, err)
+	_, ref, file, ok := h.refPath(w, r, a, full, rest)
+	if !ok {
 		return
 	}
 	fail := h.failIn // the project is visible: what is missing in it is a 404
-	ref, file, _, err := h.splitRef(r, a, full, rest)
-	if err == nil && file == "" {
-		err = model.NotFound("File")
-	}
-	if err != nil {
-		fail(w, r, a, err)
-		return
-	}
 	f, rd, err := h.Files.OpenRaw(r.Context(), a, full, file, ref)
 	if err != nil {
-		if isKind(err, model.KindNotFound) {
-			h.notFound(w, r, a)
-			return
-		}
 		fail(w, r, a, err)
 		return
 	}
