@@ -99,6 +99,7 @@ type projectHead struct {
 	Topics   []string
 	URL      string // "/group/project"
 	ReadCode bool
+	Wiki     bool // the wiki is open to the viewer (its tab)
 }
 
 // resolveProject finds a project the actor may see, as the API would.
@@ -162,7 +163,7 @@ func (h *Handler) fileAt(w http.ResponseWriter, r *http.Request, a auth.Actor, f
 }
 
 func head(v projects.View) projectHead {
-	return projectHead{Project: v.Project, Topics: v.Topics, URL: "/" + v.Project.FullPath(), ReadCode: v.CanReadCode}
+	return projectHead{Project: v.Project, Topics: v.Topics, URL: "/" + v.Project.FullPath(), ReadCode: v.CanReadCode, Wiki: wikiTab(v)}
 }
 
 // projectCrumbs are the namespace's groups (or user) and the project,

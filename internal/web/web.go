@@ -27,6 +27,7 @@ import (
 	"quarry/internal/ratelimit"
 	"quarry/internal/repofiles"
 	"quarry/internal/users"
+	"quarry/internal/wikis"
 )
 
 // Deps are what the pages need from the rest of Quarry.
@@ -35,6 +36,7 @@ type Deps struct {
 	Groups   *groups.Service
 	Projects *projects.Service
 	Files    *repofiles.Service
+	Wikis    *wikis.Service
 	// ExternalURL is the instance's base URL (no trailing slash): clone
 	// URLs, the Secure flag of cookies (https) and the trusted origin of
 	// forms.
@@ -196,6 +198,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.compare(w, r, a, full, rest)
 	case "blame":
 		h.blame(w, r, a, full, rest)
+	case "wikis":
+		h.wiki(w, r, a, full, rest)
 	default:
 		h.notFound(w, r, a)
 	}
