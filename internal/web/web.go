@@ -26,6 +26,7 @@ import (
 	"quarry/internal/projects"
 	"quarry/internal/ratelimit"
 	"quarry/internal/repofiles"
+	"quarry/internal/snippets"
 	"quarry/internal/users"
 	"quarry/internal/wikis"
 )
@@ -37,6 +38,7 @@ type Deps struct {
 	Projects *projects.Service
 	Files    *repofiles.Service
 	Wikis    *wikis.Service
+	Snippets *snippets.Service
 	// ExternalURL is the instance's base URL (no trailing slash): clone
 	// URLs, the Secure flag of cookies (https) and the trusted origin of
 	// forms.
@@ -150,6 +152,10 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.notFound(w, r, a)
 		return
 	}
+	if id, ok := strings.CutPrefix(p, "/-/snippets/"); ok {
+		h.snippet(w, r, a, "", id)
+		return
+	}
 	switch p {
 	case "/":
 		h.home(w, r, a)
@@ -200,6 +206,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.blame(w, r, a, full, rest)
 	case "wikis":
 		h.wiki(w, r, a, full, rest)
+	case "snippets":
+		h.snippet(w, r, a, full, rest)
 	default:
 		h.notFound(w, r, a)
 	}
