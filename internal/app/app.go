@@ -387,7 +387,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// The web pages, beside the API: the API's server hands them the
 	// paths outside /api/ that it does not serve.
 	pages, err := web.New(web.Deps{Users: a.Users, Groups: a.Groups, Projects: a.Projects, Files: repoFiles,
-		Wikis: a.Wikis, Snippets: a.Snippets, ExternalURL: cfg.ExternalURL, Log: log, Now: db.Now})
+		Wikis: a.Wikis, Snippets: a.Snippets, Tokens: a.Tokens, ExternalURL: cfg.ExternalURL, Log: log, Now: db.Now})
 	if err != nil {
 		a.Close()
 		return nil, err

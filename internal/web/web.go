@@ -27,6 +27,7 @@ import (
 	"quarry/internal/ratelimit"
 	"quarry/internal/repofiles"
 	"quarry/internal/snippets"
+	"quarry/internal/tokens"
 	"quarry/internal/users"
 	"quarry/internal/wikis"
 )
@@ -39,6 +40,7 @@ type Deps struct {
 	Files    *repofiles.Service
 	Wikis    *wikis.Service
 	Snippets *snippets.Service
+	Tokens   *tokens.Service
 	// ExternalURL is the instance's base URL (no trailing slash): clone
 	// URLs, the Secure flag of cookies (https) and the trusted origin of
 	// forms.
@@ -148,6 +150,9 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := h.actor(w, r)
+	if h.userSettings(w, r, a, p) {
+		return
+	}
 	if !get {
 		h.notFound(w, r, a)
 		return
