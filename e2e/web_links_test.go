@@ -19,13 +19,13 @@ import (
 var pendingKinds = []string{"merge_request", "pipeline", "job"}
 
 // unservedKinds are kinds of URL the API hands out that nothing in
-// Quarry answers yet and no branch is building: a release's page and its
-// edit form (the releases API's _links), the issues a release and a
+// Quarry answers yet and no branch is building: a release's edit form
+// (the releases API's _links.edit_url), the issues a release and a
 // project link to (Quarry has no issues: the web lists and the API's
 // /projects/:id/issues of a project's _links) and a project's events
 // (_links.events; Quarry keeps no events). They are listed so the gap is
 // visible; the walker fails while a listed kind already answers.
-var unservedKinds = []string{"release", "release_edit", "issues", "events"}
+var unservedKinds = []string{"release_edit", "issues", "events"}
 
 // linkKind names the kind of page a web URL opens, by its path.
 func linkKind(path string) string {

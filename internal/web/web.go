@@ -25,6 +25,7 @@ import (
 	"quarry/internal/model"
 	"quarry/internal/projects"
 	"quarry/internal/ratelimit"
+	"quarry/internal/releases"
 	"quarry/internal/repofiles"
 	"quarry/internal/snippets"
 	"quarry/internal/tokens"
@@ -41,6 +42,7 @@ type Deps struct {
 	Wikis    *wikis.Service
 	Snippets *snippets.Service
 	Tokens   *tokens.Service
+	Releases *releases.Service
 	// ExternalURL is the instance's base URL (no trailing slash): clone
 	// URLs, the Secure flag of cookies (https) and the trusted origin of
 	// forms.
@@ -213,6 +215,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.wiki(w, r, a, full, rest)
 	case "snippets":
 		h.snippet(w, r, a, full, rest)
+	case "releases":
+		h.release(w, r, a, full, rest)
 	default:
 		h.notFound(w, r, a)
 	}
