@@ -84,6 +84,20 @@ func TestWeb_wiki(t *testing.T) {
 			}
 		}
 
+		// An attachment: the page's image is served from the wiki, as a
+		// file never run as a page of the site.
+		png := "\x89PNG\r\n\x1a\nnot really"
+		att := s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%v/wikis/attachments", p["id"]), Token: alice.Token,
+			Files: map[string]apitest.File{"file": {Name: "shot.png", Content: []byte(png)}}}).Want(t, http.StatusCreated).Object(t)
+		webWikiPage(t, s, alice.Token, p["id"], "gallery", "gallery", "Look: "+att["link"].(map[string]any)["markdown"].(string)+"\n", "markdown")
+		src := "/alice/demo/-/wikis/" + att["file_path"].(string)
+		anon.get(t, "/alice/demo/-/wikis/gallery").want(t, http.StatusOK).contains(t, `src="`+src+`"`)
+		img := anon.get(t, src).want(t, http.StatusOK)
+		if img.Body != png || img.Header.Get("Content-Type") != "image/png" || !strings.Contains(img.Header.Get("Content-Security-Policy"), "sandbox") {
+			t.Errorf("attachment: %q %v", img.Body, img.Header)
+		}
+		anon.get(t, "/alice/demo/-/wikis/uploads/nothing/here.png").want(t, http.StatusNotFound)
+
 		// What is not there is a 404 for anyone who sees the wiki.
 		anon.get(t, "/alice/demo/-/wikis/nothing-here").want(t, http.StatusNotFound)
 		anon.get(t, "/alice/demo/-/wikis/nothing-here/history").want(t, http.StatusNotFound)

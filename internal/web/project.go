@@ -528,29 +528,33 @@ func imageType(name string) string {
 	return ""
 }
 
-// raw is /-/raw/<ref>/<path>: the file's bytes. Images go as themselves,
-// text as text/plain and anything else as application/octet-stream,
-// under a sandboxing policy, so a repository's file never runs as a page
-// of this site; ?inline=false downloads it.
+// raw is /-/raw/<ref>/<path>: the file's bytes (writeRaw).
 func (h *Handler) raw(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
 	_, ref, file, ok := h.refPath(w, r, a, full, rest)
 	if !ok {
 		return
 	}
-	fail := h.failIn // the project is visible: what is missing in it is a 404
 	f, rd, err := h.Files.OpenRaw(r.Context(), a, full, file, ref)
 	if err != nil {
-		fail(w, r, a, err)
+		h.failIn(w, r, a, err) // the project is visible: what is missing in it is a 404
 		return
 	}
 	defer rd.Close()
+	h.writeRaw(w, r, a, f.Name, f.Size, f.BlobID, rd)
+}
+
+// writeRaw sends a file's bytes (a repository's or a wiki's): an image
+// as itself, text as text/plain and anything else as
+// application/octet-stream, under a sandboxing policy, so a stored file
+// never runs as a page of this site; ?inline=false downloads it.
+func (h *Handler) writeRaw(w http.ResponseWriter, r *http.Request, a auth.Actor, name string, size int64, blobID string, rd io.Reader) {
 	var sniff [8000]byte
 	n, err := io.ReadFull(rd, sniff[:])
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		fail(w, r, a, err)
+		h.failIn(w, r, a, err)
 		return
 	}
-	ct := imageType(f.Name)
+	ct := imageType(name)
 	if ct == "" {
 		ct = "text/plain; charset=utf-8"
 		if bytes.IndexByte(sniff[:n], 0) >= 0 {
@@ -559,15 +563,15 @@ func (h *Handler) raw(w http.ResponseWriter, r *http.Request, a auth.Actor, full
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", ct)
-	hd.Set("Content-Length", strconv.FormatInt(f.Size, 10))
+	hd.Set("Content-Length", strconv.FormatInt(size, 10))
 	hd.Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; sandbox")
 	hd.Set("Cache-Control", "max-age=60, private, must-revalidate")
-	hd.Set("ETag", `"`+f.BlobID+`"`)
+	hd.Set("ETag", `"`+blobID+`"`)
 	disp := "inline"
 	if r.URL.Query().Get("inline") == "false" {
 		disp = "attachment"
 	}
-	hd.Set("Content-Disposition", mime.FormatMediaType(disp, map[string]string{"filename": f.Name}))
+	hd.Set("Content-Disposition", mime.FormatMediaType(disp, map[string]string{"filename": name}))
 	if r.Method == http.MethodHead {
 		return
 	}

@@ -135,6 +135,19 @@ func (h *Handler) wikiPage(w http.ResponseWriter, r *http.Request, a auth.Actor,
 		return
 	}
 	pg, err := h.Wikis.Get(r.Context(), a, o, slug, version, false)
+	if isKind(err, model.KindNotFound) && version == "" && path.Ext(slug) != "" {
+		// No page: a file of the wiki (an attachment), as GitLab serves
+		// them at the same paths.
+		f, rd, ferr := h.Wikis.OpenFile(r.Context(), a, o, slug)
+		if ferr == nil {
+			defer rd.Close()
+			h.writeRaw(w, r, a, f.Name, f.Size, f.BlobID, rd)
+			return
+		}
+		if !isKind(ferr, model.KindNotFound) {
+			err = ferr
+		}
+	}
 	if err != nil {
 		h.wikiFail(w, r, a, err)
 		return

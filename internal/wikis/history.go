@@ -2,7 +2,11 @@ package wikis
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"path"
+	"strings"
 	"time"
 
 	"quarry/internal/auth"
@@ -67,4 +71,60 @@ func (s *Service) Versions(ctx context.Context, a auth.Actor, o model.OwnerRef, 
 
 func versionOf(id git.ObjectID, c gitrepo.Commit) Version {
 	return Version{ID: string(id), Title: c.Title(), AuthorName: c.Author.Name, AuthorEmail: c.Author.Email, When: c.Author.When}
+}
+
+// File is a file of the wiki that is no page (an attachment), to stream.
+type File struct {
+	Name   string // the path's last segment
+	Size   int64
+	BlobID string
+}
+
+// OpenFile opens a file of the wiki at its default branch by its path
+// (an attachment's "uploads/<random>/<name>"), for a caller who reads the
+// wiki; a path with "." or ".." segments, or naming no file, is 404. The
+// reader must be closed.
+func (s *Service) OpenFile(ctx context.Context, a auth.Actor, o model.OwnerRef, filePath string) (File, io.ReadCloser, error) {
+	w, err := s.open(ctx, a, o, auth.ReadWiki)
+	if err != nil {
+		return File{}, nil, err
+	}
+	if !cleanFilePath(filePath) {
+		return File{}, nil, errFileNotFound
+	}
+	_, tip, err := s.head(ctx, w.repo)
+	if err != nil {
+		return File{}, nil, err
+	}
+	if tip == "" {
+		return File{}, nil, errFileNotFound
+	}
+	info, err := w.repo.ObjectAt(ctx, tip, filePath)
+	if errors.Is(err, gitrepo.ErrPathNotFound) || (err == nil && info.Type != "blob") {
+		return File{}, nil, errFileNotFound
+	}
+	if err != nil {
+		return File{}, nil, err
+	}
+	rd, err := w.repo.OpenBlob(ctx, info.OID, info.Size)
+	if err != nil {
+		return File{}, nil, err
+	}
+	return File{Name: path.Base(filePath), Size: info.Size, BlobID: string(info.OID)}, rd, nil
+}
+
+var errFileNotFound = model.NotFound("File")
+
+// cleanFilePath reports whether p is a relative path of segments that
+// are neither empty, "." nor "..".
+func cleanFilePath(p string) bool {
+	if p == "" || len(p) > 4096 {
+		return false
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
