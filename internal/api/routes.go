@@ -88,6 +88,13 @@ func (s *Server) snippetRawHandler(site *endpoint.Site) http.Handler {
 	return snippets.New(s.Snippets, s.render).WebRaw(site)
 }
 
+// isSnippetRaw reports whether a path outside the API is a raw web path
+// of a snippet (its page, /-/snippets/:id, is the web's).
+func isSnippetRaw(path string) bool {
+	_, _, _, _, ok := snippets.MatchRaw(path)
+	return ok
+}
+
 // alertIntakeHandler serves the alert intake URLs (project web paths,
 // authenticated by the integration's key in the handler).
 func (s *Server) alertIntakeHandler() http.Handler {

@@ -307,7 +307,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			return
 		}
 		if s.snippetRaw != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
-			strings.Contains(r.URL.Path, "/-/snippets/") && !strings.HasPrefix(r.URL.Path, "/api/") {
+			isSnippetRaw(r.URL.Path) && !strings.HasPrefix(r.URL.Path, "/api/") {
 			s.snippetRaw.ServeHTTP(rec, r)
 			return
 		}

@@ -386,8 +386,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Projects.OnRemoving(alertsSvc.RemoveProjectImages)
 	// The web pages, beside the API: the API's server hands them the
 	// paths outside /api/ that it does not serve.
+	rels := releases.New(db, a.Projects, a.Groups, repoFiles)
 	pages, err := web.New(web.Deps{Users: a.Users, Groups: a.Groups, Projects: a.Projects, Files: repoFiles,
-		ExternalURL: cfg.ExternalURL, Log: log, Now: db.Now, MRs: a.MRs, Approvals: a.Approval})
+		Wikis: a.Wikis, Snippets: a.Snippets, Tokens: a.Tokens, Releases: rels, ExternalURL: cfg.ExternalURL, Log: log, Now: db.Now,
+		MRs: a.MRs, Approvals: a.Approval})
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -411,7 +413,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, Housekeeping: a.Housekeeping, GroupTransfers: a.GroupTransfers,
 		Alerts:        alertsSvc,
 		ErrorTracking: errortracking.New(db, a.Projects, cfg.ExternalURL, errortracking.DefaultLimits),
-		Releases:      releases.New(db, a.Projects, a.Groups, repoFiles),
+		Releases:      rels,
 		OIDC:          a.OIDC,
 		Schedules:     a.Schedules,
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,

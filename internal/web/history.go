@@ -45,9 +45,8 @@ type commitsBody struct {
 // commits is /-/commits/<ref>/<path>: the history of a ref, or of one
 // path at it, a page at a time.
 func (h *Handler) commits(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
+	v, ok := h.projectPage(w, r, a, full)
+	if !ok {
 		return
 	}
 	p := v.Project
@@ -101,9 +100,8 @@ const maxDiffFiles = 1000
 // commit is /-/commit/<sha>: the message, author, parents and the diff
 // against the first parent (inline, or ?view=parallel side by side).
 func (h *Handler) commit(w http.ResponseWriter, r *http.Request, a auth.Actor, full, sha string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
+	v, ok := h.projectPage(w, r, a, full)
+	if !ok {
 		return
 	}
 	p := v.Project
@@ -161,9 +159,8 @@ type refsBody struct {
 const refsPerPage = 20
 
 func (h *Handler) refsPage(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (projectsView projectHead, p model.Project, search string, n int, ok bool) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
+	v, ok := h.projectPage(w, r, a, full)
+	if !ok {
 		return projectHead{}, p, "", 0, false
 	}
 	if rest != "" {
@@ -252,9 +249,8 @@ type compareBody struct {
 // base with from, and their diff; /-/compare alone (or with ?from= and
 // ?to=) is the form that picks them.
 func (h *Handler) compare(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
+	v, ok := h.projectPage(w, r, a, full)
+	if !ok {
 		return
 	}
 	p := v.Project
@@ -318,25 +314,11 @@ type blameBody struct {
 // blame is /-/blame/<ref>/<path>: each line of a file with the commit
 // that last changed it.
 func (h *Handler) blame(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
+	v, ref, file, f, ok := h.fileAt(w, r, a, full, rest)
+	if !ok {
 		return
 	}
 	p := v.Project
-	ref, file, _, err := h.splitRef(r, a, full, rest)
-	if err == nil && file == "" {
-		err = model.NotFound("File")
-	}
-	if err != nil {
-		h.failIn(w, r, a, err)
-		return
-	}
-	f, err := h.Files.Stat(r.Context(), a, full, file, ref)
-	if err != nil {
-		h.failIn(w, r, a, err)
-		return
-	}
 	base := "/" + p.FullPath() + "/-/"
 	body := blameBody{projectHead: head(v), Ref: ref, Path: file, Name: f.Name,
 		BlobURL: base + "blob/" + escapePath(ref) + "/" + escapePath(file), RawURL: base + "raw/" + escapePath(ref) + "/" + escapePath(file)}

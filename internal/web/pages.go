@@ -95,7 +95,9 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, a auth.Actor, s
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
-	hd.Set("Cache-Control", "max-age=0, private, must-revalidate")
+	if hd.Get("Cache-Control") == "" { // a page may ask for less (no-store)
+		hd.Set("Cache-Control", "max-age=0, private, must-revalidate")
+	}
 	hd.Set("Content-Length", strconv.Itoa(b.Len()))
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {

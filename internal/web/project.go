@@ -99,6 +99,7 @@ type projectHead struct {
 	Topics   []string
 	URL      string // "/group/project"
 	ReadCode bool
+	Wiki     bool // the wiki is open to the viewer (its tab)
 }
 
 // resolveProject finds a project the actor may see, as the API would.
@@ -117,8 +118,52 @@ func (h *Handler) resolveProject(r *http.Request, a auth.Actor, full string) (pr
 	return h.Projects.View(r.Context(), a, p, acc, false)
 }
 
+// projectPage resolves the project of a page; ok is false, and the page
+// answered (a 404 or a sign-in), when the actor may not see it.
+func (h *Handler) projectPage(w http.ResponseWriter, r *http.Request, a auth.Actor, full string) (projects.View, bool) {
+	v, err := h.resolveProject(r, a, full)
+	if err != nil {
+		h.fail(w, r, a, err)
+		return v, false
+	}
+	return v, true
+}
+
+// refPath resolves the project of a page and splits rest into a ref and
+// a file's path (not empty); ok is false, and the page answered, when
+// the project may not be seen or the ref does not exist (a 404 for
+// anyone who may see the project).
+func (h *Handler) refPath(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (v projects.View, ref, file string, ok bool) {
+	if v, ok = h.projectPage(w, r, a, full); !ok {
+		return v, "", "", false
+	}
+	ref, file, _, err := h.splitRef(r, a, full, rest)
+	if err == nil && file == "" {
+		err = model.NotFound("File")
+	}
+	if err != nil {
+		h.failIn(w, r, a, err)
+		return v, "", "", false
+	}
+	return v, ref, file, true
+}
+
+// fileAt is refPath with the file found at the ref: the prelude of the
+// blob and blame pages.
+func (h *Handler) fileAt(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (v projects.View, ref, file string, f repofiles.File, ok bool) {
+	if v, ref, file, ok = h.refPath(w, r, a, full, rest); !ok {
+		return v, "", "", f, false
+	}
+	f, err := h.Files.Stat(r.Context(), a, full, file, ref)
+	if err != nil {
+		h.failIn(w, r, a, err)
+		return v, "", "", f, false
+	}
+	return v, ref, file, f, true
+}
+
 func head(v projects.View) projectHead {
-	return projectHead{Project: v.Project, Topics: v.Topics, URL: "/" + v.Project.FullPath(), ReadCode: v.CanReadCode}
+	return projectHead{Project: v.Project, Topics: v.Topics, URL: "/" + v.Project.FullPath(), ReadCode: v.CanReadCode, Wiki: wikiTab(v)}
 }
 
 // projectCrumbs are the namespace's groups (or user) and the project,
@@ -347,9 +392,8 @@ type treeBody struct {
 // tree is /-/tree/<ref>/<path>: a folder at a ref. A file's path goes to
 // its blob page.
 func (h *Handler) tree(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
+	v, ok := h.projectPage(w, r, a, full)
+	if !ok {
 		return
 	}
 	p := v.Project
@@ -409,29 +453,11 @@ type blobBody struct {
 // Markdown rendered (?plain=1 shows the source), images shown, binary
 // and large files offered as downloads.
 func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
+	v, ref, file, f, ok := h.fileAt(w, r, a, full, rest)
+	if !ok {
 		return
 	}
 	p := v.Project
-	ref, file, _, err := h.splitRef(r, a, full, rest)
-	if err == nil && file == "" {
-		err = model.NotFound("File")
-	}
-	if err != nil {
-		h.failIn(w, r, a, err)
-		return
-	}
-	f, err := h.Files.Stat(r.Context(), a, full, file, ref)
-	if err != nil {
-		if isKind(err, model.KindNotFound) {
-			h.notFound(w, r, a)
-			return
-		}
-		h.failIn(w, r, a, err)
-		return
-	}
 	raw := "/" + p.FullPath() + "/-/raw/" + escapePath(ref) + "/" + escapePath(file)
 	self := "/" + p.FullPath() + "/-/blob/" + escapePath(ref) + "/" + escapePath(file)
 	body := blobBody{projectHead: head(v), Ref: ref, Path: file, Name: f.Name, Size: f.Size, RawURL: raw,
@@ -502,41 +528,33 @@ func imageType(name string) string {
 	return ""
 }
 
-// raw is /-/raw/<ref>/<path>: the file's bytes. Images go as themselves,
-// text as text/plain and anything else as application/octet-stream,
-// under a sandboxing policy, so a repository's file never runs as a page
-// of this site; ?inline=false downloads it.
+// raw is /-/raw/<ref>/<path>: the file's bytes (writeRaw).
 func (h *Handler) raw(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	if _, err := h.resolveProject(r, a, full); err != nil {
-		h.fail(w, r, a, err)
-		return
-	}
-	fail := h.failIn // the project is visible: what is missing in it is a 404
-	ref, file, _, err := h.splitRef(r, a, full, rest)
-	if err == nil && file == "" {
-		err = model.NotFound("File")
-	}
-	if err != nil {
-		fail(w, r, a, err)
+	_, ref, file, ok := h.refPath(w, r, a, full, rest)
+	if !ok {
 		return
 	}
 	f, rd, err := h.Files.OpenRaw(r.Context(), a, full, file, ref)
 	if err != nil {
-		if isKind(err, model.KindNotFound) {
-			h.notFound(w, r, a)
-			return
-		}
-		fail(w, r, a, err)
+		h.failIn(w, r, a, err) // the project is visible: what is missing in it is a 404
 		return
 	}
 	defer rd.Close()
+	h.writeRaw(w, r, a, f.Name, f.Size, f.BlobID, rd)
+}
+
+// writeRaw sends a file's bytes (a repository's or a wiki's): an image
+// as itself, text as text/plain and anything else as
+// application/octet-stream, under a sandboxing policy, so a stored file
+// never runs as a page of this site; ?inline=false downloads it.
+func (h *Handler) writeRaw(w http.ResponseWriter, r *http.Request, a auth.Actor, name string, size int64, blobID string, rd io.Reader) {
 	var sniff [8000]byte
 	n, err := io.ReadFull(rd, sniff[:])
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		fail(w, r, a, err)
+		h.failIn(w, r, a, err)
 		return
 	}
-	ct := imageType(f.Name)
+	ct := imageType(name)
 	if ct == "" {
 		ct = "text/plain; charset=utf-8"
 		if bytes.IndexByte(sniff[:n], 0) >= 0 {
@@ -545,15 +563,15 @@ func (h *Handler) raw(w http.ResponseWriter, r *http.Request, a auth.Actor, full
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", ct)
-	hd.Set("Content-Length", strconv.FormatInt(f.Size, 10))
+	hd.Set("Content-Length", strconv.FormatInt(size, 10))
 	hd.Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; sandbox")
 	hd.Set("Cache-Control", "max-age=60, private, must-revalidate")
-	hd.Set("ETag", `"`+f.BlobID+`"`)
+	hd.Set("ETag", `"`+blobID+`"`)
 	disp := "inline"
 	if r.URL.Query().Get("inline") == "false" {
 		disp = "attachment"
 	}
-	hd.Set("Content-Disposition", mime.FormatMediaType(disp, map[string]string{"filename": f.Name}))
+	hd.Set("Content-Disposition", mime.FormatMediaType(disp, map[string]string{"filename": name}))
 	if r.Method == http.MethodHead {
 		return
 	}

@@ -27,8 +27,12 @@ import (
 	"quarry/internal/model"
 	"quarry/internal/projects"
 	"quarry/internal/ratelimit"
+	"quarry/internal/releases"
 	"quarry/internal/repofiles"
+	"quarry/internal/snippets"
+	"quarry/internal/tokens"
 	"quarry/internal/users"
+	"quarry/internal/wikis"
 )
 
 // Deps are what the pages need from the rest of Quarry.
@@ -37,6 +41,10 @@ type Deps struct {
 	Groups   *groups.Service
 	Projects *projects.Service
 	Files    *repofiles.Service
+	Wikis    *wikis.Service
+	Snippets *snippets.Service
+	Tokens   *tokens.Service
+	Releases *releases.Service
 	// ExternalURL is the instance's base URL (no trailing slash): clone
 	// URLs, the Secure flag of cookies (https) and the trusted origin of
 	// forms.
@@ -156,8 +164,15 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.mrAction(w, r, a, p)
 		return
 	}
+	if h.userSettings(w, r, a, p) {
+		return
+	}
 	if !get {
 		h.notFound(w, r, a)
+		return
+	}
+	if id, ok := strings.CutPrefix(p, "/-/snippets/"); ok {
+		h.snippet(w, r, a, "", id)
 		return
 	}
 	switch p {
@@ -210,6 +225,12 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.blame(w, r, a, full, rest)
 	case "merge_requests":
 		h.mergeRequests(w, r, a, full, rest)
+	case "wikis":
+		h.wiki(w, r, a, full, rest)
+	case "snippets":
+		h.snippet(w, r, a, full, rest)
+	case "releases":
+		h.release(w, r, a, full, rest)
 	default:
 		h.notFound(w, r, a)
 	}
