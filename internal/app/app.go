@@ -386,7 +386,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Projects.OnRemoving(alertsSvc.RemoveProjectImages)
 	// The web pages, beside the API: the API's server hands them the
 	// paths outside /api/ that it does not serve.
-	pages, err := web.New(web.Deps{Users: a.Users, Groups: a.Groups, Projects: a.Projects, Files: repoFiles,
+	pages, err := web.New(web.Deps{Users: a.Users, Groups: a.Groups, Projects: a.Projects, Files: repoFiles, CI: a.CI,
 		ExternalURL: cfg.ExternalURL, Log: log, Now: db.Now})
 	if err != nil {
 		a.Close()

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"quarry/internal/auth"
+	"quarry/internal/ci"
 	"quarry/internal/groups"
 	"quarry/internal/model"
 	"quarry/internal/projects"
@@ -35,6 +36,8 @@ type Deps struct {
 	Groups   *groups.Service
 	Projects *projects.Service
 	Files    *repofiles.Service
+	// CI serves the pipelines and jobs pages.
+	CI *ci.Service
 	// ExternalURL is the instance's base URL (no trailing slash): clone
 	// URLs, the Secure flag of cookies (https) and the trusted origin of
 	// forms.
@@ -144,6 +147,9 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := h.actor(w, r)
+	if post && h.ciPost(w, r, a) {
+		return
+	}
 	if !get {
 		h.notFound(w, r, a)
 		return
@@ -196,6 +202,10 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.compare(w, r, a, full, rest)
 	case "blame":
 		h.blame(w, r, a, full, rest)
+	case "pipelines":
+		h.pipelinesRoute(w, r, a, full, rest)
+	case "jobs":
+		h.jobsRoute(w, r, a, full, rest)
 	default:
 		h.notFound(w, r, a)
 	}
