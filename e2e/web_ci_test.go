@@ -263,3 +263,173 @@ func TestWeb_ciPages(t *testing.T) {
 		ab.get(t, stuckURL).want(t, http.StatusOK).contains(t, `data-job="stuck" data-status="canceled"`).lacks(t, `data-testid="pipeline-cancel"`)
 	})
 }
+
+// webProtoCI: a job whose log the test writes piece by piece, one whose
+// artifacts only developers may download, and a child pipeline.
+const webProtoCI = `
+stages: [build, children]
+logged:
+  stage: build
+  script: [make]
+restricted:
+  stage: build
+  script: [make]
+  artifacts: {access: developer, paths: [out/]}
+kids:
+  stage: children
+  trigger:
+    include: ci/child.yml
+`
+
+// TestWeb_ciTrace drives the runner's protocol itself: trace.json hands a
+// running job's log out a whole line at a time from an offset, carries a
+// section and a colour from one piece to the next (a chunk inside the
+// open section, then one after it), and says when the job is done; the
+// job's page renders only the end of a long log; artifacts:access holds
+// on the web as in the API; a child pipeline links to its parent and
+// back.
+func TestWeb_ciTrace(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice, rep, dev := s.NewUser(t, "alice"), s.NewUser(t, "rep"), s.NewUser(t, "dev")
+		p := newCIProject(t, s, alice, "proto", map[string]string{".gitlab-ci.yml": webProtoCI, "ci/child.yml": "unit: {script: [unit]}\n"})
+		for u, lvl := range map[int64]int{rep.ID: 20, dev.ID: 30} {
+			s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(p.ID) + "/members", Token: alice.Token,
+				JSON: map[string]any{"user_id": u, "access_level": lvl}}).Want(t, http.StatusCreated)
+		}
+		parent := childPushRoot(t, p)
+		r := projectRunner(t, p, nil)
+		jobs := map[string]payloadJSON{}
+		for range 2 {
+			j := r.take(t)
+			jobs[j.JobInfo.Name] = j
+		}
+		logged := jobs["logged"]
+		ab, rb, db := newBrowser(s), newBrowser(s), newBrowser(s)
+		ab.signIn(t, "alice", webPassword).want(t, http.StatusSeeOther)
+		rb.signIn(t, "rep", webPassword).want(t, http.StatusSeeOther)
+		db.signIn(t, "dev", webPassword).want(t, http.StatusSeeOther)
+		base := "/" + p.Path + "/-/"
+		loggedURL := fmt.Sprintf("%sjobs/%d", base, logged.ID)
+		trace := func(offset int64, state string) traceJSON {
+			t.Helper()
+			res := ab.do(t, "GET", fmt.Sprintf("%s/trace.json?offset=%d&state=%s", loggedURL, offset, url.QueryEscape(state)), nil,
+				map[string]string{"Accept": "application/json"}).want(t, http.StatusOK)
+			if res.Header.Get("Cache-Control") != "no-store" {
+				t.Errorf("trace.json Cache-Control %q", res.Header.Get("Cache-Control"))
+			}
+			var tr traceJSON
+			if err := json.Unmarshal([]byte(res.Body), &tr); err != nil {
+				t.Fatal(err)
+			}
+			return tr
+		}
+
+		// Nothing yet: the page follows an empty log.
+		ab.get(t, loggedURL).want(t, http.StatusOK).contains(t, `data-following="true"`, `data-offset="0"`)
+		if tr := trace(0, ""); tr.Complete || tr.Offset != 0 || len(tr.Chunks) != 0 || tr.Status != "running" {
+			t.Errorf("before any log: %+v", tr)
+		}
+		// A section opens, a colour starts, a line is half written.
+		piece1 := "section_start:1:build_step\r\x1b[0K\x1b[36mBuilding\x1b[0m\n\x1b[33mwarming <up>\nhalf"
+		r.trace(t, logged, 0, piece1).Want(t, http.StatusAccepted)
+		page := ab.get(t, loggedURL).want(t, http.StatusOK)
+		whole := int64(strings.LastIndex(piece1, "\n") + 1)
+		page.contains(t, `data-section="build_step" open`, `<span class="term-fg3">warming &lt;up&gt;</span>`,
+			fmt.Sprintf(`data-offset="%d"`, whole), `data-state="3.-1.0~build_step"`).lacks(t, "half")
+		tr1 := trace(0, "")
+		if tr1.Offset != whole || tr1.State != "3.-1.0~build_step" || tr1.Complete || len(tr1.Chunks) != 1 || tr1.Chunks[0].Depth != 0 ||
+			strings.Contains(tr1.html(), "half") {
+			t.Errorf("first piece: %+v", tr1)
+		}
+		if tr := trace(tr1.Offset, tr1.State); tr.Offset != tr1.Offset || len(tr.Chunks) != 0 {
+			t.Errorf("no whole line since: %+v", tr)
+		}
+		// The line ends, the section closes, a line follows it.
+		piece2 := "-done\nsection_end:2:build_step\r\x1b[0K\nafter\n"
+		r.trace(t, logged, len(piece1), piece2).Want(t, http.StatusAccepted)
+		tr2 := trace(tr1.Offset, tr1.State)
+		want := []struct {
+			depth int
+			html  string
+		}{{1, `<div class="log-line"><span class="term-fg3">half-done</span></div>`},
+			{0, `<div class="log-line"><span class="term-fg3">after</span></div>`}}
+		if len(tr2.Chunks) != len(want) || tr2.Offset != int64(len(piece1)+len(piece2)) || tr2.State != "3.-1.0" {
+			t.Fatalf("second piece: %+v", tr2)
+		}
+		for i, w := range want {
+			if tr2.Chunks[i].Depth != w.depth || tr2.Chunks[i].HTML != w.html {
+				t.Errorf("chunk %d: %+v; want %+v", i, tr2.Chunks[i], w)
+			}
+		}
+		// The job ends: the last piece (no newline) and complete.
+		piece3 := "\x1b[0mJob succeeded"
+		r.trace(t, logged, len(piece1)+len(piece2), piece3).Want(t, http.StatusAccepted)
+		r.update(t, logged, map[string]any{"state": "success"}).Want(t, http.StatusOK)
+		tr3 := trace(tr2.Offset, tr2.State)
+		if !tr3.Complete || tr3.Status != "success" || tr3.html() != `<div class="log-line">Job succeeded</div>` {
+			t.Errorf("last piece: %+v", tr3)
+		}
+		ab.get(t, loggedURL).want(t, http.StatusOK).contains(t, "Job succeeded").lacks(t, `data-following="true"`)
+
+		// artifacts:access developer: the reporter is refused as the API
+		// refuses (403), the developer downloads.
+		restricted := jobs["restricted"]
+		uploadArchive(t, s, restricted, "")
+		r.update(t, restricted, map[string]any{"state": "success"}).Want(t, http.StatusOK)
+		rURL := fmt.Sprintf("%sjobs/%d", base, restricted.ID)
+		for _, u := range []string{rURL + "/artifacts/download", rURL + "/artifacts/browse", rURL + "/artifacts/raw/out/a.txt"} {
+			rb.get(t, u).want(t, http.StatusForbidden)
+			db.get(t, u).want(t, http.StatusOK)
+			if got := s.Get(t, fmt.Sprintf("/projects/%d/jobs/%d/artifacts", p.ID, restricted.ID), rep.Token).Status; got != http.StatusForbidden {
+				t.Errorf("the API answers the reporter %d", got)
+			}
+		}
+		rb.get(t, rURL).want(t, http.StatusOK)
+
+		// The child pipeline: linked from the bridge, and back.
+		bridge := childDownstream(t, p, parent.ID, "kids")
+		parentURL := fmt.Sprintf("%spipelines/%d", base, parent.ID)
+		childURL := fmt.Sprintf("%spipelines/%d", base, bridge.DownstreamPipeline.ID)
+		ab.get(t, parentURL).want(t, http.StatusOK).contains(t, `data-job="kids"`, `href="`+childURL+`" data-testid="downstream-link"`)
+		ab.get(t, childURL).want(t, http.StatusOK).contains(t, `data-testid="parent-pipeline"`, `href="`+parentURL+`"`, `data-job="unit"`)
+		// The list shows the parent, not the child.
+		ab.get(t, base+"pipelines").want(t, http.StatusOK).contains(t, `href="`+parentURL+`"`).lacks(t, `href="`+childURL+`"`)
+	})
+}
+
+// TestWeb_ciLogBound: a job's page renders only the end of a long log,
+// from a line's start, and links the raw log, which has all of it.
+func TestWeb_ciLogBound(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		p := newCIProject(t, s, alice, "long", map[string]string{".gitlab-ci.yml": "big: {script: [make]}\n"})
+		p.settle(t, 1)
+		r := projectRunner(t, p, nil)
+		job := r.take(t)
+		var b strings.Builder
+		b.WriteString("very-first-line\n")
+		for i := 0; b.Len() < 700<<10; i++ {
+			fmt.Fprintf(&b, "line %06d %s\n", i, strings.Repeat("x", 100))
+		}
+		b.WriteString("very-last-line\n")
+		log := b.String()
+		for off := 0; off < len(log); off += 256 << 10 {
+			r.trace(t, job, off, log[off:min(len(log), off+256<<10)]).Want(t, http.StatusAccepted)
+		}
+		r.update(t, job, map[string]any{"state": "success"}).Want(t, http.StatusOK)
+		ab := newBrowser(s)
+		ab.signIn(t, "alice", webPassword).want(t, http.StatusSeeOther)
+		jobURL := fmt.Sprintf("/%s/-/jobs/%d", p.Path, job.ID)
+		page := ab.get(t, jobURL).want(t, http.StatusOK).contains(t, "very-last-line", "Showing the end of the log", jobURL+"/raw").
+			lacks(t, "very-first-line")
+		if len(page.Body) > 1<<20 {
+			t.Errorf("the page is %d bytes", len(page.Body))
+		}
+		if i := strings.Index(page.Body, `<div class="log-line">line `); i < 0 || page.Body[i+len(`<div class="log-line">line `)+6] != ' ' {
+			t.Errorf("the log does not begin at a line's start")
+		}
+		if raw := ab.get(t, jobURL+"/raw").want(t, http.StatusOK); raw.Body != log {
+			t.Errorf("raw log: %d bytes; want %d", len(raw.Body), len(log))
+		}
+	})
+}
