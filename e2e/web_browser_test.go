@@ -377,7 +377,20 @@ func TestWeb_browserCI(t *testing.T) {
 			chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 			t.Fatalf("the page never saw the job end: %v", err)
 		}
+		if !eval(`document.querySelector('[data-testid="job-heading"] [data-testid="ci-status"]').dataset.status === 'success' &&
+			document.querySelector('[data-testid="job-cancel"]') === null`) {
+			t.Errorf("the finished job's page still shows it running")
+		}
 		shot("job-done")
+		do("open the pipeline", chromedp.Click(chromedp.CSS(`[data-testid="job-pipeline"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="pipeline-graph"]`)))
+		if !eval(`document.querySelector('[data-testid="job"][data-job="live"]').dataset.status === 'success'`) {
+			t.Errorf("the pipeline's page does not show the live job passed")
+		}
+		shot("pipeline")
+		do("open the pipelines", chromedp.Click(chromedp.CSS(`[data-testid="pipelines-tab"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="pipeline-list"]`)))
+		shot("pipelines")
 
 		// Retry: the button runs the job again, on the new job's page.
 		do("reload the finished job", chromedp.Navigate(s.URL+jobPath), chromedp.WaitVisible(chromedp.CSS(`[data-testid="job-retry"]`)))

@@ -431,5 +431,17 @@ func TestWeb_ciLogBound(t *testing.T) {
 		if raw := ab.get(t, jobURL+"/raw").want(t, http.StatusOK); raw.Body != log {
 			t.Errorf("raw log: %d bytes; want %d", len(raw.Body), len(log))
 		}
+		// A public project's jobs are anyone's to read, as in the API.
+		anon := newBrowser(s)
+		anon.get(t, jobURL).want(t, http.StatusFound)
+		s.Do(t, apitest.Request{Method: "PUT", Path: "/projects/" + itoa(p.ID), Token: alice.Token,
+			JSON: map[string]any{"visibility": "public"}}).Want(t, http.StatusOK)
+		anon.get(t, jobURL).want(t, http.StatusOK).contains(t, "very-last-line").lacks(t, `data-testid="job-retry"`)
+		anon.do(t, "GET", jobURL+"/trace.json?offset=0", nil, map[string]string{"Accept": "application/json"}).want(t, http.StatusOK)
+		anon.get(t, fmt.Sprintf("/%s/-/pipelines", p.Path)).want(t, http.StatusOK).contains(t, `data-testid="pipeline-row"`)
+		anon.do(t, "POST", jobURL+"/retry", url.Values{}, nil).want(t, http.StatusSeeOther)
+		if n := len(p.jobs(t, p.pipelines(t, "source=push")[0].ID)); n != 1 {
+			t.Errorf("an anonymous retry made a job: %d jobs", n)
+		}
 	})
 }

@@ -224,6 +224,7 @@ func skip(rd io.Reader, n int64) error {
 type traceAnswer struct {
 	ID       int64      `json:"id"`
 	Status   string     `json:"status"`
+	Label    string     `json:"status_label"`
 	Complete bool       `json:"complete"`
 	Offset   int64      `json:"offset"`
 	Size     int64      `json:"size"`
@@ -256,7 +257,7 @@ func (h *Handler) jobTrace(w http.ResponseWriter, r *http.Request, a auth.Actor,
 		return
 	}
 	complete := j.Status.Completed()
-	ans := traceAnswer{ID: j.ID, Status: string(j.Status), Offset: offset, State: st.encode(), Chunks: []logChunk{}}
+	ans := traceAnswer{ID: j.ID, Status: string(j.Status), Label: ciStatus(j.Status).Label(), Offset: offset, State: st.encode(), Chunks: []logChunk{}}
 	rd, size, err := h.CI.OpenLog(r.Context(), a, full, id)
 	switch {
 	case isKind(err, model.KindNotFound):

@@ -329,6 +329,13 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request, a auth.Actor,
 	retryable := false
 	for _, j := range g.Jobs {
 		it := h.jobItemOf(p, j)
+		if d := j.Downstream; d != nil && d.ProjectID != p.ID {
+			// A multi-project pipeline: linked when the actor may see
+			// its project.
+			if dp, _, err := h.Projects.Resolve(r.Context(), a, strconv.FormatInt(d.ProjectID, 10)); err == nil {
+				it.DownstreamURL = "/" + dp.FullPath() + "/-/pipelines/" + strconv.FormatInt(d.ID, 10)
+			}
+		}
 		if it.Bridge && j.Downstream != nil {
 			body.Downstream = append(body.Downstream, it)
 		}
@@ -357,14 +364,8 @@ func (h *Handler) jobItemOf(p model.Project, j ci.JobView) jobItem {
 	}
 	if d := j.Downstream; d != nil {
 		it.DownstreamID, it.DownstreamStatus = d.ID, ciStatus(d.Status)
-		path := p.FullPath()
-		if d.ProjectID != p.ID {
-			// A multi-project pipeline: its project's path is not at
-			// hand; the API's pipeline answers where it is.
-			path = ""
-		}
-		if path != "" {
-			it.DownstreamURL = "/" + path + "/-/pipelines/" + strconv.FormatInt(d.ID, 10)
+		if d.ProjectID == p.ID {
+			it.DownstreamURL = "/" + p.FullPath() + "/-/pipelines/" + strconv.FormatInt(d.ID, 10)
 		}
 	}
 	return it

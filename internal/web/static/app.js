@@ -47,7 +47,16 @@ document.addEventListener("click", function (ev) {
         if (t.complete) {
           log.removeAttribute("data-following");
           log.setAttribute("data-complete", "true");
-          if (note) note.textContent = "The job finished (" + t.status + "). Reload for its final state.";
+          if (note) note.textContent = "The job finished: " + t.status_label + ".";
+          var badge = document.querySelector('[data-testid="job-heading"] [data-testid="ci-status"]');
+          if (badge) {
+            badge.className = "ci-status ci-" + t.status;
+            badge.setAttribute("data-status", t.status);
+            badge.title = t.status_label;
+            badge.lastChild.textContent = t.status_label;
+          }
+          var cancel = document.querySelector('[data-testid="job-cancel"]');
+          if (cancel) cancel.closest("form").remove();
           return;
         }
         setTimeout(follow, t.chunks && t.chunks.length && t.offset < t.size ? 0 : 500);
