@@ -279,6 +279,9 @@ kids:
   stage: children
   trigger:
     include: ci/child.yml
+"xss <img src=x onerror=alert(1)>":
+  stage: children
+  script: [make]
 `
 
 // TestWeb_ciTrace drives the runner's protocol itself: trace.json hands a
@@ -390,7 +393,8 @@ func TestWeb_ciTrace(t *testing.T) {
 		bridge := childDownstream(t, p, parent.ID, "kids")
 		parentURL := fmt.Sprintf("%spipelines/%d", base, parent.ID)
 		childURL := fmt.Sprintf("%spipelines/%d", base, bridge.DownstreamPipeline.ID)
-		ab.get(t, parentURL).want(t, http.StatusOK).contains(t, `data-job="kids"`, `href="`+childURL+`" data-testid="downstream-link"`)
+		ab.get(t, parentURL).want(t, http.StatusOK).contains(t, `data-job="kids"`, `href="`+childURL+`" data-testid="downstream-link"`,
+			`>xss &lt;img src=x onerror=alert(1)&gt;</a>`).lacks(t, "<img src=x")
 		ab.get(t, childURL).want(t, http.StatusOK).contains(t, `data-testid="parent-pipeline"`, `href="`+parentURL+`"`, `data-job="unit"`)
 		// The list shows the parent, not the child.
 		ab.get(t, base+"pipelines").want(t, http.StatusOK).contains(t, `href="`+parentURL+`"`).lacks(t, `href="`+childURL+`"`)
