@@ -105,6 +105,11 @@ func (h *Handler) pipelineItemOf(p model.Project, pl model.Pipeline, user *model
 		Ref: pl.Ref, Tag: pl.Tag, SHA: pl.SHA, Short: pl.SHA[:min(8, len(pl.SHA))], Source: pl.Source,
 		Duration: ciDuration(pl.StartedAt, pl.FinishedAt, h.Now()), When: pl.CreatedAt.UTC().Format(time.RFC3339),
 		Ago: ago(pl.CreatedAt), YAMLErrors: pl.YAMLErrors, Child: pl.ParentID != 0}
+	if pl.Duration != nil && pl.FinishedAt != nil {
+		// The pipeline's own duration (GitLab's: the time its jobs ran).
+		start := pl.FinishedAt.Add(-time.Duration(*pl.Duration) * time.Second)
+		it.Duration = ciDuration(&start, pl.FinishedAt, h.Now())
+	}
 	if pl.SHA != "" {
 		it.CommitURL = base + "commit/" + url.PathEscape(pl.SHA)
 	}
@@ -278,7 +283,7 @@ type pipelineBody struct {
 	CancelURL  string
 }
 
-// pipelineID reads a pipeline's or job's id from a path segment.
+// pathID reads a pipeline's or job's id from a path segment.
 func pathID(s string) (int64, bool) {
 	if s == "" || len(s) > 18 || s[0] == '0' {
 		return 0, false
@@ -387,7 +392,7 @@ func (h *Handler) ciPost(w http.ResponseWriter, r *http.Request, a auth.Actor) b
 	if !ok {
 		return false
 	}
-	kind, verb := parts[0], parts[1+1]
+	kind, verb := parts[0], parts[2]
 	switch {
 	case kind == "pipelines" && (verb == "retry" || verb == "cancel"):
 		h.pipelineAction(w, r, a, full, id, verb)
