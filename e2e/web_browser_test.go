@@ -391,6 +391,18 @@ func TestWeb_browserCI(t *testing.T) {
 		do("open the pipelines", chromedp.Click(chromedp.CSS(`[data-testid="pipelines-tab"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="pipeline-list"]`)))
 		shot("pipelines")
+		// On a phone: nothing wider than the screen.
+		do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Reload(),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="pipeline-list"]`)))
+		if !eval(`document.documentElement.scrollWidth <= window.innerWidth`) {
+			t.Errorf("the pipelines page is wider than a phone's screen")
+		}
+		do("phone job", chromedp.Navigate(s.URL+jobPath), chromedp.WaitVisible(chromedp.CSS(`[data-testid="job-log"]`)))
+		if !eval(`document.documentElement.scrollWidth <= window.innerWidth`) {
+			t.Errorf("the job page is wider than a phone's screen")
+		}
+		shot("job-phone")
+		do("desktop", chromedp.EmulateReset(), chromedp.EmulateViewport(1280, 900))
 
 		// Retry: the button runs the job again, on the new job's page.
 		do("reload the finished job", chromedp.Navigate(s.URL+jobPath), chromedp.WaitVisible(chromedp.CSS(`[data-testid="job-retry"]`)))
