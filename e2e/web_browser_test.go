@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +256,209 @@ func TestWeb_browser(t *testing.T) {
 		if err != nil || len(entries) < n {
 			t.Errorf("screenshots in %s: %d, %v", shots, len(entries), err)
 		}
+	})
+}
+
+// webLiveCI's job writes a line, waits (boundedly) for the test's signal
+// file, then writes another: the test opens the job's page between the
+// two.
+const webLiveCI = `
+live:
+  script:
+    - echo first-line
+    - for i in $(seq 600); do [ -f "$GO_FILE" ] && break; sleep 0.1; done
+    - printf '\033[32msecond-line\033[0m\n'
+`
+
+// TestWeb_browserCI drives chromium through the CI pages while Quarry's
+// runner runs a job: the job's log grows on the open page without a
+// reload, within a second of the runner's trace update reaching the
+// server, the page stops following when the job ends, and the retry
+// button runs the job again. One browser at a time (EachSerial), and the
+// latency is wall-clock timing.
+func TestWeb_browserCI(t *testing.T) {
+	apitest.EachSerial(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		p := newCIProject(t, s, alice, "live", nil)
+		signal := filepath.Join(t.TempDir(), "go")
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/variables", p.ID), Token: alice.Token,
+			JSON: map[string]any{"key": "GO_FILE", "value": signal}}).Want(t, http.StatusCreated)
+		r := projectRunner(t, p, map[string]any{"description": "live-runner"})
+		quarryRunner(1)(t, s.URL, r.Token, t.TempDir())
+
+		path, err := exec.LookPath("chromium")
+		if err != nil {
+			t.Fatalf("chromium is not installed (apt-get install chromium): %v", err)
+		}
+		shots := os.Getenv("QUARRY_WEB_SCREENSHOTS")
+		if shots == "" {
+			shots = t.TempDir()
+		} else {
+			shots = filepath.Join(shots, s.Target.Name)
+			if err := os.MkdirAll(shots, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+			chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900), chromedp.UserDataDir(t.TempDir()))
+		actx, stop := chromedp.NewExecAllocator(ctx, opts...)
+		defer stop()
+		bctx, closeBrowser := chromedp.NewContext(actx)
+		defer closeBrowser()
+		do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+			t.Helper()
+			if err := chromedp.Do(bctx, actions...); err != nil {
+				t.Fatalf("%s: %v", step, err)
+			}
+		}
+		eval := func(js string) bool {
+			t.Helper()
+			v, err := chromedp.Run(bctx, chromedp.Evaluate[bool](js))
+			if err != nil {
+				t.Fatalf("evaluate %s: %v", js, err)
+			}
+			return v
+		}
+		shot := func(name string) {
+			t.Helper()
+			b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatalf("screenshot %s: %v", name, err)
+			}
+			if err := os.WriteFile(filepath.Join(shots, "ci-"+name+".png"), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		do("sign in", chromedp.Navigate(s.URL+"/users/sign_in"), chromedp.WaitVisible(chromedp.CSS("#user_login")),
+			chromedp.SendKeys(chromedp.CSS("#user_login"), "alice"), chromedp.SendKeys(chromedp.CSS("#user_password"), webPassword),
+			chromedp.Click(chromedp.CSS(`[data-testid="sign-in-button"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-menu"]`)))
+
+		// The job runs and has written its first line.
+		p.commit(t, "main", map[string]string{".gitlab-ci.yml": webLiveCI})
+		var job jobJSON
+		trace := func(id int64) string {
+			res := s.Get(t, fmt.Sprintf("/projects/%d/jobs/%d/trace", p.ID, id), alice.Token)
+			return string(res.Body)
+		}
+		eventuallyFor(t, time.Minute, "the live job runs and logs its first line", func() bool {
+			for _, pl := range p.pipelines(t, "source=push") {
+				for _, j := range p.jobs(t, pl.ID) {
+					if j.Status == "running" && strings.Contains(trace(j.ID), "first-line\n") {
+						job = j
+						return true
+					}
+				}
+			}
+			return false
+		})
+
+		// Its page, following the log.
+		jobPath := fmt.Sprintf("/%s/-/jobs/%d", p.Path, job.ID)
+		do("open the running job", chromedp.Navigate(s.URL+jobPath), chromedp.WaitVisible(chromedp.CSS(`[data-testid="job-log"]`)))
+		if !eval(`document.getElementById('job-log').dataset.following === 'true' && document.getElementById('job-log').textContent.includes('first-line')`) ||
+			eval(`document.getElementById('job-log').textContent.includes('second-line')`) {
+			t.Fatalf("the running job's page does not show just its first line")
+		}
+		do("mark the page", chromedp.Evaluate[chromedp.Void](`window.quarryMark = 'still-here'`))
+		shot("job-running")
+
+		// The signal: the job writes its second line; the server has it
+		// when its trace has it, and the page within a second of that.
+		seen := make(chan time.Time, 1)
+		go func() {
+			req, _ := http.NewRequest("GET", fmt.Sprintf("%s/api/v4/projects/%d/jobs/%d/trace", s.URL, p.ID, job.ID), nil)
+			req.Header.Set("PRIVATE-TOKEN", alice.Token)
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					continue
+				}
+				var b bytes.Buffer
+				_, _ = b.ReadFrom(res.Body)
+				res.Body.Close()
+				if strings.Contains(b.String(), "second-line") {
+					seen <- time.Now()
+					return
+				}
+			}
+			close(seen)
+		}()
+		if err := os.WriteFile(signal, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](`document.querySelector('#job-log .term-fg2') !== null &&
+			document.getElementById('job-log').textContent.includes('second-line')`,
+			chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+			t.Fatalf("the second line never showed on the page: %v", err)
+		}
+		onPage := time.Now()
+		atServer, ok := <-seen
+		if !ok {
+			t.Fatal("the server's trace never had the second line")
+		}
+		if lag := onPage.Sub(atServer); lag > time.Second {
+			t.Errorf("the page showed the line %v after the server had it; want within 1s", lag)
+		} else {
+			t.Logf("the page showed the line %v after the server had it", lag)
+		}
+		if !eval(`window.quarryMark === 'still-here'`) {
+			t.Errorf("the page reloaded")
+		}
+		// The job ends: the page stops following.
+		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](`document.getElementById('job-log').dataset.complete === 'true'`,
+			chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+			t.Fatalf("the page never saw the job end: %v", err)
+		}
+		if !eval(`document.querySelector('[data-testid="job-heading"] [data-testid="ci-status"]').dataset.status === 'success' &&
+			document.querySelector('[data-testid="job-cancel"]') === null`) {
+			t.Errorf("the finished job's page still shows it running")
+		}
+		shot("job-done")
+		do("open the pipeline", chromedp.Click(chromedp.CSS(`[data-testid="job-pipeline"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="pipeline-graph"]`)))
+		if !eval(`document.querySelector('[data-testid="job"][data-job="live"]').dataset.status === 'success'`) {
+			t.Errorf("the pipeline's page does not show the live job passed")
+		}
+		shot("pipeline")
+		do("open the pipelines", chromedp.Click(chromedp.CSS(`[data-testid="pipelines-tab"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="pipeline-list"]`)))
+		shot("pipelines")
+		// On a phone: nothing wider than the screen.
+		do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Reload(),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="pipeline-list"]`)))
+		if !eval(`document.documentElement.scrollWidth <= window.innerWidth`) {
+			t.Errorf("the pipelines page is wider than a phone's screen")
+		}
+		do("phone job", chromedp.Navigate(s.URL+jobPath), chromedp.WaitVisible(chromedp.CSS(`[data-testid="job-log"]`)))
+		if !eval(`document.documentElement.scrollWidth <= window.innerWidth`) {
+			t.Errorf("the job page is wider than a phone's screen")
+		}
+		shot("job-phone")
+		do("desktop", chromedp.EmulateReset(), chromedp.EmulateViewport(1280, 900))
+
+		// Retry: the button runs the job again, on the new job's page.
+		do("reload the finished job", chromedp.Navigate(s.URL+jobPath), chromedp.WaitVisible(chromedp.CSS(`[data-testid="job-retry"]`)))
+		do("retry", chromedp.Click(chromedp.CSS(`[data-testid="job-retry"]`)))
+		var loc string
+		eventuallyFor(t, 30*time.Second, "the retry opened the new job's page", func() bool {
+			l, err := chromedp.Run(bctx, chromedp.Location())
+			loc = l
+			return err == nil && strings.HasPrefix(l, s.URL+"/"+p.Path+"/-/jobs/") && l != s.URL+jobPath
+		})
+		do("the new job's page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="job-name"]`)))
+		newID, err := strconv.ParseInt(loc[strings.LastIndex(loc, "/")+1:], 10, 64)
+		if err != nil || newID <= job.ID {
+			t.Fatalf("after retry at %s", loc)
+		}
+		if got := latest(p.jobs(t, job.Pipeline.ID))["live"].ID; got != newID {
+			t.Errorf("the newest live job is %d; the page shows %d", got, newID)
+		}
+		eventuallyFor(t, time.Minute, "the retried job ran", func() bool {
+			return latest(p.jobs(t, job.Pipeline.ID))["live"].Status == "success"
+		})
+		shot("job-retried")
 	})
 }

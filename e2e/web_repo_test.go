@@ -297,5 +297,32 @@ func TestWeb_webURLs(t *testing.T) {
 			cases[3].url != "/hidden/secret/-/merge_requests/1" {
 			t.Errorf("web URLs %+v", cases)
 		}
+
+		// A pipeline's and a job's web_url (no runner: the job waits).
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%v/repository/files/.gitlab-ci.yml", p["id"]), Token: alice.Token,
+			JSON: map[string]any{"branch": "main", "content": "build: {script: [make]}\n", "commit_message": "CI"}}).Want(t, http.StatusCreated)
+		var pls []struct {
+			ID int64 `json:"id"`
+		}
+		eventually(t, "the push pipeline", func() bool {
+			s.Get(t, fmt.Sprintf("/projects/%v/pipelines", p["id"]), alice.Token).Want(t, http.StatusOK).JSON(t, &pls)
+			return len(pls) > 0
+		})
+		plURL := webURL(fmt.Sprintf("/projects/%v/pipelines/%d", p["id"], pls[0].ID), alice.Token)
+		var jobs []map[string]any
+		s.Get(t, fmt.Sprintf("/projects/%v/pipelines/%d/jobs", p["id"], pls[0].ID), alice.Token).Want(t, http.StatusOK).JSON(t, &jobs)
+		if len(jobs) != 1 {
+			t.Fatalf("jobs %v", jobs)
+		}
+		jobURL, _ := jobs[0]["web_url"].(string)
+		jobURL = strings.TrimPrefix(jobURL, s.URL)
+		for u, want := range map[string]string{plURL: `data-testid="pipeline-heading"`, jobURL: `data-testid="job-name">build<`} {
+			ab.get(t, u).want(t, http.StatusOK).contains(t, want)
+			admin.get(t, u).want(t, http.StatusOK)
+			bob.get(t, u).want(t, http.StatusNotFound)
+			if loc := anon.get(t, u).want(t, http.StatusFound).Header.Get("Location"); !strings.HasPrefix(loc, "/users/sign_in?redirect_to=") {
+				t.Errorf("%s: Location %q", u, loc)
+			}
+		}
 	})
 }

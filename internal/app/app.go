@@ -389,7 +389,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	rels := releases.New(db, a.Projects, a.Groups, repoFiles)
 	pages, err := web.New(web.Deps{Users: a.Users, Groups: a.Groups, Projects: a.Projects, Files: repoFiles,
 		Wikis: a.Wikis, Snippets: a.Snippets, Tokens: a.Tokens, Releases: rels, ExternalURL: cfg.ExternalURL, Log: log, Now: db.Now,
-		MRs: a.MRs, Approvals: a.Approval})
+		MRs: a.MRs, Approvals: a.Approval, CI: a.CI})
 	if err != nil {
 		a.Close()
 		return nil, err

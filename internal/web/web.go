@@ -22,6 +22,7 @@ import (
 
 	"quarry/internal/approvals"
 	"quarry/internal/auth"
+	"quarry/internal/ci"
 	"quarry/internal/groups"
 	"quarry/internal/mergerequests"
 	"quarry/internal/model"
@@ -45,6 +46,8 @@ type Deps struct {
 	Snippets *snippets.Service
 	Tokens   *tokens.Service
 	Releases *releases.Service
+	// CI serves the pipelines and jobs pages.
+	CI *ci.Service
 	// ExternalURL is the instance's base URL (no trailing slash): clone
 	// URLs, the Secure flag of cookies (https) and the trusted origin of
 	// forms.
@@ -164,6 +167,9 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.mrAction(w, r, a, p)
 		return
 	}
+	if post && h.ciPost(w, r, a) {
+		return
+	}
 	if h.userSettings(w, r, a, p) {
 		return
 	}
@@ -231,6 +237,10 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.snippet(w, r, a, full, rest)
 	case "releases":
 		h.release(w, r, a, full, rest)
+	case "pipelines":
+		h.pipelinesRoute(w, r, a, full, rest)
+	case "jobs":
+		h.jobsRoute(w, r, a, full, rest)
 	default:
 		h.notFound(w, r, a)
 	}
