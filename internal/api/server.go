@@ -35,6 +35,7 @@ import (
 	"quarry/internal/groups"
 	"quarry/internal/housekeeping"
 	"quarry/internal/jobtokenscope"
+	"quarry/internal/keys"
 	"quarry/internal/labels"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
@@ -112,6 +113,8 @@ type Deps struct {
 	OIDC *oidc.Service
 	// Schedules are projects' pipeline schedules.
 	Schedules *schedules.Service
+	// Keys are users' SSH keys and deploy keys.
+	Keys *keys.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git http.Handler
 	// Web serves the HTML pages: every path outside /api/ that no row,

@@ -45,6 +45,7 @@ import (
 	"quarry/internal/housekeeping"
 	"quarry/internal/jobfiles"
 	"quarry/internal/jobtokenscope"
+	"quarry/internal/keys"
 	"quarry/internal/labels"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
@@ -414,6 +415,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Releases:      releases.New(db, a.Projects, a.Groups, repoFiles),
 		OIDC:          a.OIDC,
 		Schedules:     a.Schedules,
+		Keys:          keys.New(db, a.Users, a.Projects, set),
 		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
 			Access: gitAccess, Packs: packs},
 		Web:     pages,
