@@ -61,6 +61,7 @@ import (
 	"quarry/internal/schedules"
 	"quarry/internal/settings"
 	"quarry/internal/snippets"
+	"quarry/internal/sshd"
 	"quarry/internal/storagemoves"
 	"quarry/internal/store"
 	"quarry/internal/tasks"
@@ -88,6 +89,9 @@ type App struct {
 	Wikis      *wikis.Service
 	Snippets   *snippets.Service
 	Milestones *milestones.Service
+	// SSH serves git over SSH (nil when --ssh-listen is empty); Serve
+	// listens for it, tests may give it a listener of their own.
+	SSH *sshd.Server
 	// Boards are issue boards (a group export lists and recreates them).
 	Boards   *boards.Service
 	Settings *settings.Service
@@ -383,6 +387,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	gitAccess := gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus, a.Wikis)
 	gitAccess.SetSettings(set)
 	gitAccess.SetSnippets(a.Snippets)
+	keySvc := keys.New(db, a.Users, a.Projects, set)
+	gitAccess.SetDeployKeys(keySvc)
+	gitHandler := &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes, Access: gitAccess, Packs: packs}
+	if cfg.SSHListen != "" {
+		a.SSH, err = sshd.New(sshd.Config{HostKeyDir: filepath.Join(cfg.DataDir, "ssh")}, sshKeys{keySvc}, gitAccess, gitHandler, log)
+		if err != nil {
+			a.Close()
+			return nil, fmt.Errorf("ssh server: %w", err)
+		}
+	}
 	alertsSvc := alerts.New(db, a.Projects, set, up)
 	a.Projects.OnRemoving(alertsSvc.RemoveProjectImages)
 	// The web pages, beside the API: the API's server hands them the
@@ -393,6 +407,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		a.Close()
 		return nil, err
 	}
+	sshHost, sshPort := cfg.SSHClone()
 	srv, err := api.New(api.Deps{
 		Users: a.Users, Tokens: a.Tokens, Projects: a.Projects, Groups: a.Groups, Topics: a.Topics, Attributes: attributes.New(db), ProtectedEnvironments: a.ProtectedEnvironments, EntityCacheBytes: cfg.EntityCacheBytes,
 		Members:    members.New(db, a.Projects, a.Groups, cfg.UserCap),
@@ -415,12 +430,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Releases:      releases.New(db, a.Projects, a.Groups, repoFiles),
 		OIDC:          a.OIDC,
 		Schedules:     a.Schedules,
-		Keys:          keys.New(db, a.Users, a.Projects, set),
-		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
-			Access: gitAccess, Packs: packs},
-		Web:     pages,
-		Uploads: up, DB: db, Log: log,
+		Keys:          keySvc,
+		Git:           gitHandler,
+		Web:           pages,
+		Uploads:       up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
+		SSHHost: sshHost, SSHPort: sshPort,
 		MaxParsed: cfg.MaxParsedBodyBytes, MaxFile: cfg.MaxFileBytes, Registry: reg, Now: db.Now,
 		BodyPace: api.BodyPace{Stall: cfg.BodyStallTimeout, MinRate: cfg.BodyMinRate, Grace: cfg.BodyGrace},
 	})
@@ -489,6 +504,9 @@ func (a *App) StopRunnerQueue() { a.stopRunners() }
 
 // Close stops the background workers and releases the database.
 func (a *App) Close() error {
+	if a.SSH != nil {
+		a.SSH.Close()
+	}
 	if a.stopPacks != nil {
 		a.stopPacks()
 		<-a.packsDone
@@ -527,6 +545,21 @@ func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
 		}
 		a.pprofAddr = pp.ln.Addr()
 		defer pp.close()
+	}
+	if a.SSH != nil {
+		// Git over SSH is a second door: a port taken (another Quarry on
+		// this machine) is logged, and the API serves on.
+		if sln, err := net.Listen("tcp", a.Config.SSHListen); err != nil {
+			a.log.Error("ssh server not listening", "ssh_listen", a.Config.SSHListen, "err", err)
+		} else {
+			go func() {
+				if err := a.SSH.Serve(sln); err != nil {
+					a.log.Error("ssh server stopped", "err", err)
+				}
+			}()
+			defer a.SSH.Close()
+			a.log.Info("ssh listening", "ssh_listen", sln.Addr().String())
+		}
 	}
 	a.applyMemoryLimit()
 	srv := &http.Server{
@@ -636,4 +669,21 @@ type jobTokens func(ctx context.Context, secret string) (auth.Actor, error)
 
 func (f jobTokens) Authenticate(ctx context.Context, secret string) (auth.Actor, error) {
 	return f(ctx, secret)
+}
+
+// sshKeys adapts the keys service to the SSH server.
+type sshKeys struct{ k *keys.Service }
+
+func (s sshKeys) Authenticate(ctx context.Context, fp string) (gitaccess.KeyHolder, bool, error) {
+	h, err := s.k.Authenticate(ctx, fp)
+	if keys.IsRefused(err) {
+		return gitaccess.KeyHolder{}, true, nil
+	}
+	if err != nil {
+		return gitaccess.KeyHolder{}, false, err
+	}
+	if h.Key.Deploy {
+		return gitaccess.KeyHolder{DeployKeyID: h.Key.ID}, false, nil
+	}
+	return gitaccess.KeyHolder{User: h.User}, false, nil
 }

@@ -51,6 +51,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/snippets":                  {"store", "auth", "model", "git", "tasks"},
 	"quarry/internal/badges":                    {"store", "auth", "model"},
 	"quarry/internal/keys":                      {"store", "auth", "model"},
+	"quarry/internal/sshd":                      {"gitaccess", "git", "git/smarthttp", "auth", "model"},
 	"quarry/internal/releases":                  {"store", "auth", "model", "repofiles"},
 	"quarry/internal/schedules":                 {"store", "auth", "model", "tasks", "ci"},
 	"quarry/internal/errortracking":             {"store", "auth", "model"},
