@@ -150,7 +150,7 @@ func TestGitSSH_cloneAndPush(t *testing.T) {
 		ownerKey, ownerPub := sshIdentity(t, "ed25519")
 		devKey, devPub := sshIdentity(t, "ecdsa")
 		deployKey, deployPub := sshIdentity(t, "rsa")
-		addKey(t, s, "/user/keys", owner.Token, map[string]any{"title": "owner", "key": ownerPub}).Want(t, http.StatusCreated)
+		ownerKeyID := itoa(int64(addKey(t, s, "/user/keys", owner.Token, map[string]any{"title": "owner", "key": ownerPub}).Want(t, http.StatusCreated).Object(t)["id"].(float64)))
 		devKeyID := int64(addKey(t, s, "/user/keys", dev.Token, map[string]any{"title": "dev", "key": devPub}).Want(t, http.StatusCreated).Object(t)["id"].(float64))
 
 		p := newCIProject(t, s, owner, "viassh", map[string]string{".gitlab-ci.yml": pushBuildOnly})
@@ -173,7 +173,11 @@ func TestGitSSH_cloneAndPush(t *testing.T) {
 			t.Errorf("missing project: %d %q", code, out)
 		}
 
-		// Clone and push over SSH; the push makes its pipeline.
+		// Clone and push over SSH; the push makes its pipeline. The key's
+		// use is recorded.
+		if k := s.Get(t, "/user/keys/"+ownerKeyID, owner.Token).Want(t, 200).Object(t); k["last_used_at"] == nil {
+			t.Errorf("last_used_at after the greeting: %v", k)
+		}
 		c := sshClone(t, p, url, ownerKey)
 		sha := c.commit("over ssh", map[string]string{"ssh.txt": "hello\n"})
 		c.pushRefs("HEAD:main")

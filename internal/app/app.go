@@ -683,7 +683,9 @@ func (s sshKeys) Authenticate(ctx context.Context, fp string) (gitaccess.KeyHold
 		return gitaccess.KeyHolder{}, false, err
 	}
 	if h.Key.Deploy {
-		return gitaccess.KeyHolder{DeployKeyID: h.Key.ID}, false, nil
+		return gitaccess.KeyHolder{DeployKeyID: h.Key.ID, KeyID: h.Key.ID}, false, nil
 	}
-	return gitaccess.KeyHolder{User: h.User}, false, nil
+	return gitaccess.KeyHolder{User: h.User, KeyID: h.Key.ID}, false, nil
 }
+
+func (s sshKeys) Used(ctx context.Context, keyID int64) error { return s.k.Used(ctx, keyID) }

@@ -11,10 +11,12 @@ import (
 )
 
 // KeyHolder is who an SSH connection authenticated as: the user of a
-// user's key, or a deploy key (DeployKeyID).
+// user's key, or a deploy key (DeployKeyID); KeyID is the key's id
+// either way.
 type KeyHolder struct {
 	User        *model.User
 	DeployKeyID int64
+	KeyID       int64
 }
 
 // DeployKeys tells what a deploy key may do on a project (the keys

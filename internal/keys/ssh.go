@@ -28,7 +28,8 @@ var errRefused = errors.New("key refused")
 // Authenticate finds the key with a SHA256 fingerprint (unpadded
 // base64, one indexed lookup) for the SSH server: refused when unknown,
 // expired, a signing-only key, or a key of a user who may not sign in
-// (blocked, deactivated, …); its last use is recorded.
+// (blocked, deactivated, …). The client has not proven it holds the key
+// yet: Used records its use once it has.
 func (s *Service) Authenticate(ctx context.Context, sha256 string) (Holder, error) {
 	k, err := s.db.SSHKeyBySHA256(ctx, sha256)
 	if errors.Is(err, model.ErrNotFound) {
@@ -55,15 +56,23 @@ func (s *Service) Authenticate(ctx context.Context, sha256 string) (Holder, erro
 		}
 		h.User = &u
 	}
-	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedPeriod {
-		err := s.db.InTx(ctx, func(tx *store.Tx) error {
-			return tx.TouchSSHKey(ctx, k.ID, now.UnixMicro(), now.Add(-lastUsedPeriod).UnixMicro())
-		})
-		if err != nil {
-			return Holder{}, err
-		}
-	}
 	return h, nil
+}
+
+// Used records that a key signed in now (last_used_at, written at most
+// once a day, as GitLab's Keys::LastUsedService).
+func (s *Service) Used(ctx context.Context, keyID int64) error {
+	now := s.db.Now()
+	k, err := s.db.SSHKeyByID(ctx, keyID)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil // removed meanwhile
+	}
+	if err != nil || (k.LastUsedAt != nil && now.Sub(*k.LastUsedAt) < lastUsedPeriod) {
+		return err
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		return tx.TouchSSHKey(ctx, keyID, now.UnixMicro(), now.Add(-lastUsedPeriod).UnixMicro())
+	})
 }
 
 // IsRefused reports whether Authenticate refused a key (rather than

@@ -34,9 +34,11 @@ import (
 )
 
 // Keys finds who a key authenticates (the keys service, adapted):
-// refused is true for a key that may not sign in.
+// refused is true for a key that may not sign in. Used is told of a key
+// once the client has proven it holds it.
 type Keys interface {
 	Authenticate(ctx context.Context, fingerprintSHA256 string) (who gitaccess.KeyHolder, refused bool, err error)
+	Used(ctx context.Context, keyID int64) error
 }
 
 // Access authorizes git over SSH (gitaccess.Service).
@@ -299,6 +301,9 @@ func (s *Server) serveConn(raw net.Conn) {
 	who, ok := holders[sconn.Permissions.Extensions["fp"]]
 	if !ok {
 		return
+	}
+	if err := s.keys.Used(s.ctx, who.KeyID); err != nil && s.ctx.Err() == nil {
+		s.log.Error("ssh key use", "key_id", who.KeyID, "err", err)
 	}
 	// From here the connection lives while it talks.
 	c.authed.Store(true)
