@@ -30,16 +30,16 @@ import (
 
 // sshServer starts a server whose SSH server listens on a port of its
 // own (127.0.0.1:0), with a clock the test moves.
-func sshServer(t *testing.T, target storetest.Target, clock *testClock) (*apitest.Server, string) {
+func sshServer(t testing.TB, target storetest.Target, clock *testClock, opts ...apitest.Option) (*apitest.Server, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := apitest.Start(t, target, func(c *config) {
+	s := apitest.Start(t, target, append(opts, func(c *config) {
 		c.SSHListen = ln.Addr().String()
 		c.Clock = clock.Now
-	})
+	})...)
 	if s.App.SSH == nil {
 		ln.Close()
 		t.Fatal("no SSH server")
@@ -59,7 +59,7 @@ func sshServer(t *testing.T, target storetest.Target, clock *testClock) (*apites
 // sshIdentity writes a new private key of a kind (ed25519, ecdsa, rsa)
 // to a file and returns its path and the public key's authorized_keys
 // line.
-func sshIdentity(t *testing.T, kind string) (string, string) {
+func sshIdentity(t testing.TB, kind string) (string, string) {
 	t.Helper()
 	var priv, pub any
 	switch kind {
