@@ -309,9 +309,13 @@ func (s *Server) serveConn(raw net.Conn) {
 	c.authed.Store(true)
 	_ = raw.SetDeadline(time.Now().Add(s.cfg.IdleTimeout))
 	go ssh.DiscardRequests(reqs)
+	// The connection's commands end with it (their git processes are
+	// killed), and with the server.
+	ctx, cancel := context.WithCancel(s.ctx)
 	sessions := make(chan struct{}, s.cfg.MaxSessions)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	defer cancel()
 	for nc := range chans {
 		if nc.ChannelType() != "session" {
 			_ = nc.Reject(ssh.UnknownChannelType, "unknown channel type")
@@ -332,14 +336,14 @@ func (s *Server) serveConn(raw net.Conn) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sessions }()
-			s.session(ch, creqs, who)
+			s.session(ctx, ch, creqs, who)
 		}()
 	}
 }
 
 // session serves one session: env (GIT_PROTOCOL only), then exec of a
 // git command or a shell (the greeting).
-func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request, who gitaccess.KeyHolder) {
+func (s *Server) session(ctx context.Context, ch ssh.Channel, reqs <-chan *ssh.Request, who gitaccess.KeyHolder) {
 	defer ch.Close()
 	protocol := ""
 	for req := range reqs {
@@ -365,7 +369,7 @@ func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request, who gitaccess
 				continue
 			}
 			_ = req.Reply(true, nil)
-			exit(ch, s.exec(ch, who, cmd.Command, protocol))
+			exit(ch, s.exec(ctx, ch, who, cmd.Command, protocol))
 			return
 		default:
 			_ = req.Reply(false, nil)
@@ -386,7 +390,7 @@ func exit(ch ssh.Channel, code int) {
 }
 
 // exec runs one command and gives its exit code.
-func (s *Server) exec(ch ssh.Channel, who gitaccess.KeyHolder, line, protocol string) int {
+func (s *Server) exec(ctx context.Context, ch ssh.Channel, who gitaccess.KeyHolder, line, protocol string) int {
 	if strings.TrimSpace(line) == "" {
 		fmt.Fprintf(ch, "Welcome to Quarry, %s!\n", greetingName(who))
 		return 0
@@ -396,7 +400,6 @@ func (s *Server) exec(ch ssh.Channel, who gitaccess.KeyHolder, line, protocol st
 		fmt.Fprintln(ch.Stderr(), msgDisallowed)
 		return 1
 	}
-	ctx := s.ctx
 	g, err := s.access.AuthorizeSSH(ctx, who, cmd.Path, cmd.Service == smarthttp.ReceivePack)
 	if err == nil {
 		err = s.git.ServeStream(ctx, cmd.Service, g, smarthttp.Stream{In: ch, Out: ch, Protocol: protocol})
@@ -412,7 +415,7 @@ func (s *Server) exec(ch ssh.Channel, who gitaccess.KeyHolder, line, protocol st
 	case errors.As(err, &ge) && ge.Code > 0:
 		return ge.Code
 	}
-	if s.ctx.Err() == nil {
+	if ctx.Err() == nil {
 		s.log.Error("git over ssh", "path", cmd.Path, "service", string(cmd.Service), "err", err)
 	}
 	writeError(ch.Stderr(), "An internal server error occurred.")

@@ -57,7 +57,11 @@ func (h *Handler) ServeStream(ctx context.Context, svc Service, grant Grant, st 
 		env = append(env, "GIT_PROTOCOL="+st.Protocol)
 	}
 	dir := filepath.Join(o.Root, o.Rel)
-	proc, err := h.Runner.Start(ctx, dir, git.Command{Name: name, Args: []string{dir}, Env: env})
+	// A client that stops reading ends git: nothing would drain its
+	// output, and it would wait on the pipe for ever.
+	pctx, kill := context.WithCancel(ctx)
+	defer kill()
+	proc, err := h.Runner.Start(pctx, dir, git.Command{Name: name, Args: []string{dir}, Env: env})
 	if err != nil {
 		return err
 	}
@@ -66,7 +70,10 @@ func (h *Handler) ServeStream(ctx context.Context, svc Service, grant Grant, st 
 		proc.Stdin.Close()
 	}()
 	_, cerr := io.Copy(st.Out, proc.Stdout)
-	if err := proc.Wait(); err != nil {
+	if cerr != nil {
+		kill()
+	}
+	if err := proc.Wait(); err != nil && cerr == nil {
 		return err
 	}
 	return cerr
