@@ -208,6 +208,20 @@ func TestGitSSH_cloneAndPush(t *testing.T) {
 		w.pushRefs("HEAD")
 		s.Get(t, "/projects/"+itoa(p.ID)+"/wikis/page", owner.Token).Want(t, 200)
 
+		// A snippet's repository, at its ssh_url_to_repo.
+		sid := newSnippet(t, s, owner.Token, "/snippets", "Over SSH", "private", "snip.txt", "snippet body")
+		surl := s.Get(t, "/snippets/"+itoa(sid), owner.Token).Want(t, 200).Object(t)["ssh_url_to_repo"].(string)
+		if want := "ssh://git@127.0.0.1:" + port + "/snippets/" + itoa(sid) + ".git"; surl != want {
+			t.Errorf("snippet ssh_url_to_repo %q; want %q", surl, want)
+		}
+		sn := sshClone(t, p, surl, ownerKey)
+		if b, err := os.ReadFile(filepath.Join(sn.dir, "snip.txt")); err != nil || string(b) != "snippet body" {
+			t.Errorf("snippet clone: %q %v", b, err)
+		}
+		if out, err := gitSSH(t.TempDir(), devKey, "ls-remote", surl); err == nil || !strings.Contains(out, "could not be found") {
+			t.Errorf("another user's private snippet: %v\n%s", err, out)
+		}
+
 		// A developer pushes branches, not the protected default branch.
 		d := sshClone(t, p, url, devKey)
 		d.commit("dev work", map[string]string{"dev.txt": "x\n"})
@@ -250,6 +264,13 @@ func TestGitSSH_cloneAndPush(t *testing.T) {
 		s.Do(t, apitest.Request{Method: "PUT", Path: "/application/settings", Token: s.RootToken, JSON: map[string]any{"enabled_git_access_protocol": ""}}).Want(t, 200)
 		if out, err := gitSSH(t.TempDir(), ownerKey, "ls-remote", url); err != nil {
 			t.Errorf("ssh with both protocols: %v\n%s", err, out)
+		}
+
+		// A key for signing only does not sign in.
+		signKey, signPub := sshIdentity(t, "ed25519")
+		addKey(t, s, "/user/keys", dev.Token, map[string]any{"title": "signing", "key": signPub, "usage_type": "signing"}).Want(t, http.StatusCreated)
+		if out, err := gitSSH(t.TempDir(), signKey, "ls-remote", url); err == nil || !strings.Contains(out, "Permission denied") {
+			t.Errorf("signing key: %v\n%s", err, out)
 		}
 
 		// A removed key, a blocked user's key: refused.
