@@ -59,49 +59,51 @@ type description struct {
 
 // allowed lists the subcommands Quarry runs.
 var allowed = map[string]description{
-	"init":           {},
-	"cat-file":       {endOfOptions: true},
-	"commit-tree":    {endOfOptions: true},
-	"count-objects":  {},
-	"fetch":          {endOfOptions: true},
-	"for-each-ref":   {endOfOptions: true},
-	"hash-object":    {endOfOptions: true},
-	"ls-tree":        {endOfOptions: true},
-	"mktree":         {},
-	"read-tree":      {endOfOptions: true},
-	"rev-list":       {endOfOptions: true},
-	"rev-parse":      {endOfOptions: true},
-	"symbolic-ref":   {},
-	"update-index":   {},
-	"update-ref":     {endOfOptions: true},
-	"write-tree":     {},
-	"config":         {},
-	"archive":        {},
-	"blame":          {}, // git 2.39 blame rejects --end-of-options; its one arg is a commit id
-	"diff-tree":      {endOfOptions: true},
-	"merge-base":     {endOfOptions: true},
-	"merge-tree":     {endOfOptions: true}, // --write-tree only: writes objects, never refs
-	"log":            {endOfOptions: true},
-	"show-ref":       {},
-	"upload-pack":    {},
-	"receive-pack":   {},
-	"upload-archive": {}, // git over SSH: git archive --remote
-	"shortlog":       {},
-	"tag":            {},
-	"http-backend":   {},
-	"commit-graph":   {},
-	"pack-refs":      {},
-	"gc":             {},
-	"clean":          {}, // the runner's reused work trees (pathspec :/ only)
-	"ls-files":       {}, // the runner's untracked artifacts (pathspec :/ only)
-	"repack":         {},
-	"version":        {}, // part of the pack cache's keys
-	"fsck":           {}, // a storage move's check of its copy
-	"prune":          {}, // housekeeping: --expire=<date> only, never "now"
-	"bundle":         {}, // group export and import: a wiki as one file (create --all, list-heads of our own file)
+	"init":          {},
+	"cat-file":      {endOfOptions: true},
+	"commit-tree":   {endOfOptions: true},
+	"count-objects": {},
+	"fetch":         {endOfOptions: true},
+	"for-each-ref":  {endOfOptions: true},
+	"hash-object":   {endOfOptions: true},
+	"ls-tree":       {endOfOptions: true},
+	"mktree":        {},
+	"read-tree":     {endOfOptions: true},
+	"rev-list":      {endOfOptions: true},
+	"rev-parse":     {endOfOptions: true},
+	"symbolic-ref":  {},
+	"update-index":  {},
+	"update-ref":    {endOfOptions: true},
+	"write-tree":    {},
+	"config":        {},
+	"archive":       {},
+	"blame":         {}, // git 2.39 blame rejects --end-of-options; its one arg is a commit id
+	"diff-tree":     {endOfOptions: true},
+	"merge-base":    {endOfOptions: true},
+	"merge-tree":    {endOfOptions: true}, // --write-tree only: writes objects, never refs
+	"log":           {endOfOptions: true},
+	"show-ref":      {},
+	"upload-pack":   {},
+	"receive-pack":  {},
+	"shortlog":      {},
+	"tag":           {},
+	"http-backend":  {},
+	"commit-graph":  {},
+	"pack-refs":     {},
+	"gc":            {},
+	"clean":         {}, // the runner's reused work trees (pathspec :/ only)
+	"ls-files":      {}, // the runner's untracked artifacts (pathspec :/ only)
+	"repack":        {},
+	"version":       {}, // part of the pack cache's keys
+	"fsck":          {}, // a storage move's check of its copy
+	"prune":         {}, // housekeeping: --expire=<date> only, never "now"
+	"bundle":        {}, // group export and import: a wiki as one file (create --all, list-heads of our own file)
 	// checkout: the CI runner's work tree (GIT_WORK_TREE); git 2.39
 	// checkout rejects --end-of-options, its one arg is a commit id.
 	"checkout": {},
+
+	// git over SSH: `git archive --remote`.
+	"upload-archive": {},
 }
 
 // CommandLine renders the command line (without "git"), refusing subcommands
