@@ -205,15 +205,18 @@ func (tx *Tx) DeployKeyLinks(ctx context.Context, keyIDs []int64, limit int) (ma
 	for i, id := range keyIDs {
 		args[i] = id
 	}
-	err := tx.each(ctx, "SELECT dp.id, dp.deploy_key_id, dp.project_id, dp.can_push FROM deploy_keys_projects dp WHERE dp.deploy_key_id IN ("+
-		placeholders(len(keyIDs))+") ORDER BY dp.id", args, func(r *sql.Rows) error {
+	// At most limit rows a key are read, however many projects have it.
+	args = append(args, limit)
+	err := tx.each(ctx, `SELECT id, deploy_key_id, project_id, can_push FROM (
+		SELECT dp.id, dp.deploy_key_id, dp.project_id, dp.can_push,
+			ROW_NUMBER() OVER (PARTITION BY dp.deploy_key_id ORDER BY dp.id) AS n
+		FROM deploy_keys_projects dp WHERE dp.deploy_key_id IN (`+placeholders(len(keyIDs))+`)) links
+		WHERE n <= ? ORDER BY id`, args, func(r *sql.Rows) error {
 		var d model.DeployKeyProject
 		if err := r.Scan(&d.ID, &d.Key.ID, &d.ProjectID, &d.CanPush); err != nil {
 			return err
 		}
-		if len(out[d.Key.ID]) < limit {
-			out[d.Key.ID] = append(out[d.Key.ID], d)
-		}
+		out[d.Key.ID] = append(out[d.Key.ID], d)
 		return nil
 	})
 	return out, err
