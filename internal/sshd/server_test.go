@@ -19,6 +19,7 @@ import (
 
 	"quarry/internal/gitaccess"
 	"quarry/internal/leaktest"
+	"quarry/internal/model"
 )
 
 func TestMain(m *testing.M) { leaktest.Main(m) }
@@ -163,5 +164,81 @@ func TestServer_hostKeysKept(t *testing.T) {
 		if string(b) != string(first[kind]) {
 			t.Errorf("%s host key changed on restart", kind)
 		}
+	}
+}
+
+// anyKey signs in every key as one user.
+type anyKey struct{}
+
+func (anyKey) Authenticate(context.Context, string) (gitaccess.KeyHolder, bool, error) {
+	return gitaccess.KeyHolder{User: &model.User{ID: 1, Username: "someone"}, KeyID: 1}, false, nil
+}
+
+func (anyKey) Used(context.Context, int64) error { return nil }
+
+func dialAny(t *testing.T, addr string) *ssh.Client {
+	t.Helper()
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ssh.Dial("tcp", addr, &ssh.ClientConfig{User: "git", Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)},
+		HostKeyCallback: ssh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestServer_idleTimeout(t *testing.T) {
+	_, addr := start(t, Config{IdleTimeout: 300 * time.Millisecond}, anyKey{})
+	c := dialAny(t, addr)
+	ended := make(chan error, 1)
+	go func() { ended <- c.Wait() }()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an idle connection stayed open")
+	}
+}
+
+func TestServer_greetingAndRefusedCommands(t *testing.T) {
+	_, addr := start(t, Config{MaxSessions: 1}, anyKey{})
+	c := dialAny(t, addr)
+	for _, tc := range []struct {
+		cmd, out string
+		code     int
+	}{
+		{"", "Welcome to Quarry, @someone!\n", 0},
+		{"rm -rf /", "Disallowed command\n", 1},
+		{"git-upload-pack '../x'", "Disallowed command\n", 1},
+	} {
+		sess, err := c.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := sess.CombinedOutput(tc.cmd)
+		code := 0
+		var ee *ssh.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitStatus()
+		} else if err != nil {
+			t.Fatalf("%q: %v", tc.cmd, err)
+		}
+		if string(out) != tc.out || code != tc.code {
+			t.Errorf("%q: %q, exit %d; want %q, %d", tc.cmd, out, code, tc.out, tc.code)
+		}
+	}
+	// One session at a time: a second one while the first is open is
+	// refused.
+	first, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if _, err := c.NewSession(); err == nil {
+		t.Error("a second session at once was opened")
 	}
 }
