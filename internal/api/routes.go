@@ -19,6 +19,7 @@ import (
 	"quarry/internal/api/groupexport"
 	"quarry/internal/api/groups"
 	apihousekeeping "quarry/internal/api/housekeeping"
+	apikeys "quarry/internal/api/keys"
 	"quarry/internal/api/labels"
 	"quarry/internal/api/members"
 	"quarry/internal/api/mergerequests"
@@ -79,6 +80,7 @@ func (s *Server) Table() []endpoint.Route {
 		apiprotectedenvs.New(d.ProtectedEnvironments, r).Routes(),
 		apischedules.New(d.Schedules, r).Routes(),
 		environments.New(d.CI, d.MRs, r).Routes(),
+		apikeys.New(d.Keys, r).Routes(),
 	)
 }
 

@@ -35,6 +35,7 @@ import (
 	"quarry/internal/groups"
 	"quarry/internal/housekeeping"
 	"quarry/internal/jobtokenscope"
+	"quarry/internal/keys"
 	"quarry/internal/labels"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
@@ -112,6 +113,8 @@ type Deps struct {
 	OIDC *oidc.Service
 	// Schedules are projects' pipeline schedules.
 	Schedules *schedules.Service
+	// Keys are users' SSH keys and deploy keys.
+	Keys *keys.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git http.Handler
 	// Web serves the HTML pages: every path outside /api/ that no row,
@@ -122,8 +125,11 @@ type Deps struct {
 	DB          Pinger
 	Log         *slog.Logger
 	ExternalURL string
-	Version     string
-	Revision    string
+	// SSHHost and SSHPort are what ssh_url_to_repo shows.
+	SSHHost  string
+	SSHPort  int
+	Version  string
+	Revision string
 	// MaxParsed bounds a known caller's parsed body; MaxFile, the content
 	// of the files and commits APIs (endpoint.ContentFile).
 	MaxParsed int64
@@ -166,6 +172,7 @@ func New(d Deps) (*Server, error) {
 	}
 	s := &Server{Deps: d, log: d.Log, render: entity.New(d.ExternalURL, d.Now)}
 	s.render.Cache = entity.NewCache(d.EntityCacheBytes)
+	s.render.SSHHost, s.render.SSHPort = d.SSHHost, d.SSHPort
 	s.metrics = newMetrics(s.Registry)
 	site := &endpoint.Site{ExternalURL: s.render.ExternalURL, MaxParsed: d.MaxParsed, ContentLimit: s.contentLimit, Log: d.Log,
 		Personal: d.Tokens, Seen: seen, Jobs: secretFunc(d.CI.AuthenticateJobToken), Runners: secretFunc(d.Runners.Authenticate),

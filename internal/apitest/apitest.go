@@ -187,6 +187,7 @@ func StartIn(t testing.TB, target storetest.Target, dir string, opts ...Option) 
 	cfg.PasswordCost = 4
 	cfg.LogLevel = "error"
 	cfg.TaskLease = 2 * time.Second
+	cfg.SSHListen = "" // a test that serves git over SSH sets it (and starts the SSH server)
 	for _, o := range opts {
 		o(&cfg)
 	}

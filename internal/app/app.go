@@ -45,6 +45,7 @@ import (
 	"quarry/internal/housekeeping"
 	"quarry/internal/jobfiles"
 	"quarry/internal/jobtokenscope"
+	"quarry/internal/keys"
 	"quarry/internal/labels"
 	"quarry/internal/members"
 	"quarry/internal/mergerequests"
@@ -60,6 +61,7 @@ import (
 	"quarry/internal/schedules"
 	"quarry/internal/settings"
 	"quarry/internal/snippets"
+	"quarry/internal/sshd"
 	"quarry/internal/storagemoves"
 	"quarry/internal/store"
 	"quarry/internal/tasks"
@@ -87,6 +89,9 @@ type App struct {
 	Wikis      *wikis.Service
 	Snippets   *snippets.Service
 	Milestones *milestones.Service
+	// SSH serves git over SSH (nil when --ssh-listen is empty); Serve
+	// listens for it, tests may give it a listener of their own.
+	SSH *sshd.Server
 	// Boards are issue boards (a group export lists and recreates them).
 	Boards   *boards.Service
 	Settings *settings.Service
@@ -382,14 +387,25 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	gitAccess := gitaccess.New(a.Tokens, jobTokens(a.CI.AuthenticateJobToken), a.Users, a.Projects, bus, a.Wikis)
 	gitAccess.SetSettings(set)
 	gitAccess.SetSnippets(a.Snippets)
+	keySvc := keys.New(db, a.Users, a.Projects, set)
+	gitAccess.SetDeployKeys(keySvc)
+	gitHandler := &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes, Access: gitAccess, Packs: packs}
+	if cfg.SSHListen != "" {
+		a.SSH, err = sshd.New(sshd.Config{HostKeyDir: filepath.Join(cfg.DataDir, "ssh")}, sshKeys{keySvc}, gitAccess, gitHandler, log)
+		if err != nil {
+			a.Close()
+			return nil, fmt.Errorf("ssh server: %w", err)
+		}
+	}
 	alertsSvc := alerts.New(db, a.Projects, set, up)
 	a.Projects.OnRemoving(alertsSvc.RemoveProjectImages)
 	// The web pages, beside the API: the API's server hands them the
 	// paths outside /api/ that it does not serve.
 	rels := releases.New(db, a.Projects, a.Groups, repoFiles)
+	sshHost, sshPort := cfg.SSHClone()
 	pages, err := web.New(web.Deps{Users: a.Users, Groups: a.Groups, Projects: a.Projects, Files: repoFiles,
 		Wikis: a.Wikis, Snippets: a.Snippets, Tokens: a.Tokens, Releases: rels, ExternalURL: cfg.ExternalURL, Log: log, Now: db.Now,
-		MRs: a.MRs, Approvals: a.Approval, CI: a.CI})
+		MRs: a.MRs, Approvals: a.Approval, CI: a.CI, SSHHost: sshHost, SSHPort: sshPort})
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -416,11 +432,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Releases:      rels,
 		OIDC:          a.OIDC,
 		Schedules:     a.Schedules,
-		Git: &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes,
-			Access: gitAccess, Packs: packs},
-		Web:     pages,
-		Uploads: up, DB: db, Log: log,
+		Keys:          keySvc,
+		Git:           gitHandler,
+		Web:           pages,
+		Uploads:       up, DB: db, Log: log,
 		ExternalURL: cfg.ExternalURL, Version: buildinfo.APIVersion, Revision: buildinfo.Revision(),
+		SSHHost: sshHost, SSHPort: sshPort,
 		MaxParsed: cfg.MaxParsedBodyBytes, MaxFile: cfg.MaxFileBytes, Registry: reg, Now: db.Now,
 		BodyPace: api.BodyPace{Stall: cfg.BodyStallTimeout, MinRate: cfg.BodyMinRate, Grace: cfg.BodyGrace},
 	})
@@ -489,6 +506,9 @@ func (a *App) StopRunnerQueue() { a.stopRunners() }
 
 // Close stops the background workers and releases the database.
 func (a *App) Close() error {
+	if a.SSH != nil {
+		a.SSH.Close()
+	}
 	if a.stopPacks != nil {
 		a.stopPacks()
 		<-a.packsDone
@@ -527,6 +547,27 @@ func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
 		}
 		a.pprofAddr = pp.ln.Addr()
 		defer pp.close()
+	}
+	if a.SSH != nil {
+		// Git over SSH is a second door. An address the operator chose
+		// must open, or the start fails; the default one taken (another
+		// Quarry on this machine) is logged, and the API serves on.
+		if sln, err := net.Listen("tcp", a.Config.SSHListen); err != nil {
+			if a.Config.SSHListen != config.DefaultSSHListen {
+				ln.Close()
+				return fmt.Errorf("ssh listen: %w", err)
+			}
+			a.log.Error("ssh server not listening: its default address is taken (set --ssh-listen, or empty to turn it off)",
+				"ssh_listen", a.Config.SSHListen, "err", err)
+		} else {
+			go func() {
+				if err := a.SSH.Serve(sln); err != nil {
+					a.log.Error("ssh server stopped", "err", err)
+				}
+			}()
+			defer a.SSH.Close()
+			a.log.Info("ssh listening", "ssh_listen", sln.Addr().String())
+		}
 	}
 	a.applyMemoryLimit()
 	srv := &http.Server{
@@ -637,3 +678,22 @@ type jobTokens func(ctx context.Context, secret string) (auth.Actor, error)
 func (f jobTokens) Authenticate(ctx context.Context, secret string) (auth.Actor, error) {
 	return f(ctx, secret)
 }
+
+// sshKeys adapts the keys service to the SSH server.
+type sshKeys struct{ k *keys.Service }
+
+func (s sshKeys) Authenticate(ctx context.Context, fp string) (gitaccess.KeyHolder, bool, error) {
+	h, err := s.k.Authenticate(ctx, fp)
+	if keys.IsRefused(err) {
+		return gitaccess.KeyHolder{}, true, nil
+	}
+	if err != nil {
+		return gitaccess.KeyHolder{}, false, err
+	}
+	if h.Key.Deploy {
+		return gitaccess.KeyHolder{DeployKeyID: h.Key.ID, KeyID: h.Key.ID}, false, nil
+	}
+	return gitaccess.KeyHolder{User: h.User, KeyID: h.Key.ID}, false, nil
+}
+
+func (s sshKeys) Used(ctx context.Context, keyID int64) error { return s.k.Used(ctx, keyID) }

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,16 +158,29 @@ type Config struct {
 	// address but a loopback one is refused at start.
 	PprofListen string `toml:"pprof_listen"`
 
+	// SSHListen is where the built-in SSH server (git over SSH) listens;
+	// empty serves none. SSHExternalHost and SSHExternalPort are what
+	// ssh_url_to_repo shows (default: the external URL's host and the
+	// port of SSHListen).
+	SSHListen       string `toml:"ssh_listen"`
+	SSHExternalHost string `toml:"ssh_external_host"`
+	SSHExternalPort int    `toml:"ssh_external_port"`
+
 	// Clock, when set, is the time of the whole process: services, store
 	// writes, background work and rendered entities (tests set it; nil is
 	// the wall clock). It has no flag.
 	Clock func() time.Time `toml:"-"`
 }
 
+// DefaultSSHListen is where the built-in SSH server listens unless told
+// otherwise.
+const DefaultSSHListen = "127.0.0.1:2222"
+
 // Default returns the settings of a server started with no configuration.
 func Default() Config {
 	return Config{
 		Listen:          "127.0.0.1:8080",
+		SSHListen:       DefaultSSHListen,
 		DataDir:         "./quarry-data",
 		TokenPrefix:     "glpat-",
 		PasswordCost:    10,
@@ -290,6 +304,9 @@ func (c *Config) options() []option {
 		{Server, "geo-node-name", "QUARRY_GEO_NODE_NAME", "the geo node this process is; a secondary's name makes it read-only (empty: the primary)", &c.GeoNodeName},
 		{Server, "geo-status-interval", "QUARRY_GEO_STATUS_INTERVAL", "how often a secondary geo node pushes its status to the primary", &c.GeoStatusInterval},
 		{Server, "entity-cache-bytes", "QUARRY_ENTITY_CACHE_BYTES", "bytes of encoded projects, users and merge requests kept in memory by their rows' versions (0: none)", &c.EntityCacheBytes},
+		{Server, "ssh-listen", "QUARRY_SSH_LISTEN", "address the built-in SSH server (git over SSH) listens on (empty: off)", &c.SSHListen},
+		{Server, "ssh-external-host", "QUARRY_SSH_EXTERNAL_HOST", "host of SSH clone URLs (default: the external URL's host)", &c.SSHExternalHost},
+		{Server, "ssh-external-port", "QUARRY_SSH_EXTERNAL_PORT", "port of SSH clone URLs (default: the port of --ssh-listen)", &c.SSHExternalPort},
 		{Server, "pprof-listen", "QUARRY_PPROF_LISTEN", "loopback address serving net/http/pprof at /debug/pprof/ (empty: off; any other address is refused)", &c.PprofListen},
 	}
 }
@@ -511,6 +528,14 @@ func (c *Config) finish() error {
 	if len(c.GeoNodeName) > 255 {
 		return fmt.Errorf("geo node name: want at most 255 characters")
 	}
+	if c.SSHExternalPort < 0 || c.SSHExternalPort > 65535 {
+		return fmt.Errorf("ssh external port %d: want 1-65535 (0: the port of --ssh-listen)", c.SSHExternalPort)
+	}
+	if c.SSHListen != "" {
+		if _, _, err := net.SplitHostPort(c.SSHListen); err != nil {
+			return fmt.Errorf("ssh listen %q: %w", c.SSHListen, err)
+		}
+	}
 	if c.PprofListen != "" {
 		if err := LoopbackAddr(c.PprofListen); err != nil {
 			return fmt.Errorf("pprof listen: %w", err)
@@ -539,6 +564,27 @@ func LoopbackAddr(addr string) error {
 		return nil
 	}
 	return fmt.Errorf("address %q is not a loopback address (want 127.0.0.1:port, [::1]:port or localhost:port)", addr)
+}
+
+// SSHClone is the host and port SSH clone URLs show: the external SSH
+// host and port when set, else the external URL's host and the port the
+// SSH server listens on (22 when it listens nowhere).
+func (c Config) SSHClone() (host string, port int) {
+	host, port = c.SSHExternalHost, c.SSHExternalPort
+	if host == "" {
+		if u, err := url.Parse(c.ExternalURL); err == nil {
+			host = u.Hostname()
+		}
+	}
+	if port == 0 {
+		port = 22
+		if _, p, err := net.SplitHostPort(c.SSHListen); err == nil {
+			if n, err := strconv.Atoi(p); err == nil && n > 0 {
+				port = n
+			}
+		}
+	}
+	return host, port
 }
 
 // ExternalURLFor derives the URL clients use from a listen address.

@@ -101,6 +101,9 @@ var allowed = map[string]description{
 	// checkout: the CI runner's work tree (GIT_WORK_TREE); git 2.39
 	// checkout rejects --end-of-options, its one arg is a commit id.
 	"checkout": {},
+
+	// git over SSH: `git archive --remote`.
+	"upload-archive": {},
 }
 
 // CommandLine renders the command line (without "git"), refusing subcommands

@@ -76,14 +76,15 @@ type Snippets interface {
 
 // Service implements smarthttp.Access.
 type Service struct {
-	tokens    Tokens
-	jobs      Tokens
-	passwords Passwords
-	projects  Projects
-	events    RefsEvents
-	wikis     Wikis
-	settings  Settings
-	snippets  Snippets
+	tokens     Tokens
+	jobs       Tokens
+	passwords  Passwords
+	projects   Projects
+	events     RefsEvents
+	wikis      Wikis
+	settings   Settings
+	snippets   Snippets
+	deployKeys DeployKeys
 }
 
 // SetSnippets makes git over HTTP serve snippet repositories at
@@ -216,6 +217,13 @@ func (s *Service) Authorize(ctx context.Context, username, password string, has 
 			return smarthttp.Grant{}, deny(http.StatusForbidden, "Your token does not have the scope needed to "+map[bool]string{true: "push", false: "pull"}[push]+" this repository.")
 		}
 	}
+	return s.authorizeActor(ctx, a, fullPath, push)
+}
+
+// authorizeActor grants a known actor a clone or push of the repository
+// at fullPath (a project's, a wiki's or a snippet's): the rules of git
+// over HTTP and SSH alike.
+func (s *Service) authorizeActor(ctx context.Context, a auth.Actor, fullPath string, push bool) (smarthttp.Grant, error) {
 	if owner, ok := strings.CutSuffix(fullPath, ".wiki"); ok && s.wikis != nil {
 		g, err := s.authorizeWiki(ctx, a, owner, push)
 		if !errors.Is(err, model.ErrNotFound) {

@@ -1,7 +1,9 @@
 package model
 
 import (
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -135,4 +137,14 @@ func Parameterize(name string) string {
 		}
 	}
 	return strings.Trim(b.String(), "-_.")
+}
+
+// SSHCloneURL is where git over SSH reaches the repository at fullPath
+// (a project's path with namespace, a wiki's "….wiki"): git@host:path.git,
+// or ssh://git@host:port/path.git on another port than 22 (0 is 22).
+func SSHCloneURL(host string, port int, fullPath string) string {
+	if port != 0 && port != 22 {
+		return "ssh://git@" + net.JoinHostPort(host, strconv.Itoa(port)) + "/" + fullPath + ".git"
+	}
+	return "git@" + host + ":" + fullPath + ".git"
 }

@@ -224,7 +224,7 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 	}
 	p := v.Project
 	body := overviewBody{projectHead: head(v), HTTPClone: h.ExternalURL + "/" + p.FullPath() + ".git",
-		SSHClone: "git@" + h.sshHost + ":" + p.FullPath() + ".git", Ref: p.DefaultBranch}
+		SSHClone: model.SSHCloneURL(h.sshHost, h.SSHPort, p.FullPath()), Ref: p.DefaultBranch}
 	if v.CanReadCode && !p.EmptyRepo && p.DefaultBranch != "" {
 		c, err := h.Files.Commit(r.Context(), a, full, p.DefaultBranch, false)
 		switch {

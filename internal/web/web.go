@@ -52,7 +52,12 @@ type Deps struct {
 	// URLs, the Secure flag of cookies (https) and the trusted origin of
 	// forms.
 	ExternalURL string
-	Log         *slog.Logger
+	// SSHHost and SSHPort are where git over SSH is reached, as the API
+	// hands them out in ssh_url_to_repo (host: the external URL's when
+	// empty; port: 22 when 0).
+	SSHHost string
+	SSHPort int
+	Log     *slog.Logger
 	// Now is the clock of the sign-in limits (default time.Now).
 	Now func() time.Time
 	// SignInLimit bounds sign-in attempts per minute for one login; a
@@ -108,7 +113,10 @@ func New(d Deps) (*Handler, error) {
 		return nil, err
 	}
 	h.secure = u.Scheme == "https"
-	h.sshHost = u.Hostname()
+	h.sshHost = d.SSHHost
+	if h.sshHost == "" {
+		h.sshHost = u.Hostname()
+	}
 	cop := http.NewCrossOriginProtection()
 	if u.Scheme != "" && u.Host != "" {
 		if err := cop.AddTrustedOrigin(u.Scheme + "://" + u.Host); err != nil {

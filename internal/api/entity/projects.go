@@ -38,13 +38,17 @@ func (r *Renderer) NamespaceWebURL(n *model.Namespace) string {
 	return r.ExternalURL + "/" + n.FullPath
 }
 
-// sshURL is where git over SSH would reach a project.
+// SSHURL is where git over SSH reaches a repository: git@host:path.git,
+// or ssh://git@host:port/path.git on another port than 22.
 func (r *Renderer) SSHURL(fullPath string) string {
-	host := r.ExternalURL
-	if u, err := url.Parse(r.ExternalURL); err == nil {
-		host = u.Hostname()
+	host := r.SSHHost
+	if host == "" {
+		host = r.ExternalURL
+		if u, err := url.Parse(r.ExternalURL); err == nil {
+			host = u.Hostname()
+		}
 	}
-	return fmt.Sprintf("git@%s:%s.git", host, fullPath)
+	return model.SSHCloneURL(host, r.SSHPort, fullPath)
 }
 
 type ProjectBasic struct {

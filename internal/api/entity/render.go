@@ -20,6 +20,10 @@ type Renderer struct {
 	Now func() time.Time
 	// Cache keeps encoded entities by their rows' versions (nil: off).
 	Cache *Cache
+	// SSHHost and SSHPort are where git over SSH is reached (SSHURL);
+	// an empty host is the external URL's, port 0 is 22.
+	SSHHost string
+	SSHPort int
 }
 
 // New returns a renderer for a server reached at externalURL.

@@ -292,21 +292,12 @@ func backendEnv(r *http.Request, o Options) []string {
 		"REMOTE_ADDR=" + r.RemoteAddr,
 		"REMOTE_USER=" + o.User,
 		"SERVER_PROTOCOL=HTTP/1.1",
-		"QUARRY_DENY_REFS=" + strings.Join(o.Rules.Deny, " "),
-		"QUARRY_NOFORCE_REFS=" + strings.Join(o.Rules.NoForce, " "),
-		"QUARRY_NODELETE_REFS=" + strings.Join(o.Rules.NoDelete, " "),
-		"QUARRY_PUSH_LOG=" + o.PushLog,
-		"QUARRY_ONLY_REF=" + o.Rules.OnlyRef,
-		"QUARRY_PROTECTED_TAGS=" + strings.Join(o.Rules.ProtectedTags, " "),
-		"QUARRY_CREATE_TAGS=" + strings.Join(o.Rules.CreateTags, " "),
-		"QUARRY_TAG_DELETE_MESSAGE=" + o.Rules.TagDeleteMessage,
-		"QUARRY_MAX_FILES=" + positive(int64(o.Rules.MaxFiles)),
-		"QUARRY_MAX_BYTES=" + positive(o.Rules.MaxBytes),
 		// Pushes are allowed here only when the caller was authorized to.
 		"GIT_CONFIG_COUNT=2",
 		"GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=" + strconv.FormatBool(o.AllowPush),
 		"GIT_CONFIG_KEY_1=uploadpack.allowFilter", "GIT_CONFIG_VALUE_1=true",
 	}
+	env = append(env, hookEnv(o)...)
 	if r.ContentLength >= 0 {
 		env = append(env, "CONTENT_LENGTH="+strconv.FormatInt(r.ContentLength, 10))
 	}
@@ -317,6 +308,22 @@ func backendEnv(r *http.Request, o Options) []string {
 		env = append(env, "HTTP_GIT_PROTOCOL="+v, "GIT_PROTOCOL="+v)
 	}
 	return env
+}
+
+// hookEnv passes a push's rules and record file to the hooks.
+func hookEnv(o Options) []string {
+	return []string{
+		"QUARRY_DENY_REFS=" + strings.Join(o.Rules.Deny, " "),
+		"QUARRY_NOFORCE_REFS=" + strings.Join(o.Rules.NoForce, " "),
+		"QUARRY_NODELETE_REFS=" + strings.Join(o.Rules.NoDelete, " "),
+		"QUARRY_PUSH_LOG=" + o.PushLog,
+		"QUARRY_ONLY_REF=" + o.Rules.OnlyRef,
+		"QUARRY_PROTECTED_TAGS=" + strings.Join(o.Rules.ProtectedTags, " "),
+		"QUARRY_CREATE_TAGS=" + strings.Join(o.Rules.CreateTags, " "),
+		"QUARRY_TAG_DELETE_MESSAGE=" + o.Rules.TagDeleteMessage,
+		"QUARRY_MAX_FILES=" + positive(int64(o.Rules.MaxFiles)),
+		"QUARRY_MAX_BYTES=" + positive(o.Rules.MaxBytes),
+	}
 }
 
 // writeHeader answers with the status and headers of a CGI header.
@@ -451,14 +458,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	o := Options{Root: grant.Root, Rel: grant.Rel, Suffix: suffix, User: grant.User, AllowPush: grant.Push, Rules: grant.Rules, Packs: h.Packs}
 	if push {
-		f, err := os.CreateTemp(h.TempDir, "push-*.log")
+		log, err := h.pushLog()
 		if err != nil {
 			h.Log.Error("git push record", "path", fullPath, "err", err)
 			http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 			return
 		}
-		f.Close()
-		o.PushLog = f.Name()
+		o.PushLog = log
 		defer os.Remove(o.PushLog)
 	}
 	err = Serve(r.Context(), h.Runner, w, r, o)
@@ -466,15 +472,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Log.Error("git http-backend", "path", fullPath, "err", err)
 	}
 	if push {
-		// The refs moved even if the client went away meanwhile: what
-		// follows a push runs regardless.
-		ctx := context.WithoutCancel(r.Context())
-		push, err := readPushLog(o.PushLog)
-		if err == nil && len(push.Updates) > 0 {
-			err = h.Access.Pushed(ctx, grant, push)
-		}
-		if err != nil {
-			h.Log.Error("after push", "project_id", grant.ProjectID, "err", err)
-		}
+		h.followPush(r.Context(), grant, o.PushLog)
+	}
+}
+
+// pushLog makes the file a push's post-receive hook records it in.
+func (h *Handler) pushLog() (string, error) {
+	f, err := os.CreateTemp(h.TempDir, "push-*.log")
+	if err != nil {
+		return "", err
+	}
+	return f.Name(), f.Close()
+}
+
+// followPush tells Access what a finished push did. The refs moved even
+// if the client went away meanwhile: what follows a push runs
+// regardless.
+func (h *Handler) followPush(ctx context.Context, grant Grant, log string) {
+	ctx = context.WithoutCancel(ctx)
+	push, err := readPushLog(log)
+	if err == nil && len(push.Updates) > 0 {
+		err = h.Access.Pushed(ctx, grant, push)
+	}
+	if err != nil {
+		h.Log.Error("after push", "project_id", grant.ProjectID, "err", err)
 	}
 }
