@@ -159,6 +159,7 @@ type commitLine struct {
 // treeEntry is a file or folder of a listing.
 type treeEntry struct {
 	Name, Path, Type, URL string
+	ID                    string // the blob's or tree's object id
 }
 
 // project is a project's overview: description, topics, clone URLs,
@@ -224,7 +225,7 @@ func (h *Handler) listTree(r *http.Request, a auth.Actor, p model.Project, ref, 
 	base := "/" + p.FullPath() + "/-/"
 	out := make([]treeEntry, 0, len(es))
 	for _, e := range es {
-		te := treeEntry{Name: e.Name, Path: e.Path, Type: e.Type}
+		te := treeEntry{Name: e.Name, Path: e.Path, Type: e.Type, ID: e.ID}
 		switch e.Type {
 		case "tree":
 			te.URL = base + "tree/" + escapePath(ref) + "/" + escapePath(e.Path)
@@ -247,7 +248,7 @@ const maxReadme = 512 << 10
 
 // readme renders the root folder's README, preferring Markdown.
 func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries []treeEntry, body *overviewBody) error {
-	best, rank := "", 0
+	best, bestID, rank := "", "", 0
 	for _, e := range entries {
 		if e.Type != "blob" {
 			continue
@@ -264,10 +265,14 @@ func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries
 			n = 2
 		}
 		if n > rank {
-			best, rank = e.Path, n
+			best, bestID, rank = e.Path, e.ID, n
 		}
 	}
 	if best == "" {
+		return nil
+	}
+	if html, ok := readmes.get(bestID, p.FullPath(), p.DefaultBranch); ok {
+		body.ReadmeName, body.Readme = best, html
 		return nil
 	}
 	f, err := h.Files.Stat(r.Context(), a, p.FullPath(), best, p.DefaultBranch)
@@ -281,10 +286,11 @@ func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries
 	body.ReadmeName = best
 	if isMarkdown(best) {
 		body.Readme = renderMarkdown(data, p.FullPath(), p.DefaultBranch, "")
-		return nil
+	} else {
+		// RenderHTML escapes what is not Markdown.
+		body.Readme = template.HTML(wikis.RenderHTML("plain", data)) //nolint:gosec
 	}
-	// RenderHTML escapes what is not Markdown.
-	body.Readme = template.HTML(wikis.RenderHTML("plain", data)) //nolint:gosec
+	readmes.add(f.BlobID, p.FullPath(), p.DefaultBranch, body.Readme)
 	return nil
 }
 
@@ -303,21 +309,7 @@ const maxRefSegments = 8
 // splitRef splits "<ref>/<path>" at the longest ref that exists (as
 // GitLab does: branch and tag names may hold slashes).
 func (h *Handler) splitRef(r *http.Request, a auth.Actor, full, rest string) (ref, p string, c repofiles.CommitView, err error) {
-	segs := strings.Split(rest, "/")
-	if rest == "" || segs[0] == "" {
-		return "", "", c, model.NotFound("Commit")
-	}
-	for n := min(len(segs), maxRefSegments); n >= 1; n-- {
-		cand := strings.Join(segs[:n], "/")
-		c, err = h.Files.Commit(r.Context(), a, full, cand, false)
-		if err == nil {
-			return cand, strings.Join(segs[n:], "/"), c, nil
-		}
-		if !isKind(err, model.KindNotFound) {
-			return "", "", c, err
-		}
-	}
-	return "", "", c, model.NotFound("Commit")
+	return h.Files.SplitRef(r.Context(), a, full, rest, maxRefSegments)
 }
 
 // pathCrumbs are the ref's root and each folder of p.
