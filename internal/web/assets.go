@@ -62,6 +62,7 @@ func loadAssets() (*assets, error) {
 				return err
 			}
 			b = append(b, css...)
+			b = append(b, languageCSS()...)
 		}
 		return as.add(base, b)
 	})

@@ -147,6 +147,7 @@ type overviewBody struct {
 	Parent              string // none: the root folder
 	Readme              template.HTML
 	ReadmeName          string
+	Languages           []language
 }
 
 // commitLine is a commit as the pages list one.
@@ -192,6 +193,10 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 				return
 			}
 			body.Entries, body.More = entries, more
+			if body.Languages, err = h.languages(r, a, v); err != nil {
+				h.failIn(w, r, a, err)
+				return
+			}
 			if err := h.readme(r, a, p, entries, &body); err != nil {
 				h.failIn(w, r, a, err)
 				return
