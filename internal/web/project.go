@@ -114,7 +114,7 @@ func (h *Handler) resolveProject(r *http.Request, a auth.Actor, full string) (pr
 		// Only full paths name projects here (not ids).
 		return projects.View{}, model.NotFound("Project")
 	}
-	return h.Projects.View(r.Context(), a, p, acc, false)
+	return h.Projects.PageView(r.Context(), a, p, acc)
 }
 
 func head(v projects.View) projectHead {
