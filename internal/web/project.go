@@ -420,7 +420,11 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 		h.failIn(w, r, a, err)
 		return
 	}
-	f, err := h.Files.Stat(r.Context(), a, full, file, ref)
+	limit := int64(maxBlobView) // an image is shown from its raw URL: no content read
+	if imageType(path.Base(file)) != "" {
+		limit = 0
+	}
+	f, data, err := h.Files.ReadUpTo(r.Context(), a, full, file, ref, limit)
 	if err != nil {
 		if isKind(err, model.KindNotFound) {
 			h.notFound(w, r, a)
@@ -439,11 +443,6 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 	case f.Size > maxBlobView:
 		body.TooLarge = true
 	default:
-		_, data, err := h.Files.Read(r.Context(), a, full, file, ref)
-		if err != nil {
-			h.failIn(w, r, a, err)
-			return
-		}
 		if isBinary(data) {
 			body.Binary = true
 			break
