@@ -276,7 +276,7 @@ func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries
 	if best == "" {
 		return nil
 	}
-	if html, ok := readmes.get(bestID, p.FullPath(), p.DefaultBranch); ok {
+	if html, ok := readmes.get(bestID, best, p.FullPath(), p.DefaultBranch); ok {
 		body.ReadmeName, body.Readme = best, html
 		return nil
 	}
@@ -295,7 +295,7 @@ func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries
 		// RenderHTML escapes what is not Markdown.
 		body.Readme = template.HTML(wikis.RenderHTML("plain", data)) //nolint:gosec
 	}
-	readmes.add(f.BlobID, p.FullPath(), p.DefaultBranch, body.Readme)
+	readmes.add(f.BlobID, best, p.FullPath(), p.DefaultBranch, body.Readme)
 	return nil
 }
 
