@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -246,14 +247,16 @@ func (tx *Tx) UnshareProject(ctx context.Context, projectID, groupID int64) erro
 	return err
 }
 
-// ProjectLanguages returns a project's languages and their shares.
+// ProjectLanguages returns a project's languages and their shares
+// (percent, two decimals: PostgreSQL's REAL column gives back 9.7 as
+// 9.699999809265137, rounded here to what was stored).
 func (tx *Tx) ProjectLanguages(ctx context.Context, projectID int64) (map[string]float64, error) {
 	out := map[string]float64{}
 	err := tx.each(ctx, "SELECT name, share FROM project_languages WHERE project_id = ?", []any{projectID}, func(r *sql.Rows) error {
 		var n string
 		var v float64
 		err := r.Scan(&n, &v)
-		out[n] = v
+		out[n] = math.Round(v*100) / 100
 		return err
 	})
 	return out, err

@@ -7,6 +7,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/alecthomas/chroma/v2/styles"
+	"github.com/andybalholm/brotli"
 )
 
 //go:embed static
@@ -30,7 +32,8 @@ const assetPrefix = "/assets/"
 type asset struct {
 	name        string // "app-0123456789abcdef.css"
 	contentType string
-	plain, gz   []byte
+	plain       []byte
+	gz, br      []byte // compressed, or nil when no smaller
 }
 
 // assets are the embedded files by fingerprinted name, and the URL of
@@ -59,6 +62,7 @@ func loadAssets() (*assets, error) {
 				return err
 			}
 			b = append(b, css...)
+			b = append(b, languageCSS()...)
 		}
 		return as.add(base, b)
 	})
@@ -77,15 +81,14 @@ func (as *assets) add(base string, b []byte) error {
 	sum := sha256.Sum256(b)
 	ext := path.Ext(base)
 	name := strings.TrimSuffix(base, ext) + "-" + hex.EncodeToString(sum[:8]) + ext
-	var gz bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	gz, err := compress(b, func(w io.Writer) (io.WriteCloser, error) { return gzip.NewWriterLevel(w, gzip.BestCompression) })
 	if err != nil {
 		return err
 	}
-	if _, err := zw.Write(b); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
+	br, err := compress(b, func(w io.Writer) (io.WriteCloser, error) {
+		return brotli.NewWriterLevel(w, brotli.BestCompression), nil
+	})
+	if err != nil {
 		return err
 	}
 	ct := mime.TypeByExtension(ext)
@@ -93,19 +96,39 @@ func (as *assets) add(base string, b []byte) error {
 		ct = "application/octet-stream"
 	}
 	a := &asset{name: name, contentType: ct, plain: b}
-	if gz.Len() < len(b) {
-		a.gz = gz.Bytes()
+	if len(gz) < len(b) {
+		a.gz = gz
+	}
+	if len(br) < len(b) {
+		a.br = br
 	}
 	as.byName[name] = a
 	as.urls[base] = assetPrefix + name
 	return nil
 }
 
+// compress is b written through the compressor newWriter makes.
+func compress(b []byte, newWriter func(io.Writer) (io.WriteCloser, error)) ([]byte, error) {
+	var out bytes.Buffer
+	zw, err := newWriter(&out)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(b); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
 // url is the fingerprinted URL of an asset by its plain name.
 func (as *assets) url(base string) string { return as.urls[base] }
 
 // serve answers GET /assets/<fingerprinted name>: cached for a year,
-// gzip-compressed when the client takes it.
+// compressed with brotli or gzip when the client takes it (brotli first:
+// smaller), compressed once at start.
 func (as *assets) serve(w http.ResponseWriter, r *http.Request) {
 	a := as.byName[strings.TrimPrefix(r.URL.Path, assetPrefix)]
 	if a == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
@@ -121,7 +144,11 @@ func (as *assets) serve(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Vary", "Accept-Encoding")
 	hd.Set("ETag", `"`+a.name+`"`)
 	body := a.plain
-	if a.gz != nil && acceptsGzip(r) {
+	switch acceptEncoding(r.Header.Get("Accept-Encoding"), a.br != nil, a.gz != nil) {
+	case "br":
+		hd.Set("Content-Encoding", "br")
+		body = a.br
+	case "gzip":
 		hd.Set("Content-Encoding", "gzip")
 		body = a.gz
 	}
@@ -136,17 +163,49 @@ func (as *assets) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// acceptsGzip reports whether the request's Accept-Encoding takes gzip
-// (and does not refuse it with q=0).
-func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
-			q := strings.ReplaceAll(params, " ", "")
-			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-		}
+// acceptEncoding picks the coding of a response from the request's
+// Accept-Encoding: "br" when taken and offered, else "gzip", else ""
+// (identity). A coding is taken when listed, or matched by "*", with a
+// quality above zero; an explicit entry wins over "*".
+func acceptEncoding(header string, br, gz bool) string {
+	if len(header) > 1024 {
+		header = header[:1024]
 	}
-	return false
+	q := map[string]bool{} // coding → taken
+	star, hasStar := false, false
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding == "" {
+			continue
+		}
+		taken := true
+		for _, p := range strings.Split(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				taken = err == nil && f > 0
+			}
+		}
+		if coding == "*" {
+			star, hasStar = taken, true
+			continue
+		}
+		q[coding] = taken
+	}
+	takes := func(c string) bool {
+		if t, ok := q[c]; ok {
+			return t
+		}
+		return hasStar && star
+	}
+	switch {
+	case br && takes("br"):
+		return "br"
+	case gz && takes("gzip"):
+		return "gzip"
+	}
+	return ""
 }
 
 // highlightCSS is the code highlighting's style sheet: a light style

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"quarry/internal/auth"
@@ -87,8 +88,9 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, a auth.Actor, s
 		panic("web: no page " + name)
 	}
 	v.User = a.User
-	var b bytes.Buffer
-	if err := t.ExecuteTemplate(&b, "layout.html", v); err != nil {
+	b := renderBuffers.Get().(*bytes.Buffer)
+	defer putRenderBuffer(b)
+	if err := t.ExecuteTemplate(b, "layout.html", v); err != nil {
 		h.Log.Error("web template", "page", name, "err", err)
 		http.Error(w, "500 Internal Server Error", http.StatusInternalServerError)
 		return
@@ -103,6 +105,21 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, a auth.Actor, s
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(b.Bytes())
 	}
+}
+
+// renderBuffers hold pages while they render (a page is written whole,
+// with its length, or not at all); a buffer grown past maxPooledBuffer
+// by a large page is left to the collector.
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBuffer = 1 << 20
+
+func putRenderBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBuffer {
+		return
+	}
+	b.Reset()
+	renderBuffers.Put(b)
 }
 
 // errorBody is the data of the error page.

@@ -115,7 +115,7 @@ func (h *Handler) resolveProject(r *http.Request, a auth.Actor, full string) (pr
 		// Only full paths name projects here (not ids).
 		return projects.View{}, model.NotFound("Project")
 	}
-	return h.Projects.View(r.Context(), a, p, acc, false)
+	return h.Projects.PageView(r.Context(), a, p, acc)
 }
 
 // projectPage resolves the project of a page; ok is false, and the page
@@ -192,6 +192,7 @@ type overviewBody struct {
 	Parent              string // none: the root folder
 	Readme              template.HTML
 	ReadmeName          string
+	Languages           []language
 }
 
 // commitLine is a commit as the pages list one.
@@ -204,6 +205,7 @@ type commitLine struct {
 // treeEntry is a file or folder of a listing.
 type treeEntry struct {
 	Name, Path, Type, URL string
+	ID                    string // the blob's or tree's object id
 }
 
 // project is a project's overview: description, topics, clone URLs,
@@ -236,6 +238,10 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 				return
 			}
 			body.Entries, body.More = entries, more
+			if body.Languages, err = h.languages(r, a, v); err != nil {
+				h.failIn(w, r, a, err)
+				return
+			}
 			if err := h.readme(r, a, p, entries, &body); err != nil {
 				h.failIn(w, r, a, err)
 				return
@@ -269,7 +275,7 @@ func (h *Handler) listTree(r *http.Request, a auth.Actor, p model.Project, ref, 
 	base := "/" + p.FullPath() + "/-/"
 	out := make([]treeEntry, 0, len(es))
 	for _, e := range es {
-		te := treeEntry{Name: e.Name, Path: e.Path, Type: e.Type}
+		te := treeEntry{Name: e.Name, Path: e.Path, Type: e.Type, ID: e.ID}
 		switch e.Type {
 		case "tree":
 			te.URL = base + "tree/" + escapePath(ref) + "/" + escapePath(e.Path)
@@ -292,7 +298,7 @@ const maxReadme = 512 << 10
 
 // readme renders the root folder's README, preferring Markdown.
 func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries []treeEntry, body *overviewBody) error {
-	best, rank := "", 0
+	best, bestID, rank := "", "", 0
 	for _, e := range entries {
 		if e.Type != "blob" {
 			continue
@@ -309,10 +315,14 @@ func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries
 			n = 2
 		}
 		if n > rank {
-			best, rank = e.Path, n
+			best, bestID, rank = e.Path, e.ID, n
 		}
 	}
 	if best == "" {
+		return nil
+	}
+	if html, ok := readmes.get(bestID, best, p.FullPath(), p.DefaultBranch); ok {
+		body.ReadmeName, body.Readme = best, html
 		return nil
 	}
 	f, err := h.Files.Stat(r.Context(), a, p.FullPath(), best, p.DefaultBranch)
@@ -326,10 +336,11 @@ func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries
 	body.ReadmeName = best
 	if isMarkdown(best) {
 		body.Readme = renderMarkdown(data, p.FullPath(), p.DefaultBranch, "")
-		return nil
+	} else {
+		// RenderHTML escapes what is not Markdown.
+		body.Readme = template.HTML(wikis.RenderHTML("plain", data)) //nolint:gosec
 	}
-	// RenderHTML escapes what is not Markdown.
-	body.Readme = template.HTML(wikis.RenderHTML("plain", data)) //nolint:gosec
+	readmes.add(f.BlobID, best, p.FullPath(), p.DefaultBranch, body.Readme)
 	return nil
 }
 
@@ -348,21 +359,7 @@ const maxRefSegments = 8
 // splitRef splits "<ref>/<path>" at the longest ref that exists (as
 // GitLab does: branch and tag names may hold slashes).
 func (h *Handler) splitRef(r *http.Request, a auth.Actor, full, rest string) (ref, p string, c repofiles.CommitView, err error) {
-	segs := strings.Split(rest, "/")
-	if rest == "" || segs[0] == "" {
-		return "", "", c, model.NotFound("Commit")
-	}
-	for n := min(len(segs), maxRefSegments); n >= 1; n-- {
-		cand := strings.Join(segs[:n], "/")
-		c, err = h.Files.Commit(r.Context(), a, full, cand, false)
-		if err == nil {
-			return cand, strings.Join(segs[n:], "/"), c, nil
-		}
-		if !isKind(err, model.KindNotFound) {
-			return "", "", c, err
-		}
-	}
-	return "", "", c, model.NotFound("Commit")
+	return h.Files.SplitRef(r.Context(), a, full, rest, maxRefSegments)
 }
 
 // pathCrumbs are the ref's root and each folder of p.
@@ -453,11 +450,24 @@ type blobBody struct {
 // Markdown rendered (?plain=1 shows the source), images shown, binary
 // and large files offered as downloads.
 func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, ref, file, f, ok := h.fileAt(w, r, a, full, rest)
+	v, ref, file, ok := h.refPath(w, r, a, full, rest)
 	if !ok {
 		return
 	}
 	p := v.Project
+	limit := int64(maxBlobView) // an image is shown from its raw URL: no content read
+	if imageType(path.Base(file)) != "" {
+		limit = 0
+	}
+	f, data, err := h.Files.ReadUpTo(r.Context(), a, full, file, ref, limit)
+	if err != nil {
+		if isKind(err, model.KindNotFound) {
+			h.notFound(w, r, a)
+			return
+		}
+		h.failIn(w, r, a, err)
+		return
+	}
 	raw := "/" + p.FullPath() + "/-/raw/" + escapePath(ref) + "/" + escapePath(file)
 	self := "/" + p.FullPath() + "/-/blob/" + escapePath(ref) + "/" + escapePath(file)
 	body := blobBody{projectHead: head(v), Ref: ref, Path: file, Name: f.Name, Size: f.Size, RawURL: raw,
@@ -468,11 +478,6 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 	case f.Size > maxBlobView:
 		body.TooLarge = true
 	default:
-		_, data, err := h.Files.Read(r.Context(), a, full, file, ref)
-		if err != nil {
-			h.failIn(w, r, a, err)
-			return
-		}
 		if isBinary(data) {
 			body.Binary = true
 			break

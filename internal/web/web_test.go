@@ -34,24 +34,31 @@ func TestLocalPath(t *testing.T) {
 	}
 }
 
-func TestAcceptsGzip(t *testing.T) {
+func TestAcceptEncoding(t *testing.T) {
 	for _, c := range []struct {
 		header string
-		want   bool
+		br, gz bool // offered
+		want   string
 	}{
-		{"", false},
-		{"gzip", true},
-		{"gzip, deflate, br", true},
-		{"br, GZIP;q=0.5", true},
-		{"identity", false},
-		{"gzip;q=0", false},
-		{"gzip; q=0.0", false},
-		{"deflate, gzip;q=0.000", false},
+		{"", true, true, ""},
+		{"gzip", true, true, "gzip"},
+		{"gzip, deflate, br", true, true, "br"},
+		{"gzip, deflate, br", false, true, "gzip"},
+		{"gzip, deflate, br", false, false, ""},
+		{"br, GZIP;q=0.5", true, true, "br"},
+		{"BR;q=0, gzip", true, true, "gzip"},
+		{"identity", true, true, ""},
+		{"gzip;q=0", true, true, ""},
+		{"gzip; q=0.0", true, true, ""},
+		{"deflate, gzip;q=0.000", true, true, ""},
+		{"*", true, true, "br"},
+		{"*;q=0, gzip", true, true, "gzip"},
+		{"br;q=0, *", true, true, "gzip"},
+		{"br;q=nonsense, gzip", true, true, "gzip"},
+		{",,;;,=", true, true, ""},
 	} {
-		r := httptest.NewRequest("GET", "/assets/x", nil)
-		r.Header.Set("Accept-Encoding", c.header)
-		if got := acceptsGzip(r); got != c.want {
-			t.Errorf("acceptsGzip(%q) = %v; want %v", c.header, got, c.want)
+		if got := acceptEncoding(c.header, c.br, c.gz); got != c.want {
+			t.Errorf("acceptEncoding(%q, %v, %v) = %q; want %q", c.header, c.br, c.gz, got, c.want)
 		}
 	}
 }
