@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,6 +67,7 @@ func BenchmarkCloneStorm(b *testing.B) {
 // time with the pack cache of s emptied first.
 func cloneStorm(b *testing.B, s *apitest.Server, clients int, clone func(base string, c int) error) {
 	var total time.Duration
+	var peak atomic.Int64
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		packs, _ := filepath.Glob(filepath.Join(packCacheDir(s), "*.pack"))
@@ -72,6 +77,7 @@ func cloneStorm(b *testing.B, s *apitest.Server, clients int, clone func(base st
 		base := b.TempDir()
 		b.StartTimer()
 		start := time.Now()
+		stopSampling := sampleServerRSS(&peak)
 		var wg sync.WaitGroup
 		errs := make(chan error, clients)
 		for c := 0; c < clients; c++ {
@@ -85,6 +91,7 @@ func cloneStorm(b *testing.B, s *apitest.Server, clients int, clone func(base st
 		}
 		wg.Wait()
 		total += time.Since(start)
+		stopSampling()
 		close(errs)
 		for err := range errs {
 			b.Fatal(err)
@@ -94,6 +101,91 @@ func cloneStorm(b *testing.B, s *apitest.Server, clients int, clone func(base st
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(clients*b.N)/total.Seconds(), "clones/s")
+	b.ReportMetric(float64(peak.Load())/1024, "peak-server-MiB")
+}
+
+// sampleServerRSS notes in peak, every 20 ms until stopped, the largest
+// resident memory of the server's side of the clones: this process (the
+// server, and the clients when they are goroutines) and the git
+// upload-pack processes below it (a client's git clone and ssh are left
+// out).
+func sampleServerRSS(peak *atomic.Int64) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if kb := serverTreeRSSKB(); kb > peak.Load() {
+				peak.Store(kb)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// serverTreeRSSKB is this process's resident set size and that of every
+// process below it running git upload-pack.
+func serverTreeRSSKB() int64 {
+	self := os.Getpid()
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces and parentheses.
+		if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 1 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil {
+				children[ppid] = append(children[ppid], pid)
+			}
+		}
+	}
+	total := procRSSKB(self)
+	for todo := children[self]; len(todo) > 0; {
+		p := todo[len(todo)-1]
+		todo = append(todo[:len(todo)-1], children[p]...)
+		if cmd, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline"); err == nil && serverGit(cmd) {
+			total += procRSSKB(p)
+		}
+	}
+	return total
+}
+
+// serverGit reports whether a command line (NUL-separated) is the
+// server's git upload-pack: git with the upload-pack subcommand (a
+// client's ssh names git-upload-pack in its remote command, and its git
+// clone has no such argument).
+func serverGit(cmdline []byte) bool {
+	args := bytes.Split(cmdline, []byte{0})
+	return len(args) > 1 && filepath.Base(string(args[0])) == "git" &&
+		slices.ContainsFunc(args[1:], func(a []byte) bool { return string(a) == "upload-pack" })
+}
+
+// procRSSKB reads a process's resident set size from /proc.
+func procRSSKB(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // fetchPack sends the fetch request of `git clone --bare` of want

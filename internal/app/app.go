@@ -89,6 +89,8 @@ type App struct {
 	Wikis      *wikis.Service
 	Snippets   *snippets.Service
 	Milestones *milestones.Service
+	// Keys are users' SSH keys and deploy keys.
+	Keys *keys.Service
 	// SSH serves git over SSH (nil when --ssh-listen is empty); Serve
 	// listens for it, tests may give it a listener of their own.
 	SSH *sshd.Server
@@ -388,6 +390,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	gitAccess.SetSettings(set)
 	gitAccess.SetSnippets(a.Snippets)
 	keySvc := keys.New(db, a.Users, a.Projects, set)
+	a.Keys = keySvc
 	gitAccess.SetDeployKeys(keySvc)
 	gitHandler := &smarthttp.Handler{Runner: storages.Runner(), Log: log, TempDir: pushes, Access: gitAccess, Packs: packs}
 	if cfg.SSHListen != "" {

@@ -224,16 +224,6 @@ func mergeVariables(lists ...[]Variable) []Variable {
 	return out
 }
 
-// variableMap is the key → value map expressions see.
-func variableMap(m map[string]string, lists ...[]Variable) map[string]string {
-	for _, l := range lists {
-		for _, v := range l {
-			m[v.Key] = v.Value
-		}
-	}
-	return m
-}
-
 // Expand replaces $VAR, ${VAR} and %VAR% in s by their values in vars, as
 // GitLab expands variables on the server (an unknown variable becomes
 // empty).
