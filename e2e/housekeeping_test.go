@@ -291,9 +291,15 @@ func TestHousekeeping_writeCountTrigger(t *testing.T) {
 			t.Error("a commit-graph before any housekeeping")
 		}
 		push(10)
+		// The task is marked done by the queue after the housekeeping's
+		// own commit: wait for both.
 		eventuallyFor(t, 30*time.Second, "the tenth write's housekeeping ran", func() bool {
 			r := hkRead(t, db, q, key)
-			return r.writes == 10 && r.lastRun != 0 && r.leaseUntil == 0
+			if r.writes != 10 || r.lastRun == 0 || r.leaseUntil != 0 {
+				return false
+			}
+			got := hkTasks(t, db, q, key)
+			return len(got) == 1 && strings.HasPrefix(got[0], "done ")
 		})
 		got := hkTasks(t, db, q, key)
 		if len(got) != 1 || got[0] != `done {"repository":"`+key+`","strategy":"incremental"}` {

@@ -44,6 +44,13 @@ func TestMergeRequestCache_acrossProcesses(t *testing.T) {
 		a.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/members", p.ID), Token: owner.Token,
 			JSON: map[string]any{"user_id": dev.ID, "access_level": 30}}).Want(t, http.StatusCreated)
 		p.commit(t, "topic", map[string]string{"topic.txt": "one\n"})
+		// The push's pipeline is made after the push: wait for it, so it
+		// does not land between two reads that must agree.
+		eventually(t, "the topic push's pipeline", func() bool {
+			var pls []struct{}
+			a.Get(t, fmt.Sprintf("/projects/%d/pipelines?ref=topic&source=push", p.ID), owner.Token).Want(t, http.StatusOK).JSON(t, &pls)
+			return len(pls) == 1
+		})
 		var mr mrJSON
 		a.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/merge_requests", p.ID), Token: owner.Token,
 			JSON: map[string]any{"source_branch": "topic", "target_branch": "main", "title": "Cache me", "labels": "one"}}).

@@ -14,6 +14,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/alecthomas/chroma/v2/styles"
@@ -43,9 +44,15 @@ type assets struct {
 	urls   map[string]string
 }
 
-// loadAssets reads the embedded files, adds the highlighting styles to
+// loadAssets is the process's assets, built by the first handler: they
+// are embedded, so every handler (several servers in one process, as in
+// the tests) serves the same bytes, and brotli's best level costs
+// hundreds of milliseconds.
+var loadAssets = sync.OnceValues(buildAssets)
+
+// buildAssets reads the embedded files, adds the highlighting styles to
 // the style sheet, and fingerprints and compresses each once.
-func loadAssets() (*assets, error) {
+func buildAssets() (*assets, error) {
 	as := &assets{byName: map[string]*asset{}, urls: map[string]string{}}
 	err := fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
