@@ -35,6 +35,18 @@ const (
 	KindReadOnly                           // 403, a repository refusing writes for now (moving between storages)
 )
 
+// kindStatus is the HTTP status of each kind.
+var kindStatus = map[Kind]int{
+	KindNotFound: 404, KindForbidden: 403, KindUnauthorized: 401, KindConflict: 409,
+	KindInvalid: 400, KindBadRequest: 400, KindParam: 400, KindNotModified: 304,
+	KindTooManyRequests: 429, KindMethodNotAllowed: 405, KindUnprocessable: 422,
+	KindTooLarge: 413, KindNotAcceptable: 406, KindTimeout: 408, KindURITooLong: 414,
+	KindUnavailable: 503, KindPreconditionFailed: 412, KindReadOnly: 403,
+}
+
+// Status is the HTTP status the API answers for an error of kind k.
+func (k Kind) Status() int { return kindStatus[k] }
+
 // Error is a classified error. Message is the text GitLab would put in the
 // body; Fields carries per-field validation messages for KindInvalid.
 type Error struct {

@@ -649,29 +649,11 @@ func (h *Handler) clearFlash(w http.ResponseWriter) {
 		HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteLaxMode})
 }
 
-// actionStatus is the status the API answers for a refusal of kind k.
+// actionStatus is the status the API answers for a refusal of kind k
+// (a page answers no 304: anything below 400 is a bad request).
 func actionStatus(k model.Kind) int {
-	switch k {
-	case model.KindNotFound:
-		return http.StatusNotFound
-	case model.KindForbidden, model.KindReadOnly:
-		return http.StatusForbidden
-	case model.KindUnauthorized:
-		return http.StatusUnauthorized
-	case model.KindConflict:
-		return http.StatusConflict
-	case model.KindMethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case model.KindUnprocessable:
-		return http.StatusUnprocessableEntity
-	case model.KindNotAcceptable:
-		return http.StatusNotAcceptable
-	case model.KindTooManyRequests:
-		return http.StatusTooManyRequests
-	case model.KindUnavailable:
-		return http.StatusServiceUnavailable
-	case model.KindPreconditionFailed:
-		return http.StatusPreconditionFailed
+	if s := k.Status(); s >= 400 {
+		return s
 	}
 	return http.StatusBadRequest
 }

@@ -105,14 +105,6 @@ var statusPrefix = map[model.Kind]string{
 	model.KindBadRequest:   "400 Bad request",
 }
 
-var kindStatus = map[model.Kind]int{
-	model.KindNotFound: 404, model.KindForbidden: 403, model.KindUnauthorized: 401, model.KindConflict: 409,
-	model.KindInvalid: 400, model.KindBadRequest: 400, model.KindParam: 400, model.KindNotModified: 304,
-	model.KindTooManyRequests: 429, model.KindMethodNotAllowed: 405, model.KindUnprocessable: 422,
-	model.KindTooLarge: 413, model.KindNotAcceptable: 406, model.KindTimeout: 408, model.KindURITooLong: 414,
-	model.KindUnavailable: 503, model.KindPreconditionFailed: 412, model.KindReadOnly: 403,
-}
-
 // WriteError is the one place that turns an error into a status and a
 // GitLab-shaped body. Unclassified errors are logged and become a 500.
 func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
@@ -144,7 +136,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		WriteJSON(w, http.StatusInternalServerError, MessageBody{Message: "500 Internal Server Error"})
 		return
 	}
-	status := kindStatus[e.Kind]
+	status := e.Kind.Status()
 	switch e.Kind {
 	case model.KindNotModified:
 		w.WriteHeader(http.StatusNotModified)
@@ -230,5 +222,5 @@ func WriteHead(w http.ResponseWriter, r *http.Request, log *slog.Logger, err err
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
-	w.WriteHeader(kindStatus[e.Kind])
+	w.WriteHeader(e.Kind.Status())
 }
