@@ -15,6 +15,7 @@ import (
 	"quarry/internal/auth"
 	"quarry/internal/ci"
 	"quarry/internal/model"
+	"quarry/internal/projects"
 )
 
 // A job's page: its status, stage, runner and duration, its log (the
@@ -89,19 +90,29 @@ func (h *Handler) jobsRoute(w http.ResponseWriter, r *http.Request, a auth.Actor
 	}
 }
 
-// job is /-/jobs/<id>.
-func (h *Handler) job(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, id int64) {
+// jobPage resolves the project and the job of a job's page, or answers
+// the failure (ok false).
+func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, id int64) (projects.View, ci.JobView, bool) {
 	v, err := h.resolveProject(r, a, full)
 	if err != nil {
 		h.fail(w, r, a, err)
-		return
+		return projects.View{}, ci.JobView{}, false
 	}
-	p := v.Project
 	j, err := h.CI.Job(r.Context(), a, full, id)
 	if err != nil {
 		h.fail(w, r, a, err)
+		return projects.View{}, ci.JobView{}, false
+	}
+	return v, j, true
+}
+
+// job is /-/jobs/<id>.
+func (h *Handler) job(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, id int64) {
+	v, j, ok := h.jobPage(w, r, a, full, id)
+	if !ok {
 		return
 	}
+	p := v.Project
 	mayRun, err := h.CI.MayRunPipelines(r.Context(), a, full)
 	if err != nil {
 		h.fail(w, r, a, err)
@@ -460,17 +471,11 @@ type artifactsBody struct {
 // artifactsBrowse is /-/jobs/<id>/artifacts/browse[/<dir>]: a folder of
 // the job's archive.
 func (h *Handler) artifactsBrowse(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, id int64, dir string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
+	v, j, ok := h.jobPage(w, r, a, full, id)
+	if !ok {
 		return
 	}
 	p := v.Project
-	j, err := h.CI.Job(r.Context(), a, full, id)
-	if err != nil {
-		h.fail(w, r, a, err)
-		return
-	}
 	entries, more, err := h.CI.JobArtifactEntries(r.Context(), a, full, id)
 	if err != nil {
 		h.refused(w, r, a, err)
