@@ -333,7 +333,11 @@ func TestHousekeeping_writeCountTrigger(t *testing.T) {
 		}
 		eventuallyFor(t, 30*time.Second, "the snippet's housekeeping ran", func() bool {
 			r := hkRead(t, db, q, snKey)
-			return r.writes == 10 && r.lastRun != 0 && r.leaseUntil == 0
+			if r.writes != 10 || r.lastRun == 0 || r.leaseUntil != 0 {
+				return false
+			}
+			got := hkTasks(t, db, q, snKey)
+			return len(got) == 1 && strings.HasPrefix(got[0], "done ")
 		})
 		if got := hkTasks(t, db, q, snKey); len(got) != 1 || got[0] != `done {"repository":"`+snKey+`","strategy":"incremental"}` {
 			t.Errorf("snippet housekeeping tasks %v", got)
