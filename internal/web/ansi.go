@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"html"
 	"strconv"
 	"strings"
@@ -161,11 +162,12 @@ type logChunk struct {
 
 // logRenderer renders one piece of a log.
 type logRenderer struct {
-	st     logState
-	chunks []logChunk
-	b      strings.Builder
-	start  int // the depth the current chunk starts at
-	local  int // sections the current chunk opened and has not closed
+	st      logState
+	chunks  []logChunk
+	b       strings.Builder
+	scratch bytes.Buffer // spans' line
+	start   int          // the depth the current chunk starts at
+	local   int          // sections the current chunk opened and has not closed
 }
 
 // renderLog renders data from state st. Only whole lines are rendered
@@ -173,9 +175,10 @@ type logRenderer struct {
 // were, and the state after them is returned.
 func renderLog(data []byte, st logState, final bool) (chunks []logChunk, used int, next logState) {
 	r := &logRenderer{st: st, start: len(st.Open)}
+	r.b.Grow(len(data) + len(data)/2) // the markup's share, about
 	r.st.Open = append([]string(nil), st.Open...)
 	for used < len(data) {
-		i := strings.IndexByte(string(data[used:]), '\n')
+		i := bytes.IndexByte(data[used:], '\n')
 		if i < 0 {
 			if !final {
 				break
@@ -238,10 +241,8 @@ func (r *logRenderer) textIfVisible(s string) {
 	if s == "" {
 		return
 	}
-	var probe strings.Builder
 	st := r.st.Style
-	spans(&probe, s, &st)
-	if probe.Len() == 0 {
+	if !showsText(s, &st) {
 		r.st.Style = st
 		return
 	}
@@ -251,7 +252,7 @@ func (r *logRenderer) textIfVisible(s string) {
 // text renders s as a line of the log.
 func (r *logRenderer) text(s string) {
 	r.b.WriteString(`<div class="log-line">`)
-	spans(&r.b, s, &r.st.Style)
+	spans(&r.b, &r.scratch, s, &r.st.Style)
 	r.b.WriteString("</div>")
 }
 
@@ -264,7 +265,7 @@ func (r *logRenderer) open(name string, collapsed bool, header string) {
 		r.b.WriteString(" open")
 	}
 	r.b.WriteString(`><summary class="log-line">`)
-	spans(&r.b, header, &r.st.Style)
+	spans(&r.b, &r.scratch, header, &r.st.Style)
 	r.b.WriteString(`</summary><div class="section-body">`)
 }
 
@@ -347,54 +348,92 @@ func findSectionMarker(s string) (at int, kind, name, opts string, end int) {
 
 // spans writes s's text as escaped spans of its styles, applying SGR
 // sequences to st, dropping other control sequences and starting over at
-// each carriage return.
-func spans(b *strings.Builder, s string, st *logStyle) {
-	lineStart := b.Len()
-	var run strings.Builder // text of the current style
-	cur := *st
-	emit := func() {
-		if run.Len() == 0 {
-			return
-		}
-		if c := cur.class(); c != "" {
-			b.WriteString(`<span class="` + c + `">` + html.EscapeString(run.String()) + "</span>")
-		} else {
-			b.WriteString(html.EscapeString(run.String()))
-		}
-		run.Reset()
-	}
+// each carriage return. line is scratch space, kept between calls.
+func spans(b *strings.Builder, line *bytes.Buffer, s string, st *logStyle) {
+	// The line's HTML since its last carriage return goes to line and to
+	// b at the end: a carriage return starts it over without copying b.
+	line.Reset()
+	cls, open := st.class(), false // open: a span of cls is open in line
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == '\r':
-			run.Reset()
 			// Start the line over: what it showed is overwritten.
-			out := b.String()[:lineStart]
-			b.Reset()
-			b.WriteString(out)
+			line.Reset()
+			open = false
 			i++
 			continue
 		case c == 0x1b:
 			n, sgr, params := escapeSequence(s[i:])
 			if sgr {
-				next := applySGR(*st, params)
-				if next != cur {
-					emit()
+				if next := applySGR(*st, params); next != *st {
+					if open {
+						line.WriteString("</span>")
+						open = false
+					}
+					*st = next
+					cls = next.class()
 				}
-				*st, cur = next, next
 			}
 			i += n
 			continue
-		case c == '\t':
-			run.WriteByte(c)
-		case c < 0x20 || c == 0x7f:
+		case c < 0x20 && c != '\t', c == 0x7f:
 			// Other control characters show nothing.
+			i++
+			continue
+		}
+		if !open && cls != "" {
+			line.WriteString(`<span class="`)
+			line.WriteString(cls)
+			line.WriteString(`">`)
+			open = true
+		}
+		switch c {
+		case '&':
+			line.WriteString("&amp;")
+		case '\'':
+			line.WriteString("&#39;")
+		case '<':
+			line.WriteString("&lt;")
+		case '>':
+			line.WriteString("&gt;")
+		case '"':
+			line.WriteString("&#34;")
 		default:
-			run.WriteByte(c)
+			line.WriteByte(c)
 		}
 		i++
 	}
-	emit()
+	if open {
+		line.WriteString("</span>")
+	}
+	b.Write(line.Bytes())
+}
+
+// showsText reports whether s, written as a line, shows any text (the
+// erase sequences around section markers show none), applying its SGR
+// sequences to st as spans would.
+func showsText(s string, st *logStyle) bool {
+	shows := false
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\r':
+			shows = false
+		case c == 0x1b:
+			n, sgr, params := escapeSequence(s[i:])
+			if sgr {
+				*st = applySGR(*st, params)
+			}
+			i += n
+			continue
+		case c < 0x20 && c != '\t', c == 0x7f:
+		default:
+			shows = true
+		}
+		i++
+	}
+	return shows
 }
 
 // escapeSequence reads the escape sequence at the start of s: its length

@@ -193,3 +193,28 @@ func FuzzANSI(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkRenderLog renders the most a job's page shows (maxLogView
+// bytes) of a coloured log with sections: the allocations stay linear in
+// the log's size (a copy of the rest of the log per line made this
+// quadratic once: 2.6 GB over the e2e suite).
+func BenchmarkRenderLog(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < maxLogView; i++ {
+		if i%200 == 0 {
+			sb.WriteString("section_start:1:step[collapsed=true]\r\x1b[0K\x1b[36;1mstep\x1b[0m\n")
+		}
+		sb.WriteString("\x1b[32mok\x1b[0m line of the build's output, number ")
+		sb.WriteString(strings.Repeat("x", i%40))
+		sb.WriteByte('\n')
+		if i%200 == 199 {
+			sb.WriteString("section_end:2:step\r\x1b[0K\n")
+		}
+	}
+	data := []byte(sb.String())
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		renderLog(data, newLogState(), true)
+	}
+}
