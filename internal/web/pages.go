@@ -26,6 +26,16 @@ type pages struct {
 	byName map[string]*template.Template
 }
 
+// loadPages parses the templates once per process: they depend on the
+// embedded files only, and a parsed template serves concurrent pages.
+var loadPages = sync.OnceValues(func() (*pages, error) {
+	as, err := loadAssets()
+	if err != nil {
+		return nil, err
+	}
+	return parsePages(as)
+})
+
 func parsePages(as *assets) (*pages, error) {
 	funcs := template.FuncMap{
 		"asset":    as.url,

@@ -103,7 +103,7 @@ func New(d Deps) (*Handler, error) {
 	if h.assets, err = loadAssets(); err != nil {
 		return nil, err
 	}
-	if h.pages, err = parsePages(h.assets); err != nil {
+	if h.pages, err = loadPages(); err != nil {
 		return nil, err
 	}
 	h.byLogin = &ratelimit.Limiter{Max: d.SignInLimit, Window: time.Minute, Now: d.Now}
