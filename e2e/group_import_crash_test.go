@@ -147,9 +147,11 @@ func TestGroupImport_killedMidImport(t *testing.T) {
 					t.Errorf("group %s has %s labels; want %d", g.Path, total, labels)
 				}
 			}
-			if left, _ := filepath.Glob(filepath.Join(dir, "tmp", "group_imports", "*")); len(left) > 0 {
-				t.Errorf("left behind: %v", left)
-			}
+			// The work folder goes right after the finished state is saved.
+			eventuallyFor(t, 10*time.Second, "the group import work folder removed", func() bool {
+				left, _ := filepath.Glob(filepath.Join(dir, "tmp", "group_imports", "*"))
+				return len(left) == 0
+			})
 			s.Stop()
 
 			// Killed again while it writes an export of that group; after a
@@ -175,9 +177,11 @@ func TestGroupImport_killedMidImport(t *testing.T) {
 				st.ImportStatistics.Imported["labels"] != (subgroups+1)*labels {
 				t.Fatalf("the export written after the restart imports as %+v %+v", st, st.ImportStatistics)
 			}
-			if left, _ := filepath.Glob(filepath.Join(dir, "tmp", "group_exports", "*")); len(left) > 0 {
-				t.Errorf("left behind: %v", left)
-			}
+			// The work folder goes right after the finished state is saved.
+			eventuallyFor(t, 10*time.Second, "the group export work folder removed", func() bool {
+				left, _ := filepath.Glob(filepath.Join(dir, "tmp", "group_exports", "*"))
+				return len(left) == 0
+			})
 		})
 	}
 }
