@@ -48,6 +48,7 @@ import (
 	"quarry/internal/keys"
 	"quarry/internal/labels"
 	"quarry/internal/members"
+	"quarry/internal/memtrim"
 	"quarry/internal/mergerequests"
 	"quarry/internal/milestones"
 	"quarry/internal/model"
@@ -573,8 +574,17 @@ func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
 		}
 	}
 	a.applyMemoryLimit()
+	handler := a.Handler
+	if quiet := a.Config.IdleTrim; quiet > 0 {
+		idle := memtrim.NewIdle(nil)
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			idle.Touch()
+			a.Handler.ServeHTTP(w, r)
+		})
+		go idle.Run(ctx, quiet, min(quiet/4, 5*time.Second), a.trimIdle)
+	}
 	srv := &http.Server{
-		Handler:           a.Handler,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    MaxHeaderBytes,
@@ -623,6 +633,22 @@ func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
 		return err
 	}
 	return nil
+}
+
+// trimIdle gives back what an idle server holds for nothing: the pages
+// of the executable requests brought back, and the heap the collector
+// kept for the next burst (debug.FreeOSMemory collects, then returns
+// every free page). The caches' contents stay.
+func (a *App) trimIdle() {
+	start := time.Now()
+	// The collection first: scanning the goroutines' stacks reads the
+	// executable's function tables, which the trim then drops.
+	debug.FreeOSMemory()
+	n, err := memtrim.Executable()
+	if err != nil {
+		a.log.Warn("idle trim: executable's pages kept", "err", err)
+	}
+	a.log.Debug("idle trim", "executable_mapped_bytes", n, "took", time.Since(start))
 }
 
 // MaxHeaderBytes bounds a request's line and headers together (net/http

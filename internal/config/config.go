@@ -134,6 +134,10 @@ type Config struct {
 	// debug.SetMemoryLimit): past it the collector works harder and gives
 	// memory back. 0 derives it from the machine; -1 sets none.
 	MemoryLimit int64 `toml:"memory_limit"`
+	// IdleTrim is how long the server goes without a request before it
+	// gives memory back (the executable's pages requests brought back,
+	// the collector's spare heap); 0 never does.
+	IdleTrim time.Duration `toml:"idle_trim"`
 	// MaxConnections bounds the connections served at once; a connection
 	// past it is answered 503 and closed.
 	MaxConnections int `toml:"max_connections"`
@@ -203,6 +207,7 @@ func Default() Config {
 		MaxParsedBodyBytes:      10 << 20,
 		MaxFileBytes:            100 << 20,
 		MaxConnections:          4096,
+		IdleTrim:                30 * time.Second,
 		BodyStallTimeout:        30 * time.Second,
 		BodyMinRate:             1024,
 		BodyGrace:               10 * time.Second,
@@ -297,6 +302,7 @@ func (c *Config) options() []option {
 		{Server, "max-parsed-body-bytes", "QUARRY_MAX_PARSED_BODY_BYTES", "largest parsed request body (JSON, form) of a known caller", &c.MaxParsedBodyBytes},
 		{Server, "max-file-bytes", "QUARRY_MAX_FILE_BYTES", "largest file content the files and commits APIs take", &c.MaxFileBytes},
 		{Server, "memory-limit", "QUARRY_MEMORY_LIMIT", "soft memory limit in bytes (0: half the machine's memory; -1: none)", &c.MemoryLimit},
+		{Server, "idle-trim", "QUARRY_IDLE_TRIM", "give memory back after this long without a request (0: never)", &c.IdleTrim},
 		{Server, "max-connections", "QUARRY_MAX_CONNECTIONS", "connections served at once (more are answered 503)", &c.MaxConnections},
 		{Server, "body-stall-timeout", "QUARRY_BODY_STALL_TIMEOUT", "how long a request body may send nothing before it is cut off", &c.BodyStallTimeout},
 		{Server, "body-min-rate", "QUARRY_BODY_MIN_RATE", "slowest a request body may arrive after the grace, in bytes a second", &c.BodyMinRate},
@@ -516,6 +522,9 @@ func (c *Config) finish() error {
 	}
 	if c.MemoryLimit < -1 {
 		return fmt.Errorf("memory limit %d: want bytes, 0 (derived) or -1 (none)", c.MemoryLimit)
+	}
+	if c.IdleTrim < 0 {
+		return fmt.Errorf("idle trim %s: want a duration, or 0 for never", c.IdleTrim)
 	}
 	if c.BodyStallTimeout <= 0 || c.BodyGrace < 0 || c.BodyMinRate < 0 {
 		return fmt.Errorf("body stall timeout %s, grace %s, min rate %d: want a positive timeout, no negative grace or rate",
