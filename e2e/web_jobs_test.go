@@ -1,15 +1,19 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"quarry/internal/apitest"
 	"quarry/internal/store"
@@ -333,6 +337,72 @@ func TestWeb_mergeRequestListQueries(t *testing.T) {
 		want := fmt.Sprintf("✓ %d/%d<", len(st.ApprovedBy), st.ApprovalsRequired)
 		if len(st.ApprovedBy) != 1 || strings.Count(body20, want) != 20 || strings.Count(body20, `data-testid="pipeline-status"`) != 20 {
 			t.Errorf("the list lacks %q or a pipeline on some items:\n%.3000s", want, body20)
+		}
+	})
+}
+
+// TestWeb_browserPipelineLive: a running pipeline's page, in chromium
+// under the page's CSP, follows its jobs: when the runner finishes the
+// job the badges of the job, its stage and the pipeline change without a
+// reload, and the page stops following.
+func TestWeb_browserPipelineLive(t *testing.T) {
+	apitest.EachSerial(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		p := newCIProject(t, s, alice, "live-pipeline", map[string]string{".gitlab-ci.yml": "only-job: {script: [make]}\n"})
+		p.settle(t, 1)
+		pl := p.pipelines(t, "source=push")[0]
+		r := projectRunner(t, p, nil)
+		job := r.take(t)
+
+		path, err := exec.LookPath("chromium")
+		if err != nil {
+			t.Fatalf("chromium is not installed (apt-get install chromium): %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+			chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900), chromedp.UserDataDir(t.TempDir()))
+		actx, stop := chromedp.NewExecAllocator(ctx, opts...)
+		defer stop()
+		bctx, closeBrowser := chromedp.NewContext(actx)
+		defer closeBrowser()
+		do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+			t.Helper()
+			if err := chromedp.Do(bctx, actions...); err != nil {
+				t.Fatalf("%s: %v", step, err)
+			}
+		}
+		eval := func(js string) bool {
+			t.Helper()
+			v, err := chromedp.Run(bctx, chromedp.Evaluate[bool](js))
+			if err != nil {
+				t.Fatalf("evaluate %s: %v", js, err)
+			}
+			return v
+		}
+		do("sign in", chromedp.Navigate(s.URL+"/users/sign_in"), chromedp.WaitVisible(chromedp.CSS("#user_login")),
+			chromedp.SendKeys(chromedp.CSS("#user_login"), "alice"), chromedp.SendKeys(chromedp.CSS("#user_password"), webPassword),
+			chromedp.Click(chromedp.CSS(`[data-testid="sign-in-button"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-menu"]`)))
+		plPath := fmt.Sprintf("/%s/-/pipelines/%d", p.Path, pl.ID)
+		do("open the running pipeline", chromedp.Navigate(s.URL+plPath), chromedp.WaitVisible(chromedp.CSS(`[data-testid="pipeline-graph"]`)),
+			chromedp.Evaluate[chromedp.Void](`window.quarryMark = 'still-here'`))
+		jobSel := `document.querySelector('[data-testid="job"][data-job="only-job"]')`
+		if !eval(jobSel+`.dataset.status === 'running' && document.getElementById('pipeline-graph').dataset.following === 'true'`) {
+			t.Fatalf("the page does not show the job running")
+		}
+		r.update(t, job, map[string]any{"state": "success"}).Want(t, http.StatusOK)
+		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](`document.getElementById('pipeline-graph').dataset.complete === 'true'`,
+			chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+			t.Fatalf("the page never saw the pipeline end: %v", err)
+		}
+		if !eval(jobSel+`.dataset.status === 'success' && `+jobSel+`.querySelector('[data-testid="ci-status"]').dataset.status === 'success' &&
+			document.querySelector('[data-testid="stage"]').dataset.status === 'success' &&
+			document.querySelector('[data-testid="pipeline-heading"] [data-testid="ci-status"]').textContent.includes('passed') &&
+			document.querySelector('[data-testid="pipeline-cancel"]') === null`) {
+			t.Errorf("the finished pipeline's page still shows it running")
+		}
+		if !eval(`window.quarryMark === 'still-here'`) {
+			t.Errorf("the page reloaded")
 		}
 	})
 }
