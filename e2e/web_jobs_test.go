@@ -387,7 +387,7 @@ func TestWeb_browserPipelineLive(t *testing.T) {
 		do("open the running pipeline", chromedp.Navigate(s.URL+plPath), chromedp.WaitVisible(chromedp.CSS(`[data-testid="pipeline-graph"]`)),
 			chromedp.Evaluate[chromedp.Void](`window.quarryMark = 'still-here'`))
 		jobSel := `document.querySelector('[data-testid="job"][data-job="only-job"]')`
-		if !eval(jobSel+`.dataset.status === 'running' && document.getElementById('pipeline-graph').dataset.following === 'true'`) {
+		if !eval(jobSel + `.dataset.status === 'running' && document.getElementById('pipeline-graph').dataset.following === 'true'`) {
 			t.Fatalf("the page does not show the job running")
 		}
 		r.update(t, job, map[string]any{"state": "success"}).Want(t, http.StatusOK)
@@ -395,7 +395,7 @@ func TestWeb_browserPipelineLive(t *testing.T) {
 			chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 			t.Fatalf("the page never saw the pipeline end: %v", err)
 		}
-		if !eval(jobSel+`.dataset.status === 'success' && `+jobSel+`.querySelector('[data-testid="ci-status"]').dataset.status === 'success' &&
+		if !eval(jobSel + `.dataset.status === 'success' && ` + jobSel + `.querySelector('[data-testid="ci-status"]').dataset.status === 'success' &&
 			document.querySelector('[data-testid="stage"]').dataset.status === 'success' &&
 			document.querySelector('[data-testid="pipeline-heading"] [data-testid="ci-status"]').textContent.includes('passed') &&
 			document.querySelector('[data-testid="pipeline-cancel"]') === null`) {
