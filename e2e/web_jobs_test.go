@@ -182,6 +182,27 @@ func TestWeb_jobsList(t *testing.T) {
 		// The list has the retried job too, marked.
 		mb.get(t, jobsURL+"?status=failed").want(t, http.StatusOK).contains(t, row(mainBuild.ID), `data-testid="job-retried"`)
 
+		// A protected tag (v*: maintainers create): its pending job's
+		// cancel form is the maintainer's only.
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/protected_tags", p.ID), Token: alice.Token,
+			JSON: map[string]any{"name": "v*", "create_access_level": 40}}).Want(t, http.StatusCreated)
+		s.Do(t, apitest.Request{Method: "POST", Path: fmt.Sprintf("/projects/%d/repository/tags", p.ID), Token: maint.Token,
+			JSON: map[string]any{"tag_name": "v1", "ref": "main"}}).Want(t, http.StatusCreated)
+		eventually(t, "the tag's pipeline", func() bool { return len(p.pipelines(t, "ref=v1")) == 1 })
+		tagPl := p.pipelines(t, "ref=v1")[0]
+		tagJobURL := fmt.Sprintf("%sjobs/%d", base, latest(p.jobs(t, tagPl.ID))["build"].ID)
+		tagPlURL := fmt.Sprintf("%spipelines/%d", base, tagPl.ID)
+		db.get(t, tagJobURL).want(t, http.StatusOK).lacks(t, `data-testid="job-cancel"`)
+		db.get(t, tagPlURL).want(t, http.StatusOK).lacks(t, `data-testid="pipeline-cancel"`)
+		if strings.Contains(db.get(t, jobsURL).want(t, http.StatusOK).Body, `action="`+tagJobURL+`/cancel"`) {
+			t.Errorf("the developer's list offers to cancel the protected tag's job")
+		}
+		db.do(t, "POST", tagJobURL+"/cancel", url.Values{}, nil).want(t, http.StatusForbidden)
+		mb.get(t, tagJobURL).want(t, http.StatusOK).contains(t, `data-testid="job-cancel"`)
+		mb.get(t, tagPlURL).want(t, http.StatusOK).contains(t, `data-testid="pipeline-cancel"`)
+		mb.get(t, jobsURL).want(t, http.StatusOK).contains(t, `action="`+tagJobURL+`/cancel"`)
+		mb.do(t, "POST", tagJobURL+"/cancel", url.Values{}, nil).want(t, http.StatusSeeOther)
+
 		// Visibility as GET /projects/:id/jobs: an outsider gets a 404,
 		// an anonymous visitor the sign-in page; a public project whose
 		// builds are private to members shows the list to members only.
@@ -403,6 +424,71 @@ func TestWeb_browserPipelineLive(t *testing.T) {
 		}
 		if !eval(`window.quarryMark === 'still-here'`) {
 			t.Errorf("the page reloaded")
+		}
+	})
+}
+
+// TestWeb_mergeRequestListApprovals: each item of the merge request list
+// shows the approvals given and required as the API's approval state
+// tells them, whatever applies — code owner rules of the paths changed,
+// the deprecated approvals_before_merge, a merge request's own rules
+// replacing the project's, or none — read in one batch and from the
+// cache.
+func TestWeb_mergeRequestListApprovals(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner, docsLead, dev := s.NewUser(t, "owner"), s.NewUser(t, "docslead"), s.NewUser(t, "dev")
+		p := newCIProject(t, s, owner, "mixed", nil)
+		apMember(t, p, apDeveloper, docsLead, dev)
+		p.commit(t, "main", map[string]string{
+			".gitlab/CODEOWNERS": "[Documentation][2]\ndocs/ @docslead @dev\n\n[Code]\n*.go @owner\n",
+			"docs/guide.md":      "guide\n",
+		})
+		s.Do(t, apitest.Request{Method: "PATCH", Path: fmt.Sprintf("/projects/%d/protected_branches/main", p.ID), Token: owner.Token,
+			JSON: map[string]any{"code_owner_approval_required": true}}).Want(t, http.StatusOK)
+		apDo(t, p, "POST", owner.Token, "/approvals", map[string]any{"approvals_before_merge": 3}).Want(t, http.StatusCreated)
+		open := func(branch string, files map[string]string) mrJSON {
+			p.commit(t, branch, files)
+			return mrCreate(t, p, owner.Token, map[string]any{"source_branch": branch, "target_branch": "main", "title": "Change " + branch})
+		}
+		docs := open("docs", map[string]string{"docs/guide.md": "better\n"})
+		code := open("code", map[string]string{"main.go": "package main\n"})
+		own := open("own", map[string]string{"x.txt": "x\n"})
+		plain := open("plain", map[string]string{"y.txt": "y\n"})
+		apMRDo(t, p, "POST", owner.Token, own.IID, "/approval_rules", map[string]any{"name": "Own", "approvals_required": 1,
+			"user_ids": []int64{dev.ID}}).Want(t, http.StatusCreated)
+		apApprove(t, p, docsLead.Token, docs.IID, nil)
+		apApprove(t, p, dev.Token, docs.IID, nil)
+		apApprove(t, p, dev.Token, own.IID, nil)
+
+		b := newBrowser(s)
+		b.signIn(t, "owner", webPassword).want(t, http.StatusSeeOther)
+		for _, round := range []string{"read", "cached"} {
+			body := b.get(t, "/"+p.Path+"/-/merge_requests").want(t, http.StatusOK).Body
+			items := strings.Split(body, `data-testid="mr-item"`)[1:]
+			if len(items) != 4 {
+				t.Fatalf("%s: %d items; want 4", round, len(items))
+			}
+			for _, mr := range []mrJSON{docs, code, own, plain} {
+				st := apApprovals(t, p, owner.Token, mr.IID)
+				want := fmt.Sprintf("✓ %d<", len(st.ApprovedBy))
+				if st.ApprovalsRequired > 0 {
+					want = fmt.Sprintf("✓ %d/%d<", len(st.ApprovedBy), st.ApprovalsRequired)
+				}
+				t.Logf("%s !%d: %s", round, mr.IID, want)
+				found := false
+				for _, it := range items {
+					if strings.Contains(it, fmt.Sprintf("/-/merge_requests/%d\"", mr.IID)) {
+						found = true
+						if !strings.Contains(it, want) {
+							t.Errorf("%s: !%d shows no %q (the API: %d approvals of %d required):\n%s", round, mr.IID, want,
+								len(st.ApprovedBy), st.ApprovalsRequired, it)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("%s: !%d is not listed", round, mr.IID)
+				}
+			}
 		}
 	})
 }
