@@ -492,3 +492,31 @@ func TestWeb_mergeRequestListApprovals(t *testing.T) {
 		}
 	})
 }
+
+// TestWeb_jobsListQueries: the jobs list costs the same statements for a
+// page of 1 job and a page of 30 (their pipelines, users, artifacts and
+// the run rule of their refs each read once).
+func TestWeb_jobsListQueries(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		alice := s.NewUser(t, "alice")
+		one := newCIProject(t, s, alice, "one-job", map[string]string{".gitlab-ci.yml": "solo: {script: [make]}\n"})
+		many := newCIProject(t, s, alice, "many-jobs", map[string]string{".gitlab-ci.yml": "multi: {parallel: 30, script: [make]}\n"})
+		one.settle(t, 1)
+		many.settle(t, 1)
+		b := newBrowser(s)
+		b.signIn(t, "alice", webPassword).want(t, http.StatusSeeOther)
+		c := newWebPageCounter(t, s)
+		for _, p := range []ciProject{one, many} {
+			c.get(t, b, "/"+p.Path+"/-/jobs")
+		}
+		body1, n1 := c.get(t, b, "/"+one.Path+"/-/jobs")
+		body30, n30 := c.get(t, b, "/"+many.Path+"/-/jobs")
+		if r1, r30 := strings.Count(body1, `data-testid="job-row"`), strings.Count(body30, `data-testid="job-row"`); r1 != 1 || r30 != 30 {
+			t.Fatalf("pages of %d and %d jobs; want 1 and 30", r1, r30)
+		}
+		t.Logf("jobs list: %d statements for 1 job, %d for 30", n1, n30)
+		if n1 != n30 || n1 == 0 {
+			t.Errorf("statements: %d for a page of 1 job, %d for 30; want the same", n1, n30)
+		}
+	})
+}
