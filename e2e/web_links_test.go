@@ -171,6 +171,8 @@ func TestWeb_links(t *testing.T) {
 		}
 		// The wikis API gives pages no web_url (as GitLab's): their pages
 		// are where GitLab puts them.
+		// Nor does the jobs API give the project's jobs list a URL.
+		links[s.URL+"/hidden/secret/-/jobs"] = true
 		for _, w := range []string{"/-/wikis", "/-/wikis/home", "/-/wikis/docs/guide", "/-/wikis/pages", "/-/wikis/home/history"} {
 			links[s.URL+"/hidden/secret"+w] = true
 		}

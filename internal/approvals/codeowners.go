@@ -78,6 +78,19 @@ func mustLRU[K comparable, V any](n int) *lru.Cache[K, V] {
 // file parsed, each changed path's owners) is cached by object ids, and
 // the owners are resolved to users and groups each time.
 func (s *Service) codeOwnerRules(ctx context.Context, p model.Project, m model.MergeRequest, protected []model.ProtectedBranch) ([]model.ApprovalRule, error) {
+	return s.codeOwnerRulesWith(ctx, s.newOwnerResolver(p), p, m, protected)
+}
+
+// newOwnerResolver resolves the owners of one read of a project's merge
+// requests.
+func (s *Service) newOwnerResolver(p model.Project) *ownerResolver {
+	return &ownerResolver{s: s, p: p, users: map[string]resolved{}, roles: map[string][]int64{}}
+}
+
+// codeOwnerRulesWith is codeOwnerRules with the owners resolved by res
+// (shared by the merge requests of one page: each owner once).
+func (s *Service) codeOwnerRulesWith(ctx context.Context, res *ownerResolver, p model.Project, m model.MergeRequest,
+	protected []model.ProtectedBranch) ([]model.ApprovalRule, error) {
 	required := false
 	for _, b := range protected {
 		if b.CodeOwnerApprovalRequired && model.MatchesBranch(b.Name, m.TargetBranch) {
@@ -95,7 +108,6 @@ func (s *Service) codeOwnerRules(ctx context.Context, p model.Project, m model.M
 	if err != nil {
 		return nil, err
 	}
-	res := ownerResolver{s: s, p: p, users: map[string]resolved{}, roles: map[string][]int64{}}
 	var out []model.ApprovalRule
 	for i, sec := range sections {
 		r := model.ApprovalRule{ID: -int64(i + 1), MergeRequestID: m.ID, Name: sec.Section, RuleType: model.RuleCodeOwner,

@@ -345,15 +345,7 @@ func (s *Service) inputs(ctx context.Context, p model.Project, m model.MergeRequ
 
 // inputsFrom completes the stored inputs of a merge request.
 func (s *Service) inputsFrom(ctx context.Context, p model.Project, m model.MergeRequest, e *storedInputs) (Inputs, error) {
-	in := Inputs{Settings: e.settings, ProjectRules: slices.Clone(e.projectRules), AuthorID: m.AuthorID,
-		Approvals: slices.Clone(e.approvals)}
-	if n := in.Settings.ApprovalsBeforeMerge; n > 0 && !slices.ContainsFunc(in.ProjectRules, func(r model.ApprovalRule) bool {
-		return r.RuleType == model.RuleAnyApprover
-	}) {
-		// The deprecated project setting: that many approvals from anyone.
-		in.ProjectRules = append(in.ProjectRules, model.ApprovalRule{ProjectID: p.ID, Name: "All Members", RuleType: model.RuleAnyApprover,
-			ApprovalsRequired: n})
-	}
+	in := storedOnly(p, m, e)
 	owners, err := s.codeOwnerRules(ctx, p, m, e.protected)
 	if err != nil {
 		return in, err
@@ -377,6 +369,22 @@ func (s *Service) inputsFrom(ctx context.Context, p model.Project, m model.Merge
 		}
 	}
 	return in, nil
+}
+
+// storedOnly are the inputs the stored part gives: settings, rules
+// (the deprecated approvals_before_merge as an any_approver rule),
+// approvals and the groups' members; no code owner rules nor committers.
+func storedOnly(p model.Project, m model.MergeRequest, e *storedInputs) Inputs {
+	in := Inputs{Settings: e.settings, ProjectRules: slices.Clone(e.projectRules), AuthorID: m.AuthorID,
+		Approvals: slices.Clone(e.approvals), MRRules: slices.Clone(e.mrRules), GroupMembers: e.groupMembers}
+	if n := in.Settings.ApprovalsBeforeMerge; n > 0 && !slices.ContainsFunc(in.ProjectRules, func(r model.ApprovalRule) bool {
+		return r.RuleType == model.RuleAnyApprover
+	}) {
+		// The deprecated project setting: that many approvals from anyone.
+		in.ProjectRules = append(in.ProjectRules, model.ApprovalRule{ProjectID: p.ID, Name: "All Members", RuleType: model.RuleAnyApprover,
+			ApprovalsRequired: n})
+	}
+	return in
 }
 
 // protected lists the project's protected branches (none on error).

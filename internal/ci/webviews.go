@@ -3,6 +3,7 @@ package ci
 import (
 	"archive/zip"
 	"context"
+	"errors"
 	"os"
 	"sort"
 	"strings"
@@ -30,7 +31,8 @@ type PipelineGraph struct {
 	Jobs []JobView
 	// Parent is the pipeline that made a child or downstream pipeline.
 	Parent *model.Pipeline
-	// MayRun: the actor may retry and cancel (run_pipeline).
+	// MayRun: the actor may retry and cancel it and its jobs
+	// (run_pipeline, and the right to update its ref when protected).
 	MayRun bool
 }
 
@@ -56,7 +58,12 @@ func (s *Service) PipelineWithJobs(ctx context.Context, a auth.Actor, projectRef
 		return PipelineGraph{}, err
 	}
 	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].ID < jobs[j].ID })
-	g := PipelineGraph{MayRun: auth.Can(a, auth.RunPipeline, res)}
+	var g PipelineGraph
+	// As RetryPipeline and CancelPipeline decide: run_pipeline, and on a
+	// protected ref the right to push or merge to it.
+	if g.MayRun, err = s.mayRunOn(ctx, a, &p, acc, pl.Ref, pl.Tag); err != nil {
+		return PipelineGraph{}, err
+	}
 	if g.PipelineView, err = s.pipelineView(ctx, p, pl); err != nil {
 		return PipelineGraph{}, err
 	}
@@ -84,15 +91,89 @@ func (s *Service) PipelinesJobs(ctx context.Context, a auth.Actor, projectRef st
 	return jobs, err
 }
 
-// MayRunPipelines reports whether a may retry, cancel and play a
-// project's pipelines and jobs (run_pipeline), as the API decides
-// before it looks at a ref's protection.
-func (s *Service) MayRunPipelines(ctx context.Context, a auth.Actor, projectRef string) (bool, error) {
+// RunRef is a ref pipelines and jobs run for.
+type RunRef struct {
+	Ref string
+	Tag bool
+}
+
+// MayRunRefs reports, for each ref, whether a may retry, cancel and play
+// a project's pipelines and jobs of that ref: the rule RetryJob,
+// CancelJob, PlayJob, RetryPipeline and CancelPipeline apply when the
+// action is posted (run_pipeline; on a protected branch the right to
+// push or merge to it, on a protected tag the right to create it). The
+// protection rules are read once for all the refs.
+func (s *Service) MayRunRefs(ctx context.Context, a auth.Actor, projectRef string, refs []RunRef) (map[RunRef]bool, error) {
 	p, acc, err := s.project(ctx, a, projectRef, auth.ReadPipeline)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	return auth.Can(a, auth.RunPipeline, auth.Resource{Project: &p, Access: acc}), nil
+	out := make(map[RunRef]bool, len(refs))
+	if len(refs) == 0 || !auth.Can(a, auth.RunPipeline, auth.Resource{Project: &p, Access: acc}) {
+		return out, nil
+	}
+	rules, err := s.db.ProtectedBranches(ctx, p.ID, "")
+	if err != nil && !errors.Is(err, model.ErrNotFound) {
+		return nil, err
+	}
+	var tags []model.ProtectedTag
+	for _, r := range refs {
+		if _, done := out[r]; done {
+			continue
+		}
+		if !r.Tag {
+			res := auth.Resource{Project: &p, Access: acc, Branch: &auth.Branch{Name: r.Ref, Rules: rules}}
+			out[r] = auth.Can(a, auth.PushCode, res) || auth.Can(a, auth.MergeCode, res)
+			continue
+		}
+		if tags == nil {
+			if tags, err = s.db.ProtectedTags(ctx, p.ID); err != nil {
+				return nil, err
+			}
+			if tags == nil {
+				tags = []model.ProtectedTag{}
+			}
+		}
+		ok := len(model.ProtectedTagsMatching(tags, r.Ref)) == 0
+		if !ok {
+			today := s.now().UTC().Format(model.DateLayout)
+			inGroup := func(groupID int64) bool {
+				in, err := s.db.UserInGroup(ctx, groupID, a.UserID(), true, today)
+				return err == nil && in
+			}
+			ok = auth.CanCreateTag(a, acc, r.Ref, tags, inGroup)
+		}
+		out[r] = ok
+	}
+	return out, nil
+}
+
+// HeadRef names a merge request's head pipeline: its source project,
+// branch and head commit.
+type HeadRef struct {
+	ProjectID int64
+	Branch    string
+	SHA       string
+}
+
+// HeadPipelines is HeadPipeline of a page of merge requests, in one
+// read: the newest pipeline of each ref that has one.
+func (s *Service) HeadPipelines(ctx context.Context, refs []HeadRef) (map[HeadRef]model.Pipeline, error) {
+	keys := make([]store.HeadKey, 0, len(refs))
+	for _, r := range refs {
+		if r.SHA != "" {
+			keys = append(keys, store.HeadKey{ProjectID: r.ProjectID, Ref: r.Branch, SHA: r.SHA})
+		}
+	}
+	found, err := s.db.HeadPipelines(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[HeadRef]model.Pipeline, len(found))
+	for k, pl := range found {
+		out[HeadRef{ProjectID: k.ProjectID, Branch: k.Ref, SHA: k.SHA}] = pl
+	}
+	return out, nil
 }
 
 // ArtifactEntry is one file or folder of a job's archive.

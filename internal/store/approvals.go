@@ -134,9 +134,9 @@ func (tx *Tx) MergeRequestApprovalRules(ctx context.Context, mrID int64) ([]mode
 	return tx.rules(ctx, "merge_request_id = ?", mrID)
 }
 
-func (tx *Tx) rules(ctx context.Context, cond string, arg int64) ([]model.ApprovalRule, error) {
+func (tx *Tx) rules(ctx context.Context, cond string, args ...any) ([]model.ApprovalRule, error) {
 	var out []model.ApprovalRule
-	err := tx.each(ctx, "SELECT "+ruleColumns+" FROM approval_rules WHERE "+cond+" ORDER BY id", []any{arg}, func(r *sql.Rows) error {
+	err := tx.each(ctx, "SELECT "+ruleColumns+" FROM approval_rules WHERE "+cond+" ORDER BY id", args, func(r *sql.Rows) error {
 		var x model.ApprovalRule
 		if err := r.Scan(ruleDest(&x)...); err != nil {
 			return err

@@ -62,8 +62,13 @@ type jobBody struct {
 	RetryURL, CancelURL, Play string
 }
 
-// jobsRoute serves /-/jobs/<id> and what is under it.
+// jobsRoute serves /-/jobs (the list), /-/jobs/<id> and what is under
+// it.
 func (h *Handler) jobsRoute(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
+	if rest == "" {
+		h.jobsList(w, r, a, full)
+		return
+	}
 	idPart, sub, _ := strings.Cut(rest, "/")
 	id, ok := pathID(idPart)
 	if !ok {
@@ -113,11 +118,13 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request, a auth.Actor, full
 		return
 	}
 	p := v.Project
-	mayRun, err := h.CI.MayRunPipelines(r.Context(), a, full)
+	ref := ci.RunRef{Ref: j.Ref, Tag: j.Tag}
+	may, err := h.CI.MayRunRefs(r.Context(), a, full, []ci.RunRef{ref})
 	if err != nil {
 		h.fail(w, r, a, err)
 		return
 	}
+	mayRun := may[ref]
 	base := "/" + p.FullPath() + "/-/"
 	self := base + "jobs/" + strconv.FormatInt(j.ID, 10)
 	body := jobBody{projectHead: head(v), Job: h.jobItemOf(p, j), PipelineID: j.PipelineID,
@@ -156,11 +163,8 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request, a auth.Actor, full
 			}
 		}
 	}
-	st := j.Status
-	body.MayRetry = mayRun && !j.Retried && (st == model.StatusSuccess || st == model.StatusFailed || st == model.StatusCanceled)
-	body.MayCancel = mayRun && (st.Cancelable() || st == model.StatusManual)
-	body.MayPlay = mayRun && (st == model.StatusManual || st == model.StatusScheduled)
-	complete := st.Completed()
+	body.MayRetry, body.MayCancel, body.MayPlay = jobActions(j.Job, mayRun)
+	complete := j.Status.Completed()
 	if err := h.pageLog(r, a, full, id, complete, &body); err != nil {
 		h.failIn(w, r, a, err)
 		return
@@ -169,6 +173,20 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request, a auth.Actor, full
 	h.render(w, r, a, http.StatusOK, "job", view{Title: j.Name + " · Job #" + strconv.FormatInt(j.ID, 10) + " · " + p.FullName(),
 		Crumbs: append(projectCrumbs(p), crumb{Name: "Pipelines", URL: base + "pipelines"},
 			crumb{Name: "#" + strconv.FormatInt(j.PipelineID, 10), URL: body.PipelineURL}, crumb{Name: j.Name}), Body: body})
+}
+
+// jobActions are the forms a job's page and the jobs list offer: retry
+// (a latest job that is done), cancel (one not done, a manual one too),
+// play (a manual or scheduled one), when the viewer may run its ref.
+func jobActions(j model.Job, mayRun bool) (retry, cancel, play bool) {
+	if !mayRun {
+		return false, false, false
+	}
+	st := j.Status
+	retry = !j.Retried && (st == model.StatusSuccess || st == model.StatusFailed || st == model.StatusCanceled)
+	cancel = st.Cancelable() || st == model.StatusManual
+	play = st == model.StatusManual || st == model.StatusScheduled
+	return retry, cancel, play
 }
 
 // pageLog renders the end of a job's log into the page: at most

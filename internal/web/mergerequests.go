@@ -15,6 +15,7 @@ import (
 
 	"quarry/internal/approvals"
 	"quarry/internal/auth"
+	"quarry/internal/ci"
 	"quarry/internal/mergerequests"
 	"quarry/internal/model"
 	"quarry/internal/projects"
@@ -187,7 +188,27 @@ func (h *Handler) mrList(w http.ResponseWriter, r *http.Request, a auth.Actor, f
 		h.fail(w, r, a, err)
 		return
 	}
-	if err := h.MRs.HeadPipelines(r.Context(), list); err != nil {
+	// The page's head pipelines and approvals, each in one read.
+	heads := make([]ci.HeadRef, len(list))
+	mrs := make([]model.MergeRequest, len(list))
+	for i, m := range list {
+		heads[i] = ci.HeadRef{ProjectID: m.SourceProjectID, Branch: m.SourceBranch, SHA: m.HeadSHA}
+		mrs[i] = m.MergeRequest
+	}
+	if h.CI != nil {
+		found, err := h.CI.HeadPipelines(r.Context(), heads)
+		if err != nil {
+			h.failIn(w, r, a, err)
+			return
+		}
+		for i := range list {
+			if pl, ok := found[heads[i]]; ok {
+				list[i].HeadPipeline = &pl
+			}
+		}
+	}
+	approved, err := h.Approvals.Summaries(r.Context(), a, full, mrs)
+	if err != nil {
 		h.failIn(w, r, a, err)
 		return
 	}
@@ -204,12 +225,8 @@ func (h *Handler) mrList(w http.ResponseWriter, r *http.Request, a auth.Actor, f
 		if m.Source.ID != 0 {
 			it.SourceURL = "/" + m.Source.FullPath() + "/-/tree/" + escapePath(m.SourceBranch)
 		}
-		ap, err := h.Approvals.State(r.Context(), a, full, m.IID)
-		if err != nil {
-			h.failIn(w, r, a, err)
-			return
-		}
-		it.Approvals, it.Required = len(ap.State.ApprovedBy), ap.State.ApprovalsRequired
+		sum := approved[m.ID]
+		it.Approvals, it.Required = sum.Approvals, sum.Required
 		body.Items = append(body.Items, it)
 	}
 	body.Prev, body.Next = pager(r, n, info.HasMore)

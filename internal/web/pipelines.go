@@ -160,6 +160,7 @@ func stagesOf(jobs []jobItem, idx map[int64]int, items []model.StatusItem) []sta
 // pipelinesBody is the data of the pipelines list.
 type pipelinesBody struct {
 	projectHead
+	CITabs     []ciTab // Pipelines | Jobs
 	Pipelines  []pipelineItem
 	Scope      string
 	Status     string
@@ -213,7 +214,7 @@ func (h *Handler) pipelines(w http.ResponseWriter, r *http.Request, a auth.Actor
 		h.fail(w, r, a, err)
 		return
 	}
-	body := pipelinesBody{projectHead: head(v), Scope: in.Scope, Status: string(in.Status), Page: n}
+	body := pipelinesBody{projectHead: head(v), CITabs: ciTabs(p, "pipelines"), Scope: in.Scope, Status: string(in.Status), Page: n}
 	for _, s := range model.PipelineStatuses {
 		body.Statuses = append(body.Statuses, string(s))
 	}
@@ -271,6 +272,7 @@ func (h *Handler) pipelines(w http.ResponseWriter, r *http.Request, a auth.Actor
 // pipelineBody is the data of a pipeline's page.
 type pipelineBody struct {
 	projectHead
+	CITabs    []ciTab // Pipelines | Jobs
 	Pipeline  pipelineItem
 	ParentURL string
 	ParentID  int64
@@ -281,6 +283,9 @@ type pipelineBody struct {
 	MayCancel  bool
 	RetryURL   string
 	CancelURL  string
+	// Following: the page polls JSONURL until the pipeline is done.
+	Following bool
+	JSONURL   string
 }
 
 // pathID reads a pipeline's or job's id from a path segment.
@@ -298,12 +303,98 @@ func (h *Handler) pipelinesRoute(w http.ResponseWriter, r *http.Request, a auth.
 		h.pipelines(w, r, a, full)
 		return
 	}
+	if num, ok := strings.CutSuffix(rest, ".json"); ok {
+		id, ok := pathID(num)
+		if !ok {
+			h.notFound(w, r, a)
+			return
+		}
+		h.pipelineJSON(w, r, a, full, id)
+		return
+	}
 	id, ok := pathID(rest)
 	if !ok {
 		h.notFound(w, r, a)
 		return
 	}
 	h.pipeline(w, r, a, full, id)
+}
+
+// following reports whether a pipeline's page follows its jobs: until it
+// is done, or waits for a person (manual).
+func following(st model.CIStatus) bool {
+	return !st.Completed() && st != model.StatusManual
+}
+
+// pipelineAnswer is a pipeline's JSON view (/-/pipelines/<id>.json): its
+// status, its stages' and its jobs' (as its page shows them), and
+// whether it is done (the page stops following).
+type pipelineAnswer struct {
+	ID       int64        `json:"id"`
+	Status   string       `json:"status"`
+	Label    string       `json:"status_label"`
+	Complete bool         `json:"complete"`
+	Duration string       `json:"duration"`
+	Stages   []statusJSON `json:"stages"`
+	Jobs     []statusJSON `json:"jobs"`
+}
+
+// statusJSON is a stage's or job's status in pipelineAnswer.
+type statusJSON struct {
+	ID       int64  `json:"id,omitempty"`
+	Name     string `json:"name"`
+	Status   string `json:"status"`
+	Label    string `json:"status_label"`
+	Duration string `json:"duration,omitempty"`
+}
+
+// pipelineGraph reads a pipeline with its jobs grouped in stages, as its
+// page and its JSON view show them.
+func (h *Handler) pipelineGraph(r *http.Request, a auth.Actor, p model.Project, full string, id int64) (ci.PipelineGraph, []stageItem, error) {
+	g, err := h.CI.PipelineWithJobs(r.Context(), a, full, id)
+	if err != nil {
+		return g, nil, err
+	}
+	items, statuses, idx := make([]jobItem, 0, len(g.Jobs)), make([]model.StatusItem, 0, len(g.Jobs)), map[int64]int{}
+	for _, j := range g.Jobs {
+		it := h.jobItemOf(p, j)
+		if d := j.Downstream; d != nil && d.ProjectID != p.ID {
+			// A multi-project pipeline: linked when the actor may see
+			// its project.
+			if dp, _, err := h.Projects.Resolve(r.Context(), a, strconv.FormatInt(d.ProjectID, 10)); err == nil {
+				it.DownstreamURL = "/" + dp.FullPath() + "/-/pipelines/" + strconv.FormatInt(d.ID, 10)
+			}
+		}
+		items = append(items, it)
+		statuses = append(statuses, model.StatusItem{Status: j.Status, AllowFailure: j.AllowFailure})
+		idx[j.ID] = j.StageIdx
+	}
+	return g, stagesOf(items, idx, statuses), nil
+}
+
+// pipelineJSON is /-/pipelines/<id>.json: what the pipeline's page polls
+// while the pipeline runs, for whoever may see the page.
+func (h *Handler) pipelineJSON(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, id int64) {
+	v, err := h.resolveProject(r, a, full)
+	if err != nil {
+		h.fail(w, r, a, err)
+		return
+	}
+	g, stages, err := h.pipelineGraph(r, a, v.Project, full, id)
+	if err != nil {
+		h.fail(w, r, a, err)
+		return
+	}
+	it := h.pipelineItemOf(v.Project, g.Pipeline, g.User)
+	ans := pipelineAnswer{ID: g.ID, Status: string(g.Status), Label: it.Status.Label(), Complete: !following(g.Status),
+		Duration: it.Duration, Stages: []statusJSON{}, Jobs: []statusJSON{}}
+	for _, s := range stages {
+		ans.Stages = append(ans.Stages, statusJSON{Name: s.Name, Status: string(s.Status), Label: s.Status.Label()})
+		for _, j := range s.Jobs {
+			ans.Jobs = append(ans.Jobs, statusJSON{ID: j.ID, Name: j.Name, Status: string(j.Status), Label: j.Status.Label(), Duration: j.Duration})
+		}
+	}
+	writeJSON(w, http.StatusOK, ans)
 }
 
 // pipeline is /-/pipelines/<id>: the stages and their jobs, the
@@ -315,12 +406,13 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request, a auth.Actor,
 		return
 	}
 	p := v.Project
-	g, err := h.CI.PipelineWithJobs(r.Context(), a, full, id)
+	g, stages, err := h.pipelineGraph(r, a, p, full, id)
 	if err != nil {
 		h.fail(w, r, a, err)
 		return
 	}
-	body := pipelineBody{projectHead: head(v), Pipeline: h.pipelineItemOf(p, g.Pipeline, g.User)}
+	body := pipelineBody{projectHead: head(v), CITabs: ciTabs(p, "pipelines"), Pipeline: h.pipelineItemOf(p, g.Pipeline, g.User),
+		Stages: stages, Following: following(g.Status), JSONURL: "/" + p.FullPath() + "/-/pipelines/" + strconv.FormatInt(g.ID, 10) + ".json"}
 	if v.CanReadCode && g.SHA != "" {
 		if c, err := h.Files.Commit(r.Context(), a, full, g.SHA, false); err == nil {
 			body.Pipeline.Title = c.Title()
@@ -330,28 +422,17 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request, a auth.Actor,
 		body.ParentID = g.Parent.ID
 		body.ParentURL = "/" + p.FullPath() + "/-/pipelines/" + strconv.FormatInt(g.Parent.ID, 10)
 	}
-	items, statuses, idx := make([]jobItem, 0, len(g.Jobs)), make([]model.StatusItem, 0, len(g.Jobs)), map[int64]int{}
 	retryable := false
-	for _, j := range g.Jobs {
-		it := h.jobItemOf(p, j)
-		if d := j.Downstream; d != nil && d.ProjectID != p.ID {
-			// A multi-project pipeline: linked when the actor may see
-			// its project.
-			if dp, _, err := h.Projects.Resolve(r.Context(), a, strconv.FormatInt(d.ProjectID, 10)); err == nil {
-				it.DownstreamURL = "/" + dp.FullPath() + "/-/pipelines/" + strconv.FormatInt(d.ID, 10)
+	for _, st := range stages {
+		for _, it := range st.Jobs {
+			if it.Bridge && it.DownstreamID != 0 {
+				body.Downstream = append(body.Downstream, it)
+			}
+			if it.Status == ciStatus(model.StatusFailed) || it.Status == ciStatus(model.StatusCanceled) {
+				retryable = true
 			}
 		}
-		if it.Bridge && j.Downstream != nil {
-			body.Downstream = append(body.Downstream, it)
-		}
-		items = append(items, it)
-		statuses = append(statuses, model.StatusItem{Status: j.Status, AllowFailure: j.AllowFailure})
-		idx[j.ID] = j.StageIdx
-		if j.Status == model.StatusFailed || j.Status == model.StatusCanceled {
-			retryable = true
-		}
 	}
-	body.Stages = stagesOf(items, idx, statuses)
 	base := body.Pipeline.URL
 	body.MayRetry = g.MayRun && retryable
 	body.MayCancel = g.MayRun && g.Status.Cancelable()
