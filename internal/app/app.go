@@ -638,9 +638,11 @@ func (a *App) Serve(ctx context.Context, ready func(addr net.Addr)) error {
 // trimIdle gives back what an idle server holds for nothing: the pages
 // of the executable requests brought back, and the heap the collector
 // kept for the next burst (debug.FreeOSMemory collects, then returns
-// every free page). The caches' contents stay.
+// every free page), and SQLite's idle connections with their page caches.
+// The caches' contents stay.
 func (a *App) trimIdle() {
 	start := time.Now()
+	a.DB.ReleaseIdle()
 	// The collection first: scanning the goroutines' stacks reads the
 	// executable's function tables, which the trim then drops.
 	debug.FreeOSMemory()

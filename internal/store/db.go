@@ -192,6 +192,23 @@ func (db *DB) Close() error {
 	return err
 }
 
+// ReleaseIdle closes the SQLite pools' idle connections, and with them
+// their page caches and prepared statements: what an idle server holds
+// for nothing (SQLite's memory is its own, out of the collector's
+// reach). The next statement opens a connection and prepares again.
+// PostgreSQL's connections stay: their prepared statements are worth
+// more, and the pool closes one unused for IdleConnectionTimeout.
+func (db *DB) ReleaseIdle() {
+	if db.Dialect != SQLite {
+		return
+	}
+	for _, p := range []*sql.DB{db.r, db.w} {
+		n := p.Stats().MaxOpenConnections
+		p.SetMaxIdleConns(0) // closes the idle ones
+		p.SetMaxIdleConns(n)
+	}
+}
+
 // Ping checks that the database answers a query.
 func (db *DB) Ping(ctx context.Context) error {
 	var one int
