@@ -137,7 +137,7 @@ func (h *Handler) refPath(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 	if v, ok = h.projectPage(w, r, a, full); !ok {
 		return v, "", "", false
 	}
-	ref, file, _, err := h.splitRef(r, a, full, rest)
+	ref, file, _, err := h.files(a, v).SplitRef(r.Context(), rest, maxRefSegments)
 	if err == nil && file == "" {
 		err = model.NotFound("File")
 	}
@@ -154,12 +154,18 @@ func (h *Handler) fileAt(w http.ResponseWriter, r *http.Request, a auth.Actor, f
 	if v, ref, file, ok = h.refPath(w, r, a, full, rest); !ok {
 		return v, "", "", f, false
 	}
-	f, err := h.Files.Stat(r.Context(), a, full, file, ref)
+	f, err := h.files(a, v).Stat(r.Context(), file, ref)
 	if err != nil {
 		h.failIn(w, r, a, err)
 		return v, "", "", f, false
 	}
 	return v, ref, file, f, true
+}
+
+// files are the files of a page's project, resolved once for the
+// request.
+func (h *Handler) files(a auth.Actor, v projects.View) repofiles.Project {
+	return h.Files.In(a, v.Project, v.Access)
 }
 
 func head(v projects.View) projectHead {
@@ -228,11 +234,12 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 	body := overviewBody{projectHead: head(v), HTTPClone: h.ExternalURL + "/" + p.FullPath() + ".git",
 		SSHClone: model.SSHCloneURL(h.sshHost, h.SSHPort, p.FullPath()), Ref: p.DefaultBranch}
 	if v.CanReadCode && !p.EmptyRepo && p.DefaultBranch != "" {
-		c, err := h.Files.Commit(r.Context(), a, full, p.DefaultBranch, false)
+		files := h.files(a, v)
+		c, err := files.Commit(r.Context(), p.DefaultBranch, false)
 		switch {
 		case err == nil:
 			body.LastCommit = line(c)
-			entries, more, err := h.listTree(r, a, p, p.DefaultBranch, "")
+			entries, more, err := listTree(r, files, p, p.DefaultBranch, "")
 			if err != nil {
 				h.failIn(w, r, a, err)
 				return
@@ -242,7 +249,7 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 				h.failIn(w, r, a, err)
 				return
 			}
-			if err := h.readme(r, a, p, entries, &body); err != nil {
+			if err := readme(r, files, p, entries, &body); err != nil {
 				h.failIn(w, r, a, err)
 				return
 			}
@@ -266,8 +273,8 @@ func line(c repofiles.CommitView) *commitLine {
 const maxTreeEntries = 1000
 
 // listTree lists a folder: folders first, then files, each by name.
-func (h *Handler) listTree(r *http.Request, a auth.Actor, p model.Project, ref, dir string) ([]treeEntry, bool, error) {
-	es, info, err := h.Files.Tree(r.Context(), a, p.FullPath(), repofiles.TreeInput{Dir: dir, Ref: ref},
+func listTree(r *http.Request, files repofiles.Project, p model.Project, ref, dir string) ([]treeEntry, bool, error) {
+	es, info, err := files.Tree(r.Context(), repofiles.TreeInput{Dir: dir, Ref: ref},
 		model.Page{Number: 1, PerPage: maxTreeEntries})
 	if err != nil {
 		return nil, false, err
@@ -297,7 +304,7 @@ func (h *Handler) listTree(r *http.Request, a auth.Actor, p model.Project, ref, 
 const maxReadme = 512 << 10
 
 // readme renders the root folder's README, preferring Markdown.
-func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries []treeEntry, body *overviewBody) error {
+func readme(r *http.Request, files repofiles.Project, p model.Project, entries []treeEntry, body *overviewBody) error {
 	best, bestID, rank := "", "", 0
 	for _, e := range entries {
 		if e.Type != "blob" {
@@ -325,12 +332,8 @@ func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries
 		body.ReadmeName, body.Readme = best, html
 		return nil
 	}
-	f, err := h.Files.Stat(r.Context(), a, p.FullPath(), best, p.DefaultBranch)
+	f, data, err := files.ReadUpTo(r.Context(), best, p.DefaultBranch, maxReadme)
 	if err != nil || f.Size > maxReadme {
-		return err
-	}
-	_, data, err := h.Files.Read(r.Context(), a, p.FullPath(), best, p.DefaultBranch)
-	if err != nil {
 		return err
 	}
 	body.ReadmeName = best
@@ -397,14 +400,15 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 	if rest == "" {
 		rest = p.DefaultBranch
 	}
-	ref, dir, c, err := h.splitRef(r, a, full, strings.TrimSuffix(rest, "/"))
+	files := h.files(a, v)
+	ref, dir, c, err := files.SplitRef(r.Context(), strings.TrimSuffix(rest, "/"), maxRefSegments)
 	if err != nil {
 		h.failIn(w, r, a, err)
 		return
 	}
-	entries, more, err := h.listTree(r, a, p, ref, dir)
+	entries, more, err := listTree(r, files, p, ref, dir)
 	if isKind(err, model.KindNotFound) && dir != "" {
-		if _, serr := h.Files.Stat(r.Context(), a, full, dir, ref); serr == nil {
+		if _, serr := files.Stat(r.Context(), dir, ref); serr == nil {
 			http.Redirect(w, r, "/"+p.FullPath()+"/-/blob/"+escapePath(ref)+"/"+escapePath(dir), http.StatusFound)
 			return
 		}
@@ -459,7 +463,7 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 	if imageType(path.Base(file)) != "" {
 		limit = 0
 	}
-	f, data, err := h.Files.ReadUpTo(r.Context(), a, full, file, ref, limit)
+	f, data, err := h.files(a, v).ReadUpTo(r.Context(), file, ref, limit)
 	if err != nil {
 		if isKind(err, model.KindNotFound) {
 			h.notFound(w, r, a)
@@ -535,11 +539,11 @@ func imageType(name string) string {
 
 // raw is /-/raw/<ref>/<path>: the file's bytes (writeRaw).
 func (h *Handler) raw(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	_, ref, file, ok := h.refPath(w, r, a, full, rest)
+	v, ref, file, ok := h.refPath(w, r, a, full, rest)
 	if !ok {
 		return
 	}
-	f, rd, err := h.Files.OpenRaw(r.Context(), a, full, file, ref)
+	f, rd, err := h.files(a, v).OpenRaw(r.Context(), file, ref)
 	if err != nil {
 		h.failIn(w, r, a, err) // the project is visible: what is missing in it is a 404
 		return
