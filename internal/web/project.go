@@ -193,9 +193,7 @@ type overviewBody struct {
 	HTTPClone, SSHClone string
 	Ref                 string
 	LastCommit          *commitLine
-	Entries             []treeEntry
-	More                bool
-	Parent              string // none: the root folder
+	TreeList            template.HTML // the root folder
 	Readme              template.HTML
 	ReadmeName          string
 	Languages           []language
@@ -239,17 +237,17 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 		switch {
 		case err == nil:
 			body.LastCommit = line(c)
-			entries, more, err := listTree(r, files, p, p.DefaultBranch, "")
+			l, err := h.folder(r, files, p, p.DefaultBranch, string(c.ID), "")
 			if err != nil {
 				h.failIn(w, r, a, err)
 				return
 			}
-			body.Entries, body.More = entries, more
+			body.TreeList = l.HTML
 			if body.Languages, err = h.languages(r, a, v); err != nil {
 				h.failIn(w, r, a, err)
 				return
 			}
-			if err := readme(r, files, p, entries, &body); err != nil {
+			if err := readme(r, files, p, l.Entries, &body); err != nil {
 				h.failIn(w, r, a, err)
 				return
 			}
@@ -272,9 +270,36 @@ func line(c repofiles.CommitView) *commitLine {
 // maxTreeEntries is how many entries a folder's page lists.
 const maxTreeEntries = 1000
 
-// listTree lists a folder: folders first, then files, each by name.
-func listTree(r *http.Request, files repofiles.Project, p model.Project, ref, dir string) ([]treeEntry, bool, error) {
-	es, info, err := files.Tree(r.Context(), repofiles.TreeInput{Dir: dir, Ref: ref},
+// folder is a folder's listing at commit, which ref named, for a page:
+// from the cache when it is there (the caller has read commit through
+// files, so the actor may read the code), else listed and rendered.
+func (h *Handler) folder(r *http.Request, files repofiles.Project, p model.Project, ref, commit, dir string) (listing, error) {
+	key := listingKey(p.FullPath(), ref, commit, dir)
+	if l, ok := listings.get(key); ok {
+		return l, nil
+	}
+	entries, more, err := listTree(r, files, p, ref, commit, dir)
+	if err != nil {
+		return listing{}, err
+	}
+	l := listing{Entries: entries, More: more}
+	if dir != "" {
+		l.Parent = "/" + p.FullPath() + "/-/tree/" + escapePath(ref)
+		if parent := path.Dir(dir); parent != "." {
+			l.Parent += "/" + escapePath(parent)
+		}
+	}
+	if l.HTML, err = h.renderPart("tree", "tree_list", l); err != nil {
+		return listing{}, err
+	}
+	listings.add(key, l)
+	return l, nil
+}
+
+// listTree lists a folder at commit: folders first, then files, each by
+// name, linked at ref.
+func listTree(r *http.Request, files repofiles.Project, p model.Project, ref, commit, dir string) ([]treeEntry, bool, error) {
+	es, info, err := files.Tree(r.Context(), repofiles.TreeInput{Dir: dir, Ref: commit},
 		model.Page{Number: 1, PerPage: maxTreeEntries})
 	if err != nil {
 		return nil, false, err
@@ -383,10 +408,9 @@ func pathCrumbs(p model.Project, ref, file string) []crumb {
 // treeBody is the data of a folder's page.
 type treeBody struct {
 	projectHead
-	Ref, Path, Parent string
-	LastCommit        *commitLine
-	Entries           []treeEntry
-	More              bool
+	Ref, Path  string
+	LastCommit *commitLine
+	TreeList   template.HTML
 }
 
 // tree is /-/tree/<ref>/<path>: a folder at a ref. A file's path goes to
@@ -406,7 +430,7 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 		h.failIn(w, r, a, err)
 		return
 	}
-	entries, more, err := listTree(r, files, p, ref, dir)
+	l, err := h.folder(r, files, p, ref, string(c.ID), dir)
 	if isKind(err, model.KindNotFound) && dir != "" {
 		if _, serr := files.Stat(r.Context(), dir, ref); serr == nil {
 			http.Redirect(w, r, "/"+p.FullPath()+"/-/blob/"+escapePath(ref)+"/"+escapePath(dir), http.StatusFound)
@@ -417,14 +441,7 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 		h.failIn(w, r, a, err)
 		return
 	}
-	body := treeBody{projectHead: head(v), Ref: ref, Path: dir, LastCommit: line(c), Entries: entries, More: more}
-	if dir != "" {
-		parent := path.Dir(dir)
-		body.Parent = "/" + p.FullPath() + "/-/tree/" + escapePath(ref)
-		if parent != "." {
-			body.Parent += "/" + escapePath(parent)
-		}
-	}
+	body := treeBody{projectHead: head(v), Ref: ref, Path: dir, LastCommit: line(c), TreeList: l.HTML}
 	title := dir
 	if title == "" {
 		title = p.Name
@@ -476,6 +493,7 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 	self := "/" + p.FullPath() + "/-/blob/" + escapePath(ref) + "/" + escapePath(file)
 	body := blobBody{projectHead: head(v), Ref: ref, Path: file, Name: f.Name, Size: f.Size, RawURL: raw,
 		Download: raw + "?inline=false"}
+	var code template.HTML // highlighted, written around the template (spliceMark)
 	switch {
 	case imageType(f.Name) != "":
 		body.Image = true
@@ -502,12 +520,16 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 		if isMarkdown(f.Name) {
 			body.RichURL = self
 		}
-		if body.Code, err = h.highlights.highlight(f.BlobID, f.Name, data); err != nil {
+		if code, err = h.highlights.highlight(f.BlobID, f.Name, data); err != nil {
 			h.failIn(w, r, a, err)
 			return
 		}
+		if code != "" {
+			body.Code = spliceMark
+		}
 	}
-	h.render(w, r, a, http.StatusOK, "blob", view{Title: file + " · " + ref + " · " + p.FullName(), Crumbs: pathCrumbs(p, ref, file), Body: body})
+	h.render(w, r, a, http.StatusOK, "blob", view{Title: file + " · " + ref + " · " + p.FullName(), Crumbs: pathCrumbs(p, ref, file), Body: body,
+		splice: code})
 }
 
 // isBinary reports whether content is not text: a NUL in its first 8 KiB
