@@ -16,19 +16,51 @@ import (
 // repository resolves its project once (the projects service's Resolve)
 // and asks them all here, where each method of Service resolves the
 // project again. Every method checks, as Service's do, that the actor
-// may read the project's code.
+// may read the project's code. The first ref a handle looks up is
+// pinned to the commit it named: the handle's later questions about that
+// ref read the same commit (one page shows one state of a branch that
+// moves meanwhile) without asking git again. A handle serves one
+// request, from one goroutine.
 type Project struct {
 	s   *Service
 	a   auth.Actor
 	p   model.Project
 	acc model.AccessLevel
+	pin *pinned
 }
 
 // In is the files of p for a, where p and acc are what the projects
 // service's Resolve answered a for this request (the handle is not kept
 // beyond it: a project's settings and the actor's access change).
 func (s *Service) In(a auth.Actor, p model.Project, acc model.AccessLevel) Project {
-	return Project{s: s, a: a, p: p, acc: acc}
+	return Project{s: s, a: a, p: p, acc: acc, pin: &pinned{}}
+}
+
+// pinned is the commit a ref named when a handle first looked it up.
+type pinned struct {
+	ref    string
+	commit git.ObjectID
+}
+
+// commitID is the commit ref names: the pinned one for the pinned ref
+// (or its commit's id), else git's answer, pinned if none is yet. A nil
+// pin always asks git.
+func (pin *pinned) commitID(ctx context.Context, repo *gitrepo.Repo, ref string) (git.ObjectID, error) {
+	if pin != nil && pin.commit != "" && (ref == pin.ref || ref == string(pin.commit)) {
+		return pin.commit, nil
+	}
+	id, err := repo.CommitID(ctx, ref)
+	if err == nil {
+		pin.set(ref, id)
+	}
+	return id, err
+}
+
+// set pins ref to commit unless a ref is pinned already.
+func (pin *pinned) set(ref string, commit git.ObjectID) {
+	if pin != nil && pin.commit == "" {
+		pin.ref, pin.commit = ref, commit
+	}
 }
 
 // stat finds the file at filePath on ref, in the opened repository.
@@ -41,7 +73,7 @@ func (f Project) stat(ctx context.Context, filePath, ref string) (File, *gitrepo
 	if err != nil {
 		return File{}, nil, err
 	}
-	return f.s.statIn(ctx, &f.p, repo, fp, ref)
+	return f.s.statIn(ctx, &f.p, repo, f.pin, fp, ref)
 }
 
 // Stat is Service.Stat.
@@ -58,6 +90,16 @@ func (f Project) Read(ctx context.Context, filePath, ref string) (File, []byte, 
 	}
 	_, data, err := repo.ReadObject(ctx, file.BlobID)
 	return file, data, err
+}
+
+// Content is the content of a file Stat described (its blob's bytes).
+func (f Project) Content(ctx context.Context, file File) ([]byte, error) {
+	repo, err := f.s.openReadable(f.a, &f.p, f.acc)
+	if err != nil {
+		return nil, err
+	}
+	_, data, err := repo.ReadObject(ctx, file.BlobID)
+	return data, err
 }
 
 // ReadUpTo is Service.ReadUpTo.
@@ -96,7 +138,7 @@ func (f Project) Tree(ctx context.Context, in TreeInput, page model.Page) ([]Tre
 	if err != nil {
 		return nil, model.PageInfo{}, err
 	}
-	return treeIn(ctx, &f.p, repo, dir, in, page)
+	return treeIn(ctx, &f.p, repo, f.pin, dir, in, page)
 }
 
 // Commit is Service.Commit.
@@ -108,7 +150,11 @@ func (f Project) Commit(ctx context.Context, sha string, withStats bool) (Commit
 	if sha == "" || strings.HasPrefix(sha, "-") {
 		return CommitView{}, model.NotFound("Commit")
 	}
-	return f.s.commitView(ctx, f.p, repo, sha, withStats)
+	c, err := f.s.commitView(ctx, f.p, repo, sha, withStats)
+	if err == nil {
+		f.pin.set(sha, c.ID)
+	}
+	return c, err
 }
 
 // SplitRef is Service.SplitRef.
@@ -121,5 +167,5 @@ func (f Project) SplitRef(ctx context.Context, rest string, maxSegments int) (re
 	if err != nil {
 		return "", "", c, err
 	}
-	return f.s.splitRefIn(ctx, f.p, repo, segs, maxSegments)
+	return f.s.splitRefIn(ctx, f.p, repo, f.pin, segs, maxSegments)
 }

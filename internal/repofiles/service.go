@@ -194,15 +194,16 @@ func (s *Service) stat(ctx context.Context, a auth.Actor, projectRef, filePath, 
 	if err != nil {
 		return File{}, nil, err
 	}
-	return s.statIn(ctx, &p, repo, fp, ref)
+	return s.statIn(ctx, &p, repo, nil, fp, ref)
 }
 
-// statIn is stat in an opened repository, of a clean path.
-func (s *Service) statIn(ctx context.Context, p *model.Project, repo *gitrepo.Repo, fp, ref string) (File, *gitrepo.Repo, error) {
+// statIn is stat in an opened repository, of a clean path; pin (may be
+// nil) holds the commit a ref named earlier.
+func (s *Service) statIn(ctx context.Context, p *model.Project, repo *gitrepo.Repo, pin *pinned, fp, ref string) (File, *gitrepo.Repo, error) {
 	if ref == "" {
 		ref = p.DefaultBranch
 	}
-	commit, err := repo.CommitID(ctx, ref)
+	commit, err := pin.commitID(ctx, repo, ref)
 	if errors.Is(err, gitrepo.ErrRefNotFound) {
 		return File{}, nil, model.NotFound("Commit")
 	}
@@ -309,16 +310,17 @@ func (s *Service) Tree(ctx context.Context, a auth.Actor, projectRef string, in 
 	if err != nil {
 		return nil, model.PageInfo{}, err
 	}
-	return treeIn(ctx, &p, repo, dir, in, page)
+	return treeIn(ctx, &p, repo, nil, dir, in, page)
 }
 
-// treeIn is Tree in an opened repository, of a clean folder's path.
-func treeIn(ctx context.Context, p *model.Project, repo *gitrepo.Repo, dir string, in TreeInput, page model.Page) ([]gitrepo.TreeEntry, model.PageInfo, error) {
+// treeIn is Tree in an opened repository, of a clean folder's path; pin
+// (may be nil) holds the commit a ref named earlier.
+func treeIn(ctx context.Context, p *model.Project, repo *gitrepo.Repo, pin *pinned, dir string, in TreeInput, page model.Page) ([]gitrepo.TreeEntry, model.PageInfo, error) {
 	ref := in.Ref
 	if ref == "" {
 		ref = p.DefaultBranch
 	}
-	commit, err := repo.CommitID(ctx, ref)
+	commit, err := pin.commitID(ctx, repo, ref)
 	if err != nil {
 		if errors.Is(err, gitrepo.ErrRefNotFound) {
 			return nil, model.PageInfo{}, model.NotFound("Tree")

@@ -26,16 +26,17 @@ func (s *Service) SplitRef(ctx context.Context, a auth.Actor, projectRef, rest s
 	if err != nil {
 		return "", "", c, err
 	}
-	return s.splitRefIn(ctx, p, repo, segs, maxSegments)
+	return s.splitRefIn(ctx, p, repo, nil, segs, maxSegments)
 }
 
 // splitRefIn is SplitRef in an opened repository, of rest's segments
 // (checked).
-func (s *Service) splitRefIn(ctx context.Context, p model.Project, repo *gitrepo.Repo, segs []string, maxSegments int) (ref, filePath string, c CommitView, err error) {
+func (s *Service) splitRefIn(ctx context.Context, p model.Project, repo *gitrepo.Repo, pin *pinned, segs []string, maxSegments int) (ref, filePath string, c CommitView, err error) {
 	for n := min(len(segs), maxSegments); n >= 1; n-- {
 		cand := strings.Join(segs[:n], "/")
 		c, err = s.commitView(ctx, p, repo, cand, false)
 		if err == nil {
+			pin.set(cand, c.ID)
 			return cand, strings.Join(segs[n:], "/"), c, nil
 		}
 		if me := (*model.Error)(nil); !errors.As(err, &me) || me.Kind != model.KindNotFound {

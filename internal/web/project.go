@@ -130,31 +130,33 @@ func (h *Handler) projectPage(w http.ResponseWriter, r *http.Request, a auth.Act
 }
 
 // refPath resolves the project of a page and splits rest into a ref and
-// a file's path (not empty); ok is false, and the page answered, when
-// the project may not be seen or the ref does not exist (a 404 for
-// anyone who may see the project).
-func (h *Handler) refPath(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (v projects.View, ref, file string, ok bool) {
+// a file's path (not empty), with the project's files (the ref pinned);
+// ok is false, and the page answered, when the project may not be seen
+// or the ref does not exist (a 404 for anyone who may see the project).
+func (h *Handler) refPath(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (v projects.View, files repofiles.Project, ref, file string, ok bool) {
 	if v, ok = h.projectPage(w, r, a, full); !ok {
-		return v, "", "", false
+		return v, files, "", "", false
 	}
-	ref, file, _, err := h.files(a, v).SplitRef(r.Context(), rest, maxRefSegments)
+	files = h.files(a, v)
+	ref, file, _, err := files.SplitRef(r.Context(), rest, maxRefSegments)
 	if err == nil && file == "" {
 		err = model.NotFound("File")
 	}
 	if err != nil {
 		h.failIn(w, r, a, err)
-		return v, "", "", false
+		return v, files, "", "", false
 	}
-	return v, ref, file, true
+	return v, files, ref, file, true
 }
 
 // fileAt is refPath with the file found at the ref: the prelude of the
 // blob and blame pages.
 func (h *Handler) fileAt(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (v projects.View, ref, file string, f repofiles.File, ok bool) {
-	if v, ref, file, ok = h.refPath(w, r, a, full, rest); !ok {
+	var files repofiles.Project
+	if v, files, ref, file, ok = h.refPath(w, r, a, full, rest); !ok {
 		return v, "", "", f, false
 	}
-	f, err := h.files(a, v).Stat(r.Context(), file, ref)
+	f, err := files.Stat(r.Context(), file, ref)
 	if err != nil {
 		h.failIn(w, r, a, err)
 		return v, "", "", f, false
@@ -471,16 +473,12 @@ type blobBody struct {
 // Markdown rendered (?plain=1 shows the source), images shown, binary
 // and large files offered as downloads.
 func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, ref, file, ok := h.refPath(w, r, a, full, rest)
+	v, files, ref, file, ok := h.refPath(w, r, a, full, rest)
 	if !ok {
 		return
 	}
 	p := v.Project
-	limit := int64(maxBlobView) // an image is shown from its raw URL: no content read
-	if imageType(path.Base(file)) != "" {
-		limit = 0
-	}
-	f, data, err := h.files(a, v).ReadUpTo(r.Context(), file, ref, limit)
+	f, err := files.Stat(r.Context(), file, ref)
 	if err != nil {
 		if isKind(err, model.KindNotFound) {
 			h.notFound(w, r, a)
@@ -500,15 +498,26 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 	case f.Size > maxBlobView:
 		body.TooLarge = true
 	default:
+		rendered := isMarkdown(f.Name) && r.URL.Query().Get("plain") != "1"
+		if html, lines, ok := h.highlights.cached(f.BlobID, f.Name); ok && !rendered && html != "" {
+			// Highlighted before: the blob need not be read.
+			code, body.Lines, body.Code = html, lines, spliceMark
+			if isMarkdown(f.Name) {
+				body.RichURL = self
+			}
+			break
+		}
+		data, err := files.Content(r.Context(), f) // an image is shown from its raw URL: never read
+		if err != nil {
+			h.failIn(w, r, a, err)
+			return
+		}
 		if isBinary(data) {
 			body.Binary = true
 			break
 		}
-		body.Lines = bytes.Count(data, []byte("\n"))
-		if len(data) > 0 && data[len(data)-1] != '\n' {
-			body.Lines++
-		}
-		if isMarkdown(f.Name) && r.URL.Query().Get("plain") != "1" {
+		body.Lines = countLines(data)
+		if rendered {
 			dir := path.Dir(file)
 			if dir == "." {
 				dir = ""
@@ -561,11 +570,11 @@ func imageType(name string) string {
 
 // raw is /-/raw/<ref>/<path>: the file's bytes (writeRaw).
 func (h *Handler) raw(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, ref, file, ok := h.refPath(w, r, a, full, rest)
+	_, files, ref, file, ok := h.refPath(w, r, a, full, rest)
 	if !ok {
 		return
 	}
-	f, rd, err := h.files(a, v).OpenRaw(r.Context(), file, ref)
+	f, rd, err := files.OpenRaw(r.Context(), file, ref)
 	if err != nil {
 		h.failIn(w, r, a, err) // the project is visible: what is missing in it is a 404
 		return
