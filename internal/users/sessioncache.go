@@ -73,13 +73,6 @@ func (c *sessionCache) put(digest string, ws model.WebSession, u model.User, gen
 	c.entries[digest] = cachedSession{ws: ws, user: u, gen: gen, read: read}
 }
 
-// forget drops one session.
-func (c *sessionCache) forget(digest string) {
-	c.mu.Lock()
-	delete(c.entries, digest)
-	c.mu.Unlock()
-}
-
 // invalidate forgets every session: a user was written, or a session
 // ended (a read racing with it may hold the old answer; its generation
 // is now stale).
