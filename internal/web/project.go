@@ -100,6 +100,9 @@ type projectHead struct {
 	URL      string // "/group/project"
 	ReadCode bool
 	Wiki     bool // the wiki is open to the viewer (its tab)
+	// HeadHTML is the head rendered (withHead), "" for the template to
+	// render it.
+	HeadHTML template.HTML
 }
 
 // resolveProject finds a project the actor may see, as the API would.
@@ -231,7 +234,12 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 		return
 	}
 	p := v.Project
-	body := overviewBody{projectHead: head(v), HTTPClone: h.ExternalURL + "/" + p.FullPath() + ".git",
+	ph, err := h.withHead(head(v))
+	if err != nil {
+		h.fail(w, r, a, err)
+		return
+	}
+	body := overviewBody{projectHead: ph, HTTPClone: h.ExternalURL + "/" + p.FullPath() + ".git",
 		SSHClone: model.SSHCloneURL(h.sshHost, h.SSHPort, p.FullPath()), Ref: p.DefaultBranch}
 	if v.CanReadCode && !p.EmptyRepo && p.DefaultBranch != "" {
 		files := h.files(a, v)
@@ -443,7 +451,12 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 		h.failIn(w, r, a, err)
 		return
 	}
-	body := treeBody{projectHead: head(v), Ref: ref, Path: dir, LastCommit: line(c), TreeList: l.HTML}
+	ph, err := h.withHead(head(v))
+	if err != nil {
+		h.fail(w, r, a, err)
+		return
+	}
+	body := treeBody{projectHead: ph, Ref: ref, Path: dir, LastCommit: line(c), TreeList: l.HTML}
 	title := dir
 	if title == "" {
 		title = p.Name
