@@ -105,8 +105,20 @@ type projectHead struct {
 	HeadHTML template.HTML
 }
 
-// resolveProject finds a project the actor may see, as the API would.
+// resolveProject finds a project the actor may see, as the API would,
+// with what the page head shows.
 func (h *Handler) resolveProject(r *http.Request, a auth.Actor, full string) (projects.View, error) {
+	v, err := h.resolveBare(r, a, full)
+	if err != nil {
+		return v, err
+	}
+	return h.Projects.PageView(r.Context(), a, v.Project, v.Access)
+}
+
+// resolveBare is resolveProject for a page without the project's head:
+// the view holds the project and the actor's access only (no topics,
+// no flags).
+func (h *Handler) resolveBare(r *http.Request, a auth.Actor, full string) (projects.View, error) {
 	if len(full) > 1024 {
 		return projects.View{}, model.NotFound("Project")
 	}
@@ -118,7 +130,7 @@ func (h *Handler) resolveProject(r *http.Request, a auth.Actor, full string) (pr
 		// Only full paths name projects here (not ids).
 		return projects.View{}, model.NotFound("Project")
 	}
-	return h.Projects.PageView(r.Context(), a, p, acc)
+	return projects.View{Project: p, Access: acc}, nil
 }
 
 // projectPage resolves the project of a page; ok is false, and the page
@@ -136,12 +148,21 @@ func (h *Handler) projectPage(w http.ResponseWriter, r *http.Request, a auth.Act
 // a file's path (not empty), with the project's files (the ref pinned);
 // ok is false, and the page answered, when the project may not be seen
 // or the ref does not exist (a 404 for anyone who may see the project).
-func (h *Handler) refPath(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (v projects.View, files repofiles.Project, ref, file string, ok bool) {
-	if v, ok = h.projectPage(w, r, a, full); !ok {
+// A page without the project's head (bare) gets a view of the project
+// and the actor's access only (resolveBare).
+func (h *Handler) refPath(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string, bare bool) (v projects.View, files repofiles.Project, ref, file string, ok bool) {
+	var err error
+	if bare {
+		v, err = h.resolveBare(r, a, full)
+	} else {
+		v, err = h.resolveProject(r, a, full)
+	}
+	if err != nil {
+		h.fail(w, r, a, err)
 		return v, files, "", "", false
 	}
 	files = h.files(a, v)
-	ref, file, _, err := files.SplitRef(r.Context(), rest, maxRefSegments)
+	ref, file, _, err = files.SplitRef(r.Context(), rest, maxRefSegments)
 	if err == nil && file == "" {
 		err = model.NotFound("File")
 	}
@@ -156,7 +177,7 @@ func (h *Handler) refPath(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 // blob and blame pages.
 func (h *Handler) fileAt(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (v projects.View, ref, file string, f repofiles.File, ok bool) {
 	var files repofiles.Project
-	if v, files, ref, file, ok = h.refPath(w, r, a, full, rest); !ok {
+	if v, files, ref, file, ok = h.refPath(w, r, a, full, rest, false); !ok {
 		return v, "", "", f, false
 	}
 	f, err := files.Stat(r.Context(), file, ref)
@@ -468,9 +489,8 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 // offered as a download.
 const maxBlobView = 1 << 20
 
-// blobBody is the data of a file's page.
+// blobBody is the data of a file's page (which shows no project head).
 type blobBody struct {
-	projectHead
 	Ref, Path, Name   string
 	Size              int64
 	RawURL, Download  string
@@ -486,7 +506,7 @@ type blobBody struct {
 // Markdown rendered (?plain=1 shows the source), images shown, binary
 // and large files offered as downloads.
 func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, files, ref, file, ok := h.refPath(w, r, a, full, rest)
+	v, files, ref, file, ok := h.refPath(w, r, a, full, rest, true) // the blob page shows no head
 	if !ok {
 		return
 	}
@@ -502,7 +522,7 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 	}
 	raw := "/" + p.FullPath() + "/-/raw/" + escapePath(ref) + "/" + escapePath(file)
 	self := "/" + p.FullPath() + "/-/blob/" + escapePath(ref) + "/" + escapePath(file)
-	body := blobBody{projectHead: head(v), Ref: ref, Path: file, Name: f.Name, Size: f.Size, RawURL: raw,
+	body := blobBody{Ref: ref, Path: file, Name: f.Name, Size: f.Size, RawURL: raw,
 		Download: raw + "?inline=false"}
 	var code template.HTML // highlighted, written around the template (spliceMark)
 	switch {
@@ -583,7 +603,7 @@ func imageType(name string) string {
 
 // raw is /-/raw/<ref>/<path>: the file's bytes (writeRaw).
 func (h *Handler) raw(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	_, files, ref, file, ok := h.refPath(w, r, a, full, rest)
+	_, files, ref, file, ok := h.refPath(w, r, a, full, rest, true)
 	if !ok {
 		return
 	}
