@@ -152,11 +152,17 @@ func (s *Service) readable(ctx context.Context, a auth.Actor, ref string) (model
 	if err != nil {
 		return p, acc, nil, err
 	}
-	if !auth.Can(a, auth.ReadCode, auth.Resource{Project: &p, Access: acc}) {
-		return p, acc, nil, model.Forbidden("")
-	}
-	repo, err := s.storages.Open(p.RepositoryStorage, p.DiskPath)
+	repo, err := s.openReadable(a, &p, acc)
 	return p, acc, repo, err
+}
+
+// openReadable opens the repository of a resolved project whose code the
+// actor may read.
+func (s *Service) openReadable(a auth.Actor, p *model.Project, acc model.AccessLevel) (*gitrepo.Repo, error) {
+	if !auth.Can(a, auth.ReadCode, auth.Resource{Project: p, Access: acc}) {
+		return nil, model.Forbidden("")
+	}
+	return s.storages.Open(p.RepositoryStorage, p.DiskPath)
 }
 
 // File is a file's metadata at a ref.
@@ -188,10 +194,16 @@ func (s *Service) stat(ctx context.Context, a auth.Actor, projectRef, filePath, 
 	if err != nil {
 		return File{}, nil, err
 	}
+	return s.statIn(ctx, &p, repo, nil, fp, ref)
+}
+
+// statIn is stat in an opened repository, of a clean path; pin (may be
+// nil) holds the commit a ref named earlier.
+func (s *Service) statIn(ctx context.Context, p *model.Project, repo *gitrepo.Repo, pin *pinned, fp, ref string) (File, *gitrepo.Repo, error) {
 	if ref == "" {
 		ref = p.DefaultBranch
 	}
-	commit, err := repo.CommitID(ctx, ref)
+	commit, err := pin.commitID(ctx, repo, ref)
 	if errors.Is(err, gitrepo.ErrRefNotFound) {
 		return File{}, nil, model.NotFound("Commit")
 	}
@@ -298,11 +310,17 @@ func (s *Service) Tree(ctx context.Context, a auth.Actor, projectRef string, in 
 	if err != nil {
 		return nil, model.PageInfo{}, err
 	}
+	return treeIn(ctx, &p, repo, nil, dir, in, page)
+}
+
+// treeIn is Tree in an opened repository, of a clean folder's path; pin
+// (may be nil) holds the commit a ref named earlier.
+func treeIn(ctx context.Context, p *model.Project, repo *gitrepo.Repo, pin *pinned, dir string, in TreeInput, page model.Page) ([]gitrepo.TreeEntry, model.PageInfo, error) {
 	ref := in.Ref
 	if ref == "" {
 		ref = p.DefaultBranch
 	}
-	commit, err := repo.CommitID(ctx, ref)
+	commit, err := pin.commitID(ctx, repo, ref)
 	if err != nil {
 		if errors.Is(err, gitrepo.ErrRefNotFound) {
 			return nil, model.PageInfo{}, model.NotFound("Tree")

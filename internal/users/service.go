@@ -30,6 +30,9 @@ type Service struct {
 	groups       GroupRemover
 	snippets     SnippetRemover
 	settings     Settings
+	// sessions remembers recent session reads (sessioncache.go); every
+	// write of a user invalidates it.
+	sessions *sessionCache
 	// dummyOnce makes dummyHash, which a sign-in of an unknown login
 	// checks against (sessions.go).
 	dummyOnce sync.Once
@@ -46,7 +49,7 @@ func (s *Service) SetSettings(st Settings) { s.settings = st }
 
 // New returns a users service.
 func New(db *store.DB, up *uploads.Store, log *slog.Logger, passwordCost int) *Service {
-	return &Service{db: db, uploads: up, log: log, passwordCost: passwordCost, now: db.Now}
+	return &Service{db: db, uploads: up, log: log, passwordCost: passwordCost, now: db.Now, sessions: newSessionCache()}
 }
 
 // Nullable is an optional attribute that may also be set to null.
@@ -317,6 +320,7 @@ func (s *Service) Update(ctx context.Context, actor auth.Actor, id int64, a Attr
 		}
 		return s.saveRelated(ctx, tx, &u, &a)
 	})
+	s.sessions.invalidate()
 	if err != nil {
 		return model.User{}, s.mapWriteErr(err)
 	}
@@ -478,6 +482,7 @@ func (s *Service) saveAvatar(ctx context.Context, u *model.User, f *uploads.File
 	if err != nil {
 		return err
 	}
+	defer s.sessions.invalidate()
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.UserByID(ctx, u.ID)
 		if err != nil {

@@ -119,6 +119,11 @@ func (s *Service) Session(ctx context.Context, id string) (a auth.Actor, expires
 		return auth.Anonymous, time.Time{}, model.Unauthorized("")
 	}
 	digest := auth.Digest(id)
+	now := s.now()
+	if e, ok := s.sessions.get(digest, time.Now()); ok && !e.ws.Expired(now) && now.Sub(e.ws.LastSeenAt) < sessionTouchEvery {
+		return s.sessionActor(ctx, e.user, e.ws.ExpiresAt)
+	}
+	gen, read := s.sessions.generation(), time.Now()
 	ws, u, err := s.db.WebSessionWithUser(ctx, digest)
 	if errors.Is(err, model.ErrNotFound) {
 		return auth.Anonymous, time.Time{}, model.Unauthorized("")
@@ -126,7 +131,6 @@ func (s *Service) Session(ctx context.Context, id string) (a auth.Actor, expires
 	if err != nil {
 		return auth.Anonymous, time.Time{}, err
 	}
-	now := s.now()
 	if ws.Expired(now) || u.State.IsBlocked() || u.State == model.UserDeactivated {
 		if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteWebSession(ctx, digest) }); err != nil {
 			return auth.Anonymous, time.Time{}, err
@@ -151,8 +155,15 @@ func (s *Service) Session(ctx context.Context, id string) (a auth.Actor, expires
 			return auth.Anonymous, time.Time{}, model.Unauthorized("")
 		}
 		expires = now.Add(life)
+		ws.LastSeenAt, ws.ExpiresAt = now, expires
 	}
-	a = auth.Actor{User: &u}
+	s.sessions.put(digest, ws, u, gen, read)
+	return s.sessionActor(ctx, u, expires)
+}
+
+// sessionActor is the actor of a live session of u.
+func (s *Service) sessionActor(ctx context.Context, u model.User, expires time.Time) (auth.Actor, time.Time, error) {
+	a := auth.Actor{User: &u}
 	if u.Admin && s.settings != nil {
 		// Admin mode needs a re-authentication the web does not offer
 		// yet: with admin mode on, a session acts as a regular user.
@@ -170,5 +181,10 @@ func (s *Service) EndSession(ctx context.Context, id string) error {
 	if !auth.PlausibleSecret(id) {
 		return nil
 	}
-	return s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteWebSession(ctx, auth.Digest(id)) })
+	digest := auth.Digest(id)
+	err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteWebSession(ctx, digest) })
+	// After the delete: a read of the session racing with it is now of
+	// an older generation, and is not kept.
+	s.sessions.invalidate()
+	return err
 }

@@ -102,7 +102,9 @@ func (s *Service) Delete(ctx context.Context, actor auth.Actor, id int64, hardDe
 			return fmt.Errorf("remove snippets of deleted user %d: %w", u.ID, err)
 		}
 	}
-	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteUser(ctx, u.ID) }); err != nil {
+	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteUser(ctx, u.ID) })
+	s.sessions.invalidate()
+	if err != nil {
 		return err
 	}
 	if u.Avatar != "" {
@@ -131,6 +133,7 @@ func (s *Service) DeleteIdentity(ctx context.Context, actor auth.Actor, id int64
 func (s *Service) setState(ctx context.Context, u model.User, next model.UserState) error {
 	u.State = next
 	u.UpdatedAt = s.now().UTC()
+	defer s.sessions.invalidate() // its sessions stop at once
 	return s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateUser(ctx, &u) })
 }
 

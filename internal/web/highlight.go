@@ -26,11 +26,17 @@ const (
 )
 
 type highlightCache struct {
-	lru *lru.Cache[string, template.HTML]
+	lru *lru.Cache[string, highlighted]
+}
+
+// highlighted is a text file's highlighted HTML and its number of lines.
+type highlighted struct {
+	html  template.HTML
+	lines int
 }
 
 func newHighlightCache() *highlightCache {
-	c, err := lru.New[string, template.HTML](highlightEntries)
+	c, err := lru.New[string, highlighted](highlightEntries)
 	if err != nil {
 		panic(err) // only for a size ≤ 0
 	}
@@ -42,7 +48,7 @@ func newHighlightCache() *highlightCache {
 func (c *highlightCache) highlight(blobID, name string, content []byte) (template.HTML, error) {
 	key := blobID + "\x00" + name
 	if v, ok := c.lru.Get(key); ok {
-		return v, nil
+		return v.html, nil
 	}
 	lexer := lexers.Match(name)
 	if lexer == nil {
@@ -62,8 +68,26 @@ func (c *highlightCache) highlight(blobID, name string, content []byte) (templat
 	}
 	// chroma escapes the code it writes: the output is safe HTML.
 	out := template.HTML(b.String()) //nolint:gosec
-	if b.Len() <= maxCachedHighlight {
-		c.lru.Add(key, out)
+	if b.Len() <= maxCachedHighlight && !isBinary(content) {
+		c.lru.Add(key, highlighted{html: out, lines: countLines(content)})
 	}
 	return out, nil
+}
+
+// cached is the highlighted HTML of a text blob named name, and its
+// number of lines, when it is in the cache: a page need not read the
+// blob then.
+func (c *highlightCache) cached(blobID, name string) (template.HTML, int, bool) {
+	v, ok := c.lru.Get(blobID + "\x00" + name)
+	return v.html, v.lines, ok
+}
+
+// countLines counts a text's lines, the last one with or without its
+// newline.
+func countLines(data []byte) int {
+	n := bytes.Count(data, []byte("\n"))
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
 }

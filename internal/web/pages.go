@@ -5,13 +5,16 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"quarry/internal/auth"
 	"quarry/internal/model"
@@ -88,7 +91,17 @@ type view struct {
 	Search string
 	// Body is the page's own data.
 	Body any
+	// splice is a large piece of HTML the page shows where it prints
+	// spliceMark: render writes it itself.
+	splice template.HTML
 }
+
+// spliceMark stands in a page for its largest part (a highlighted file),
+// which render writes around the template's output: a template prints
+// each value through fmt's buffer, and one that size is allocated anew
+// for every page. The mark is random per process, and printed text is
+// escaped, so no content can forge it.
+var spliceMark = template.HTML("<!--part-" + strconv.FormatUint(rand.Uint64(), 36) + "-->") //nolint:gosec
 
 // render writes a page with status. Pages are never cached by a shared
 // cache: they may show what only the signed-in user may see.
@@ -110,11 +123,35 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, a auth.Actor, s
 	if hd.Get("Cache-Control") == "" { // a page may ask for less (no-store)
 		hd.Set("Cache-Control", "max-age=0, private, must-revalidate")
 	}
-	hd.Set("Content-Length", strconv.Itoa(b.Len()))
+	page, tail := b.Bytes(), []byte(nil)
+	if v.splice != "" {
+		i := bytes.Index(page, []byte(spliceMark))
+		if i < 0 {
+			h.Log.Error("web template", "page", name, "err", "no place for the page's part")
+			http.Error(w, "500 Internal Server Error", http.StatusInternalServerError)
+			return
+		}
+		page, tail = page[:i], page[i+len(spliceMark):]
+	}
+	hd.Set("Content-Length", strconv.Itoa(len(page)+len(v.splice)+len(tail)))
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(b.Bytes())
+		_, _ = w.Write(page)
+		if v.splice != "" {
+			_, _ = writeString(w, string(v.splice))
+			_, _ = w.Write(tail)
+		}
 	}
+}
+
+// writeString writes s without copying it: the server's writers do not
+// all take strings, and io.WriteString would copy a large part to bytes
+// for each page (an io.Writer never modifies what it is given).
+func writeString(w io.Writer, s string) (int, error) {
+	if sw, ok := w.(io.StringWriter); ok {
+		return sw.WriteString(s)
+	}
+	return w.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // renderBuffers hold pages while they render (a page is written whole,

@@ -100,10 +100,25 @@ type projectHead struct {
 	URL      string // "/group/project"
 	ReadCode bool
 	Wiki     bool // the wiki is open to the viewer (its tab)
+	// HeadHTML is the head rendered (withHead), "" for the template to
+	// render it.
+	HeadHTML template.HTML
 }
 
-// resolveProject finds a project the actor may see, as the API would.
+// resolveProject finds a project the actor may see, as the API would,
+// with what the page head shows.
 func (h *Handler) resolveProject(r *http.Request, a auth.Actor, full string) (projects.View, error) {
+	v, err := h.resolveBare(r, a, full)
+	if err != nil {
+		return v, err
+	}
+	return h.Projects.PageView(r.Context(), a, v.Project, v.Access)
+}
+
+// resolveBare is resolveProject for a page without the project's head:
+// the view holds the project and the actor's access only (no topics,
+// no flags).
+func (h *Handler) resolveBare(r *http.Request, a auth.Actor, full string) (projects.View, error) {
 	if len(full) > 1024 {
 		return projects.View{}, model.NotFound("Project")
 	}
@@ -115,7 +130,7 @@ func (h *Handler) resolveProject(r *http.Request, a auth.Actor, full string) (pr
 		// Only full paths name projects here (not ids).
 		return projects.View{}, model.NotFound("Project")
 	}
-	return h.Projects.PageView(r.Context(), a, p, acc)
+	return projects.View{Project: p, Access: acc}, nil
 }
 
 // projectPage resolves the project of a page; ok is false, and the page
@@ -130,36 +145,53 @@ func (h *Handler) projectPage(w http.ResponseWriter, r *http.Request, a auth.Act
 }
 
 // refPath resolves the project of a page and splits rest into a ref and
-// a file's path (not empty); ok is false, and the page answered, when
-// the project may not be seen or the ref does not exist (a 404 for
-// anyone who may see the project).
-func (h *Handler) refPath(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (v projects.View, ref, file string, ok bool) {
-	if v, ok = h.projectPage(w, r, a, full); !ok {
-		return v, "", "", false
+// a file's path (not empty), with the project's files (the ref pinned);
+// ok is false, and the page answered, when the project may not be seen
+// or the ref does not exist (a 404 for anyone who may see the project).
+// A page without the project's head (bare) gets a view of the project
+// and the actor's access only (resolveBare).
+func (h *Handler) refPath(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string, bare bool) (v projects.View, files repofiles.Project, ref, file string, ok bool) {
+	var err error
+	if bare {
+		v, err = h.resolveBare(r, a, full)
+	} else {
+		v, err = h.resolveProject(r, a, full)
 	}
-	ref, file, _, err := h.splitRef(r, a, full, rest)
+	if err != nil {
+		h.fail(w, r, a, err)
+		return v, files, "", "", false
+	}
+	files = h.files(a, v)
+	ref, file, _, err = files.SplitRef(r.Context(), rest, maxRefSegments)
 	if err == nil && file == "" {
 		err = model.NotFound("File")
 	}
 	if err != nil {
 		h.failIn(w, r, a, err)
-		return v, "", "", false
+		return v, files, "", "", false
 	}
-	return v, ref, file, true
+	return v, files, ref, file, true
 }
 
 // fileAt is refPath with the file found at the ref: the prelude of the
 // blob and blame pages.
 func (h *Handler) fileAt(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) (v projects.View, ref, file string, f repofiles.File, ok bool) {
-	if v, ref, file, ok = h.refPath(w, r, a, full, rest); !ok {
+	var files repofiles.Project
+	if v, files, ref, file, ok = h.refPath(w, r, a, full, rest, false); !ok {
 		return v, "", "", f, false
 	}
-	f, err := h.Files.Stat(r.Context(), a, full, file, ref)
+	f, err := files.Stat(r.Context(), file, ref)
 	if err != nil {
 		h.failIn(w, r, a, err)
 		return v, "", "", f, false
 	}
 	return v, ref, file, f, true
+}
+
+// files are the files of a page's project, resolved once for the
+// request.
+func (h *Handler) files(a auth.Actor, v projects.View) repofiles.Project {
+	return h.Files.In(a, v.Project, v.Access)
 }
 
 func head(v projects.View) projectHead {
@@ -187,9 +219,7 @@ type overviewBody struct {
 	HTTPClone, SSHClone string
 	Ref                 string
 	LastCommit          *commitLine
-	Entries             []treeEntry
-	More                bool
-	Parent              string // none: the root folder
+	TreeList            template.HTML // the root folder
 	Readme              template.HTML
 	ReadmeName          string
 	Languages           []language
@@ -225,24 +255,30 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 		return
 	}
 	p := v.Project
-	body := overviewBody{projectHead: head(v), HTTPClone: h.ExternalURL + "/" + p.FullPath() + ".git",
+	ph, err := h.withHead(head(v))
+	if err != nil {
+		h.fail(w, r, a, err)
+		return
+	}
+	body := overviewBody{projectHead: ph, HTTPClone: h.ExternalURL + "/" + p.FullPath() + ".git",
 		SSHClone: model.SSHCloneURL(h.sshHost, h.SSHPort, p.FullPath()), Ref: p.DefaultBranch}
 	if v.CanReadCode && !p.EmptyRepo && p.DefaultBranch != "" {
-		c, err := h.Files.Commit(r.Context(), a, full, p.DefaultBranch, false)
+		files := h.files(a, v)
+		c, err := files.Commit(r.Context(), p.DefaultBranch, false)
 		switch {
 		case err == nil:
 			body.LastCommit = line(c)
-			entries, more, err := h.listTree(r, a, p, p.DefaultBranch, "")
+			l, err := h.folder(r, files, p, p.DefaultBranch, string(c.ID), "")
 			if err != nil {
 				h.failIn(w, r, a, err)
 				return
 			}
-			body.Entries, body.More = entries, more
+			body.TreeList = l.HTML
 			if body.Languages, err = h.languages(r, a, v); err != nil {
 				h.failIn(w, r, a, err)
 				return
 			}
-			if err := h.readme(r, a, p, entries, &body); err != nil {
+			if err := readme(r, files, p, l.Entries, &body); err != nil {
 				h.failIn(w, r, a, err)
 				return
 			}
@@ -265,9 +301,36 @@ func line(c repofiles.CommitView) *commitLine {
 // maxTreeEntries is how many entries a folder's page lists.
 const maxTreeEntries = 1000
 
-// listTree lists a folder: folders first, then files, each by name.
-func (h *Handler) listTree(r *http.Request, a auth.Actor, p model.Project, ref, dir string) ([]treeEntry, bool, error) {
-	es, info, err := h.Files.Tree(r.Context(), a, p.FullPath(), repofiles.TreeInput{Dir: dir, Ref: ref},
+// folder is a folder's listing at commit, which ref named, for a page:
+// from the cache when it is there (the caller has read commit through
+// files, so the actor may read the code), else listed and rendered.
+func (h *Handler) folder(r *http.Request, files repofiles.Project, p model.Project, ref, commit, dir string) (listing, error) {
+	key := listingKey(p.FullPath(), ref, commit, dir)
+	if l, ok := listings.get(key); ok {
+		return l, nil
+	}
+	entries, more, err := listTree(r, files, p, ref, commit, dir)
+	if err != nil {
+		return listing{}, err
+	}
+	l := listing{Entries: entries, More: more}
+	if dir != "" {
+		l.Parent = "/" + p.FullPath() + "/-/tree/" + escapePath(ref)
+		if parent := path.Dir(dir); parent != "." {
+			l.Parent += "/" + escapePath(parent)
+		}
+	}
+	if l.HTML, err = h.renderPart("tree", "tree_list", l); err != nil {
+		return listing{}, err
+	}
+	listings.add(key, l)
+	return l, nil
+}
+
+// listTree lists a folder at commit: folders first, then files, each by
+// name, linked at ref.
+func listTree(r *http.Request, files repofiles.Project, p model.Project, ref, commit, dir string) ([]treeEntry, bool, error) {
+	es, info, err := files.Tree(r.Context(), repofiles.TreeInput{Dir: dir, Ref: commit},
 		model.Page{Number: 1, PerPage: maxTreeEntries})
 	if err != nil {
 		return nil, false, err
@@ -297,7 +360,7 @@ func (h *Handler) listTree(r *http.Request, a auth.Actor, p model.Project, ref, 
 const maxReadme = 512 << 10
 
 // readme renders the root folder's README, preferring Markdown.
-func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries []treeEntry, body *overviewBody) error {
+func readme(r *http.Request, files repofiles.Project, p model.Project, entries []treeEntry, body *overviewBody) error {
 	best, bestID, rank := "", "", 0
 	for _, e := range entries {
 		if e.Type != "blob" {
@@ -325,12 +388,8 @@ func (h *Handler) readme(r *http.Request, a auth.Actor, p model.Project, entries
 		body.ReadmeName, body.Readme = best, html
 		return nil
 	}
-	f, err := h.Files.Stat(r.Context(), a, p.FullPath(), best, p.DefaultBranch)
+	f, data, err := files.ReadUpTo(r.Context(), best, p.DefaultBranch, maxReadme)
 	if err != nil || f.Size > maxReadme {
-		return err
-	}
-	_, data, err := h.Files.Read(r.Context(), a, p.FullPath(), best, p.DefaultBranch)
-	if err != nil {
 		return err
 	}
 	body.ReadmeName = best
@@ -380,10 +439,9 @@ func pathCrumbs(p model.Project, ref, file string) []crumb {
 // treeBody is the data of a folder's page.
 type treeBody struct {
 	projectHead
-	Ref, Path, Parent string
-	LastCommit        *commitLine
-	Entries           []treeEntry
-	More              bool
+	Ref, Path  string
+	LastCommit *commitLine
+	TreeList   template.HTML
 }
 
 // tree is /-/tree/<ref>/<path>: a folder at a ref. A file's path goes to
@@ -397,14 +455,15 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 	if rest == "" {
 		rest = p.DefaultBranch
 	}
-	ref, dir, c, err := h.splitRef(r, a, full, strings.TrimSuffix(rest, "/"))
+	files := h.files(a, v)
+	ref, dir, c, err := files.SplitRef(r.Context(), strings.TrimSuffix(rest, "/"), maxRefSegments)
 	if err != nil {
 		h.failIn(w, r, a, err)
 		return
 	}
-	entries, more, err := h.listTree(r, a, p, ref, dir)
+	l, err := h.folder(r, files, p, ref, string(c.ID), dir)
 	if isKind(err, model.KindNotFound) && dir != "" {
-		if _, serr := h.Files.Stat(r.Context(), a, full, dir, ref); serr == nil {
+		if _, serr := files.Stat(r.Context(), dir, ref); serr == nil {
 			http.Redirect(w, r, "/"+p.FullPath()+"/-/blob/"+escapePath(ref)+"/"+escapePath(dir), http.StatusFound)
 			return
 		}
@@ -413,14 +472,12 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 		h.failIn(w, r, a, err)
 		return
 	}
-	body := treeBody{projectHead: head(v), Ref: ref, Path: dir, LastCommit: line(c), Entries: entries, More: more}
-	if dir != "" {
-		parent := path.Dir(dir)
-		body.Parent = "/" + p.FullPath() + "/-/tree/" + escapePath(ref)
-		if parent != "." {
-			body.Parent += "/" + escapePath(parent)
-		}
+	ph, err := h.withHead(head(v))
+	if err != nil {
+		h.fail(w, r, a, err)
+		return
 	}
+	body := treeBody{projectHead: ph, Ref: ref, Path: dir, LastCommit: line(c), TreeList: l.HTML}
 	title := dir
 	if title == "" {
 		title = p.Name
@@ -432,9 +489,8 @@ func (h *Handler) tree(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 // offered as a download.
 const maxBlobView = 1 << 20
 
-// blobBody is the data of a file's page.
+// blobBody is the data of a file's page (which shows no project head).
 type blobBody struct {
-	projectHead
 	Ref, Path, Name   string
 	Size              int64
 	RawURL, Download  string
@@ -450,16 +506,12 @@ type blobBody struct {
 // Markdown rendered (?plain=1 shows the source), images shown, binary
 // and large files offered as downloads.
 func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	v, ref, file, ok := h.refPath(w, r, a, full, rest)
+	v, files, ref, file, ok := h.refPath(w, r, a, full, rest, true) // the blob page shows no head
 	if !ok {
 		return
 	}
 	p := v.Project
-	limit := int64(maxBlobView) // an image is shown from its raw URL: no content read
-	if imageType(path.Base(file)) != "" {
-		limit = 0
-	}
-	f, data, err := h.Files.ReadUpTo(r.Context(), a, full, file, ref, limit)
+	f, err := files.Stat(r.Context(), file, ref)
 	if err != nil {
 		if isKind(err, model.KindNotFound) {
 			h.notFound(w, r, a)
@@ -470,23 +522,35 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 	}
 	raw := "/" + p.FullPath() + "/-/raw/" + escapePath(ref) + "/" + escapePath(file)
 	self := "/" + p.FullPath() + "/-/blob/" + escapePath(ref) + "/" + escapePath(file)
-	body := blobBody{projectHead: head(v), Ref: ref, Path: file, Name: f.Name, Size: f.Size, RawURL: raw,
+	body := blobBody{Ref: ref, Path: file, Name: f.Name, Size: f.Size, RawURL: raw,
 		Download: raw + "?inline=false"}
+	var code template.HTML // highlighted, written around the template (spliceMark)
 	switch {
 	case imageType(f.Name) != "":
 		body.Image = true
 	case f.Size > maxBlobView:
 		body.TooLarge = true
 	default:
+		rendered := isMarkdown(f.Name) && r.URL.Query().Get("plain") != "1"
+		if html, lines, ok := h.highlights.cached(f.BlobID, f.Name); ok && !rendered && html != "" {
+			// Highlighted before: the blob need not be read.
+			code, body.Lines, body.Code = html, lines, spliceMark
+			if isMarkdown(f.Name) {
+				body.RichURL = self
+			}
+			break
+		}
+		data, err := files.Content(r.Context(), f) // an image is shown from its raw URL: never read
+		if err != nil {
+			h.failIn(w, r, a, err)
+			return
+		}
 		if isBinary(data) {
 			body.Binary = true
 			break
 		}
-		body.Lines = bytes.Count(data, []byte("\n"))
-		if len(data) > 0 && data[len(data)-1] != '\n' {
-			body.Lines++
-		}
-		if isMarkdown(f.Name) && r.URL.Query().Get("plain") != "1" {
+		body.Lines = countLines(data)
+		if rendered {
 			dir := path.Dir(file)
 			if dir == "." {
 				dir = ""
@@ -498,12 +562,16 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 		if isMarkdown(f.Name) {
 			body.RichURL = self
 		}
-		if body.Code, err = h.highlights.highlight(f.BlobID, f.Name, data); err != nil {
+		if code, err = h.highlights.highlight(f.BlobID, f.Name, data); err != nil {
 			h.failIn(w, r, a, err)
 			return
 		}
+		if code != "" {
+			body.Code = spliceMark
+		}
 	}
-	h.render(w, r, a, http.StatusOK, "blob", view{Title: file + " · " + ref + " · " + p.FullName(), Crumbs: pathCrumbs(p, ref, file), Body: body})
+	h.render(w, r, a, http.StatusOK, "blob", view{Title: file + " · " + ref + " · " + p.FullName(), Crumbs: pathCrumbs(p, ref, file), Body: body,
+		splice: code})
 }
 
 // isBinary reports whether content is not text: a NUL in its first 8 KiB
@@ -535,11 +603,11 @@ func imageType(name string) string {
 
 // raw is /-/raw/<ref>/<path>: the file's bytes (writeRaw).
 func (h *Handler) raw(w http.ResponseWriter, r *http.Request, a auth.Actor, full, rest string) {
-	_, ref, file, ok := h.refPath(w, r, a, full, rest)
+	_, files, ref, file, ok := h.refPath(w, r, a, full, rest, true)
 	if !ok {
 		return
 	}
-	f, rd, err := h.Files.OpenRaw(r.Context(), a, full, file, ref)
+	f, rd, err := files.OpenRaw(r.Context(), file, ref)
 	if err != nil {
 		h.failIn(w, r, a, err) // the project is visible: what is missing in it is a 404
 		return
