@@ -1,7 +1,6 @@
 package mergerequests
 
 import (
-	"context"
 
 	"quarry/internal/model"
 )
@@ -29,24 +28,4 @@ func (v View) DetailedMergeStatus() string {
 		return "need_rebase"
 	}
 	return "mergeable"
-}
-
-// HeadPipelines sets the head pipeline (as a detail shows it) of each
-// merge request of a list, one lookup each: a list page is short.
-func (s *Service) HeadPipelines(ctx context.Context, list []View) error {
-	if s.pipelines == nil {
-		return nil
-	}
-	for i := range list {
-		m := &list[i]
-		if m.HeadSHA == "" {
-			continue
-		}
-		pl, err := s.pipelines.HeadPipeline(ctx, m.SourceProjectID, m.SourceBranch, m.HeadSHA)
-		if err != nil {
-			return err
-		}
-		m.HeadPipeline = pl
-	}
-	return nil
 }
