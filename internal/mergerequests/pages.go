@@ -1,7 +1,6 @@
 package mergerequests
 
 import (
-
 	"quarry/internal/model"
 )
 
