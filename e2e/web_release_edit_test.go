@@ -151,6 +151,10 @@ func TestWeb_releaseEdit(t *testing.T) {
 		if ms, _ := got["milestones"].([]any); len(ms) != 1 {
 			t.Errorf("a form without milestones changed them: %v", got["milestones"])
 		}
+		db.do(t, "POST", edit, url.Values{"name": {"Four"}}, same).want(t, http.StatusSeeOther)
+		if got = s.Get(t, apiRel, alice.Token).Want(t, http.StatusOK).Object(t); got["name"] != "Four" || got["description"] != "By dave" {
+			t.Errorf("a post of the title alone: name %v, description %v", got["name"], got["description"])
+		}
 
 		// A missing release, and a missing project, are 404s.
 		ab.get(t, "/alice/secret/-/releases/v9/edit").want(t, http.StatusNotFound)

@@ -296,10 +296,19 @@ func (h *Handler) releasePost(w http.ResponseWriter, r *http.Request, a auth.Act
 	}
 	f := r.PostForm
 	body := h.releaseEditOf(pv, rv)
-	// What was sent is shown again when the save fails.
-	body.Name, body.Notes = f.Get("name"), strings.ReplaceAll(f.Get("description"), "\r\n", "\n")
-	name, notes := body.Name, body.Notes
-	in := releases.Input{Name: &name, Description: &notes}
+	// What was sent is shown again when the save fails; a field the
+	// post leaves out stays as it is.
+	var in releases.Input
+	if f.Has("name") {
+		body.Name = f.Get("name")
+		name := body.Name
+		in.Name = &name
+	}
+	if f.Has("description") {
+		body.Notes = strings.ReplaceAll(f.Get("description"), "\r\n", "\n")
+		notes := body.Notes
+		in.Description = &notes
+	}
 	remove := map[int64]bool{}
 	for _, s := range f["remove_link"] {
 		id, err := strconv.ParseInt(s, 10, 64)
