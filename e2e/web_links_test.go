@@ -25,7 +25,7 @@ var pendingKinds = []string{}
 // /projects/:id/issues of a project's _links) and a project's events
 // (_links.events; Quarry keeps no events). They are listed so the gap is
 // visible; the walker fails while a listed kind already answers.
-var unservedKinds = []string{"release_edit", "issues", "events"}
+var unservedKinds = []string{"issues", "events"}
 
 // linkKind names the kind of page a web URL opens, by its path.
 func linkKind(path string) string {

@@ -178,6 +178,9 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 	if post && h.ciPost(w, r, a) {
 		return
 	}
+	if post && h.releasePost(w, r, a) {
+		return
+	}
 	if h.userSettings(w, r, a, p) {
 		return
 	}
