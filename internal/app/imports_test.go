@@ -12,6 +12,7 @@ import (
 var allowedImports = map[string][]string{
 	"quarry/cmd/quarry":                         {"app", "config", "buildinfo", "storetest", "leaktest", "runner", "memtrim"},
 	"quarry/internal/memtrim":                   {},
+	"quarry/internal/bytelru":                   {},
 	"quarry/internal/leaktest":                  {},
 	"quarry/internal/app":                       {"*"},
 	"quarry/internal/config":                    {},
@@ -85,7 +86,7 @@ var allowedImports = map[string][]string{
 		"api/schedules", "schedules", "api/environments", "api/housekeeping", "housekeeping",
 		"api/keys", "keys"},
 	"quarry/internal/api/endpoint":      {"auth", "model", "tokens", "uploads"},
-	"quarry/internal/api/entity":        {"auth", "model", "projects", "repofiles", "users", "ci", "testreport", "agents", "mergerequests", "approvals", "wikis", "snippets", "badges", "labels", "boards", "releases"},
+	"quarry/internal/api/entity":        {"bytelru", "auth", "model", "projects", "repofiles", "users", "ci", "testreport", "agents", "mergerequests", "approvals", "wikis", "snippets", "badges", "labels", "boards", "releases"},
 	"quarry/internal/api/ci":            {"api/endpoint", "api/entity", "auth", "model", "ci"},
 	"quarry/internal/api/oidc":          {"api/endpoint", "oidc"},
 	"quarry/internal/api/protectedenvs": {"api/endpoint", "api/entity", "model", "protectedenvs"},
@@ -121,7 +122,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/repofiles":         {"auth", "model", "git", "ratelimit"},
 	// The web pages: beside the API, never inside it; the same services,
 	// no SQL (store) and no git.
-	"quarry/internal/web":        {"auth", "model", "users", "groups", "projects", "repofiles", "wikis", "snippets", "tokens", "releases", "ratelimit", "mergerequests", "approvals", "ci"},
+	"quarry/internal/web":        {"bytelru", "auth", "model", "users", "groups", "projects", "repofiles", "wikis", "snippets", "tokens", "releases", "ratelimit", "mergerequests", "approvals", "ci"},
 	"quarry/internal/members":    {"store", "auth", "model"},
 	"quarry/internal/attributes": {"store", "auth", "model"},
 	"quarry/internal/apitest":    {"app", "config", "storetest", "auth", "model", "tokens"},

@@ -106,6 +106,10 @@ type Config struct {
 	// merge requests) kept in memory by their rows' versions; 0 keeps
 	// none.
 	EntityCacheBytes int64 `toml:"entity_cache_bytes"`
+	// PageCacheBytes bounds what the web pages keep rendered
+	// (highlighted files, READMEs, folders' listings, projects' heads,
+	// merge requests' diffs); 0 keeps nothing.
+	PageCacheBytes int64 `toml:"page_cache_bytes"`
 
 	// RunnerLongPoll is how long a runner's request for a job waits for
 	// one before the server answers that there is none.
@@ -218,6 +222,7 @@ func Default() Config {
 		PackObjectsCacheBytes: 1 << 30,
 		PackObjectsCacheTTL:   5 * time.Minute,
 		EntityCacheBytes:      32 << 20,
+		PageCacheBytes:        32 << 20,
 
 		RunnerLongPoll:    50 * time.Second,
 		StuckJobsInterval: time.Minute,
@@ -310,6 +315,7 @@ func (c *Config) options() []option {
 		{Server, "geo-node-name", "QUARRY_GEO_NODE_NAME", "the geo node this process is; a secondary's name makes it read-only (empty: the primary)", &c.GeoNodeName},
 		{Server, "geo-status-interval", "QUARRY_GEO_STATUS_INTERVAL", "how often a secondary geo node pushes its status to the primary", &c.GeoStatusInterval},
 		{Server, "entity-cache-bytes", "QUARRY_ENTITY_CACHE_BYTES", "bytes of encoded projects, users and merge requests kept in memory by their rows' versions (0: none)", &c.EntityCacheBytes},
+		{Server, "page-cache-bytes", "QUARRY_PAGE_CACHE_BYTES", "bytes of rendered web page parts (highlighted files, READMEs, listings, diffs) kept in memory (0: none)", &c.PageCacheBytes},
 		{Server, "ssh-listen", "QUARRY_SSH_LISTEN", "address the built-in SSH server (git over SSH) listens on (empty: off)", &c.SSHListen},
 		{Server, "ssh-external-host", "QUARRY_SSH_EXTERNAL_HOST", "host of SSH clone URLs (default: the external URL's host)", &c.SSHExternalHost},
 		{Server, "ssh-external-port", "QUARRY_SSH_EXTERNAL_PORT", "port of SSH clone URLs (default: the port of --ssh-listen)", &c.SSHExternalPort},
@@ -501,6 +507,9 @@ func (c *Config) finish() error {
 	}
 	if c.DeletionDelay < 0 {
 		return fmt.Errorf("deletion delay must not be negative")
+	}
+	if c.PageCacheBytes < 0 {
+		return fmt.Errorf("page cache bytes %d: want no negative bound", c.PageCacheBytes)
 	}
 	if c.EntityCacheBytes < 0 {
 		return fmt.Errorf("entity cache bytes %d: want no negative bound", c.EntityCacheBytes)

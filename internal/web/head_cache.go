@@ -5,32 +5,14 @@ import (
 	"strconv"
 	"strings"
 
-	lru "github.com/hashicorp/golang-lru/v2"
-
 	"quarry/internal/model"
 )
 
-// heads caches the rendered head of project pages ("project_head_html")
-// by everything it shows, so an entry is never stale: the template is
-// executed on headData, which holds only that, and a template that came
-// to print anything else would fail to execute rather than be cached
-// under a key that misses it. What an entry holds is only a function of
-// its key and the embedded templates, so every handler shares it.
-var heads = newHeadCache()
-
-const headEntries = 1024
-
-type headCache struct {
-	lru *lru.Cache[string, template.HTML]
-}
-
-func newHeadCache() *headCache {
-	c, err := lru.New[string, template.HTML](headEntries)
-	if err != nil {
-		panic(err) // only for a size ≤ 0
-	}
-	return &headCache{lru: c}
-}
+// The rendered head of project pages ("project_head_html") is cached
+// (pageCache) by everything it shows, so an entry is never stale: the
+// template is executed on headData, which holds only that, and a
+// template that came to print anything else would fail to execute rather
+// than be cached under a key that misses it.
 
 // headData is what the head of a project page shows.
 type headData struct {
@@ -79,7 +61,7 @@ func (h *Handler) withHead(ph projectHead) (projectHead, error) {
 		Visibility: p.Visibility, StarCount: p.StarCount, ForksCount: p.ForksCount},
 		Topics: ph.Topics, URL: ph.URL, ReadCode: ph.ReadCode, Wiki: ph.Wiki}
 	key := d.key()
-	if html, ok := heads.lru.Get(key); ok {
+	if html, ok := cacheGet[template.HTML](h.cache, kindHead, key); ok {
 		ph.HeadHTML = html
 		return ph, nil
 	}
@@ -87,7 +69,7 @@ func (h *Handler) withHead(ph projectHead) (projectHead, error) {
 	if err != nil {
 		return ph, err
 	}
-	heads.lru.Add(key, html)
+	cachePut(h.cache, kindHead, key, html, len(html))
 	ph.HeadHTML = html
 	return ph, nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/alecthomas/chroma/v2/styles"
-	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // formatter writes highlighted code with classes (the style sheet holds
@@ -17,17 +16,10 @@ import (
 var formatter = html.New(html.WithClasses(true), html.WithLineNumbers(true), html.LineNumbersInTable(true),
 	html.WithLinkableLineNumbers(true, "L"), html.TabWidth(4))
 
-// Highlighting is cached by blob id and file name (the lexer follows the
-// name): a blob's bytes never change. An entry is at most
-// maxCachedHighlight bytes, and the cache holds highlightEntries of them.
-const (
-	highlightEntries   = 256
-	maxCachedHighlight = 512 << 10
-)
-
-type highlightCache struct {
-	lru *lru.Cache[string, highlighted]
-}
+// Highlighting is cached (pageCache) by blob id and file name (the lexer
+// follows the name): a blob's bytes never change. An entry is at most
+// maxCachedHighlight bytes.
+const maxCachedHighlight = 512 << 10
 
 // highlighted is a text file's highlighted HTML and its number of lines.
 type highlighted struct {
@@ -35,19 +27,11 @@ type highlighted struct {
 	lines int
 }
 
-func newHighlightCache() *highlightCache {
-	c, err := lru.New[string, highlighted](highlightEntries)
-	if err != nil {
-		panic(err) // only for a size ≤ 0
-	}
-	return &highlightCache{lru: c}
-}
-
 // highlight renders a text file's content as highlighted HTML with line
 // numbers; the lexer is chosen by the file's name, then by its content.
-func (c *highlightCache) highlight(blobID, name string, content []byte) (template.HTML, error) {
+func (h *Handler) highlight(blobID, name string, content []byte) (template.HTML, error) {
 	key := blobID + "\x00" + name
-	if v, ok := c.lru.Get(key); ok {
+	if v, ok := cacheGet[highlighted](h.cache, kindHighlight, key); ok {
 		return v.html, nil
 	}
 	lexer := lexers.Match(name)
@@ -69,16 +53,16 @@ func (c *highlightCache) highlight(blobID, name string, content []byte) (templat
 	// chroma escapes the code it writes: the output is safe HTML.
 	out := template.HTML(b.String()) //nolint:gosec
 	if b.Len() <= maxCachedHighlight && !isBinary(content) {
-		c.lru.Add(key, highlighted{html: out, lines: countLines(content)})
+		cachePut(h.cache, kindHighlight, key, highlighted{html: out, lines: countLines(content)}, b.Len())
 	}
 	return out, nil
 }
 
-// cached is the highlighted HTML of a text blob named name, and its
-// number of lines, when it is in the cache: a page need not read the
+// highlighted is the highlighted HTML of a text blob named name, and
+// its number of lines, when it is in the cache: a page need not read the
 // blob then.
-func (c *highlightCache) cached(blobID, name string) (template.HTML, int, bool) {
-	v, ok := c.lru.Get(blobID + "\x00" + name)
+func (h *Handler) highlighted(blobID, name string) (template.HTML, int, bool) {
+	v, ok := cacheGet[highlighted](h.cache, kindHighlight, blobID+"\x00"+name)
 	return v.html, v.lines, ok
 }
 

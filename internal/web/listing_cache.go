@@ -3,8 +3,6 @@ package web
 import (
 	"bytes"
 	"html/template"
-
-	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // listing is a folder as the overview and tree pages show it: its
@@ -16,45 +14,26 @@ type listing struct {
 	HTML    template.HTML
 }
 
-// listings are the folders' listings of every handler of the process
-// (what an entry holds is only a function of its key and the embedded
-// templates).
-var listings = newListingCache()
-
-// listingCache caches folders' listings by the project's path, the ref's
-// name and the commit it named, and the folder: the entries of a folder
-// at a commit never change, and the path and the ref's name make its
-// links, so an entry is never stale. It is only consulted after the
+// Folders' listings are cached (pageCache) by the project's path, the
+// ref's name and the commit it named, and the folder: the entries of a
+// folder at a commit never change, and the path and the ref's name make
+// its links, so an entry is never stale. It is only consulted after the
 // page's files service call has let the actor read the code at that
 // commit. Listings whose table is larger than maxCachedListing are not
 // kept.
-type listingCache struct {
-	lru *lru.Cache[string, listing]
-}
-
-const (
-	listingEntries   = 256
-	maxCachedListing = 64 << 10
-)
-
-func newListingCache() *listingCache {
-	c, err := lru.New[string, listing](listingEntries)
-	if err != nil {
-		panic(err) // only for a size ≤ 0
-	}
-	return &listingCache{lru: c}
-}
+const maxCachedListing = 64 << 10
 
 func listingKey(project, ref, commit, dir string) string {
 	return project + "\x00" + ref + "\x00" + commit + "\x00" + dir
 }
 
-func (c *listingCache) get(key string) (listing, bool) { return c.lru.Get(key) }
-
-func (c *listingCache) add(key string, l listing) {
-	if len(l.HTML) <= maxCachedListing {
-		c.lru.Add(key, l)
+// size is what l counts for in the cache: its table and its entries.
+func (l listing) size() int {
+	n := len(l.HTML) + len(l.Parent)
+	for _, e := range l.Entries {
+		n += len(e.Name) + len(e.Path) + 64
 	}
+	return n
 }
 
 // renderPart executes one part of the templates ("tree_list") on its

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	lru "github.com/hashicorp/golang-lru/v2"
-
 	"quarry/internal/approvals"
 	"quarry/internal/auth"
 	"quarry/internal/ci"
@@ -534,25 +532,9 @@ type renderedDiff struct {
 	Overflow bool
 }
 
-// The rendered diffs of merge requests are cached by target project,
-// base and head, and view: diffCacheEntries of them, each at most
-// maxCachedDiff bytes.
-const (
-	diffCacheEntries = 64
-	maxCachedDiff    = 1 << 20
-)
-
-type diffCache struct {
-	lru *lru.Cache[string, renderedDiff]
-}
-
-func newDiffCache() *diffCache {
-	c, err := lru.New[string, renderedDiff](diffCacheEntries)
-	if err != nil {
-		panic(err) // only for a size ≤ 0
-	}
-	return &diffCache{lru: c}
-}
+// The rendered diffs of merge requests are cached (pageCache) by target
+// project, base and head, and view, each at most maxCachedDiff bytes.
+const maxCachedDiff = 1 << 20
 
 // mrDiffs is /-/merge_requests/<iid>/diffs: the changes between the
 // merge base and the head, inline or (?view=parallel) side by side, as
@@ -566,7 +548,7 @@ func (h *Handler) mrDiffs(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 	p := pv.Project
 	parallel := r.URL.Query().Get("view") == "parallel"
 	key := fmt.Sprintf("%d\x00%s\x00%s\x00%t", mv.Target.ID, mv.BaseSHA, mv.HeadSHA, parallel)
-	rd, ok := h.mrDiffCache.lru.Get(key)
+	rd, ok := cacheGet[renderedDiff](h.cache, kindDiff, key)
 	if !ok {
 		ch, err := h.MRs.Changes(r.Context(), a, full, iid)
 		if err != nil {
@@ -585,7 +567,7 @@ func (h *Handler) mrDiffs(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 		rd = renderedDiff{HTML: template.HTML(b.String()), Overflow: ch.Overflow} //nolint:gosec
 		key = fmt.Sprintf("%d\x00%s\x00%s\x00%t", ch.Target.ID, ch.BaseSHA, ch.HeadSHA, parallel)
 		if b.Len() <= maxCachedDiff {
-			h.mrDiffCache.lru.Add(key, rd)
+			cachePut(h.cache, kindDiff, key, rd, b.Len())
 		}
 	}
 	u := mrURL(p, iid) + "/diffs"

@@ -278,7 +278,7 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 				h.failIn(w, r, a, err)
 				return
 			}
-			if err := readme(r, files, p, l.Entries, &body); err != nil {
+			if err := h.readme(r, files, p, l.Entries, &body); err != nil {
 				h.failIn(w, r, a, err)
 				return
 			}
@@ -306,7 +306,7 @@ const maxTreeEntries = 1000
 // files, so the actor may read the code), else listed and rendered.
 func (h *Handler) folder(r *http.Request, files repofiles.Project, p model.Project, ref, commit, dir string) (listing, error) {
 	key := listingKey(p.FullPath(), ref, commit, dir)
-	if l, ok := listings.get(key); ok {
+	if l, ok := cacheGet[listing](h.cache, kindListing, key); ok {
 		return l, nil
 	}
 	entries, more, err := listTree(r, files, p, ref, commit, dir)
@@ -323,7 +323,9 @@ func (h *Handler) folder(r *http.Request, files repofiles.Project, p model.Proje
 	if l.HTML, err = h.renderPart("tree", "tree_list", l); err != nil {
 		return listing{}, err
 	}
-	listings.add(key, l)
+	if len(l.HTML) <= maxCachedListing {
+		cachePut(h.cache, kindListing, key, l, l.size())
+	}
 	return l, nil
 }
 
@@ -360,7 +362,7 @@ func listTree(r *http.Request, files repofiles.Project, p model.Project, ref, co
 const maxReadme = 512 << 10
 
 // readme renders the root folder's README, preferring Markdown.
-func readme(r *http.Request, files repofiles.Project, p model.Project, entries []treeEntry, body *overviewBody) error {
+func (h *Handler) readme(r *http.Request, files repofiles.Project, p model.Project, entries []treeEntry, body *overviewBody) error {
 	best, bestID, rank := "", "", 0
 	for _, e := range entries {
 		if e.Type != "blob" {
@@ -384,7 +386,7 @@ func readme(r *http.Request, files repofiles.Project, p model.Project, entries [
 	if best == "" {
 		return nil
 	}
-	if html, ok := readmes.get(bestID, best, p.FullPath(), p.DefaultBranch); ok {
+	if html, ok := cacheGet[template.HTML](h.cache, kindReadme, readmeKey(bestID, best, p.FullPath(), p.DefaultBranch)); ok && bestID != "" {
 		body.ReadmeName, body.Readme = best, html
 		return nil
 	}
@@ -399,7 +401,9 @@ func readme(r *http.Request, files repofiles.Project, p model.Project, entries [
 		// RenderHTML escapes what is not Markdown.
 		body.Readme = template.HTML(wikis.RenderHTML("plain", data)) //nolint:gosec
 	}
-	readmes.add(f.BlobID, best, p.FullPath(), p.DefaultBranch, body.Readme)
+	if f.BlobID != "" && len(body.Readme) <= maxCachedReadme {
+		cachePut(h.cache, kindReadme, readmeKey(f.BlobID, best, p.FullPath(), p.DefaultBranch), body.Readme, len(body.Readme))
+	}
 	return nil
 }
 
@@ -532,7 +536,7 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 		body.TooLarge = true
 	default:
 		rendered := isMarkdown(f.Name) && r.URL.Query().Get("plain") != "1"
-		if html, lines, ok := h.highlights.cached(f.BlobID, f.Name); ok && !rendered && html != "" {
+		if html, lines, ok := h.highlighted(f.BlobID, f.Name); ok && !rendered && html != "" {
 			// Highlighted before: the blob need not be read.
 			code, body.Lines, body.Code = html, lines, spliceMark
 			if isMarkdown(f.Name) {
@@ -562,7 +566,7 @@ func (h *Handler) blob(w http.ResponseWriter, r *http.Request, a auth.Actor, ful
 		if isMarkdown(f.Name) {
 			body.RichURL = self
 		}
-		if code, err = h.highlights.highlight(f.BlobID, f.Name, data); err != nil {
+		if code, err = h.highlight(f.BlobID, f.Name, data); err != nil {
 			h.failIn(w, r, a, err)
 			return
 		}

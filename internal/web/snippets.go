@@ -85,7 +85,7 @@ func (h *Handler) snippet(w http.ResponseWriter, r *http.Request, a auth.Actor, 
 			if len(f.Data) > 0 && f.Data[len(f.Data)-1] != '\n' {
 				sf.Lines++
 			}
-			if sf.Code, err = h.highlights.highlight(f.BlobID, path.Base(f.Path), f.Data); err != nil {
+			if sf.Code, err = h.highlight(f.BlobID, path.Base(f.Path), f.Data); err != nil {
 				h.failIn(w, r, a, err)
 				return
 			}

@@ -22,6 +22,7 @@ import (
 
 	"quarry/internal/approvals"
 	"quarry/internal/auth"
+	"quarry/internal/bytelru"
 	"quarry/internal/ci"
 	"quarry/internal/groups"
 	"quarry/internal/mergerequests"
@@ -63,6 +64,10 @@ type Deps struct {
 	// SignInLimit bounds sign-in attempts per minute for one login; a
 	// client address may try six times as many (default 10).
 	SignInLimit int
+	// CacheBytes bounds what the pages keep rendered (highlighted files,
+	// READMEs, folders' listings, projects' heads, merge requests' diffs:
+	// pageCache); 0 keeps nothing.
+	CacheBytes int64
 
 	// The merge request pages.
 	MRs       *mergerequests.Service
@@ -75,16 +80,14 @@ const SessionCookie = "_quarry_session"
 // Handler serves the pages.
 type Handler struct {
 	Deps
-	assets     *assets
-	pages      *pages
-	highlights *highlightCache
-	byLogin    *ratelimit.Limiter
-	byClient   *ratelimit.Limiter
-	secure     bool   // cookies are Secure (the external URL is https)
-	sshHost    string // the host of SSH clone URLs
-	handler    http.Handler
-
-	mrDiffCache *diffCache // the rendered diffs of merge requests
+	assets   *assets
+	pages    *pages
+	cache    *pageCache // what pages render once and serve again
+	byLogin  *ratelimit.Limiter
+	byClient *ratelimit.Limiter
+	secure   bool   // cookies are Secure (the external URL is https)
+	sshHost  string // the host of SSH clone URLs
+	handler  http.Handler
 }
 
 // New builds the handler: parses the templates and prepares the assets.
@@ -98,7 +101,7 @@ func New(d Deps) (*Handler, error) {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{Deps: d, highlights: newHighlightCache(), mrDiffCache: newDiffCache()}
+	h := &Handler{Deps: d, cache: bytelru.New[pageKey, any](d.CacheBytes)}
 	var err error
 	if h.assets, err = loadAssets(); err != nil {
 		return nil, err

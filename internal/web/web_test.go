@@ -3,6 +3,8 @@ package web
 import (
 	"net/http"
 	"net/http/httptest"
+	"quarry/internal/bytelru"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -144,7 +146,7 @@ func TestAssets(t *testing.T) {
 // TestHighlight: code is escaped, lines are numbered with anchors, and
 // a blob's highlighting is kept by id and name.
 func TestHighlight(t *testing.T) {
-	c := newHighlightCache()
+	c := &Handler{cache: bytelru.New[pageKey, any](1 << 20)}
 	out, err := c.highlight("blob1", "x.go", []byte("package x\n\nvar s = \"</pre><script>alert(1)</script>\"\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +166,52 @@ func TestHighlight(t *testing.T) {
 	}
 	if other, _ := c.highlight("blob1", "x.txt", []byte("plain")); other == out {
 		t.Errorf("kept across names")
+	}
+	if html, lines, ok := c.highlighted("blob1", "x.go"); !ok || html != out || lines != 3 {
+		t.Errorf("highlighted(blob1, x.go) = %d lines, %v; want the kept HTML of 3 lines", lines, ok)
+	}
+
+	// Without a cache (a bound of 0) nothing is kept.
+	off := &Handler{}
+	if _, err := off.highlight("blob1", "x.go", []byte("package x\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := off.highlighted("blob1", "x.go"); ok {
+		t.Error("kept without a cache")
+	}
+}
+
+// TestPageCache_bound: the parts share one bound on their bytes, the
+// least recently used out first; a kind's key never finds another kind's
+// entry.
+func TestPageCache_bound(t *testing.T) {
+	h := &Handler{cache: bytelru.New[pageKey, any](4 << 10)}
+	for i := range 20 {
+		content := []byte(strings.Repeat("x", 200) + "\n")
+		if _, err := h.highlight(strconv.Itoa(i), "a.txt", content); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, used := h.cache.Stats()
+	if used > 4<<10 || n == 0 || n >= 20 {
+		t.Errorf("%d entries counting %d bytes; want some, not all, within 4 KiB", n, used)
+	}
+	if _, _, ok := h.highlighted("19", "a.txt"); !ok {
+		t.Error("the last highlighted file is not kept")
+	}
+	if _, _, ok := h.highlighted("0", "a.txt"); ok {
+		t.Error("the first highlighted file is still kept past the bound")
+	}
+	// Kinds and types keep apart.
+	cachePut(h.cache, kindHead, "k", "v", 1)
+	if v, ok := cacheGet[string](h.cache, kindHead, "k"); !ok || v != "v" {
+		t.Errorf("cacheGet = %q, %v", v, ok)
+	}
+	if _, ok := cacheGet[string](h.cache, kindReadme, "k"); ok {
+		t.Error("a key of one kind found under another")
+	}
+	if _, ok := cacheGet[int](h.cache, kindHead, "k"); ok {
+		t.Error("a value of another type returned")
 	}
 }
 

@@ -2,8 +2,8 @@ package entity
 
 import (
 	"bytes"
-	"container/list"
-	"sync"
+
+	"quarry/internal/bytelru"
 )
 
 // Kinds of cached entities.
@@ -66,17 +66,7 @@ const entryOverhead = 160
 // Cache keeps entities' templates, least recently used first out, within
 // a bound on their bytes. A nil *Cache keeps nothing (the cache is off).
 type Cache struct {
-	mu    sync.Mutex
-	max   int64
-	used  int64
-	order *list.List // of *cacheEntry, most recently used first
-	items map[CacheKey]*list.Element
-}
-
-type cacheEntry struct {
-	key  CacheKey
-	v    any // *Template, model.Project or model.User
-	size int64
+	lru *bytelru.Cache[CacheKey, any] // *Template, *model.Project or *model.User
 }
 
 // NewCache returns a cache of at most maxBytes; nil when maxBytes <= 0.
@@ -84,7 +74,7 @@ func NewCache(maxBytes int64) *Cache {
 	if maxBytes <= 0 {
 		return nil
 	}
-	return &Cache{max: maxBytes, order: list.New(), items: map[CacheKey]*list.Element{}}
+	return &Cache{lru: bytelru.New[CacheKey, any](maxBytes)}
 }
 
 // Get returns the template stored under k.
@@ -102,38 +92,14 @@ func (c *Cache) get(k CacheKey) any {
 	if c == nil {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.items[k]
-	if !ok {
-		return nil
-	}
-	c.order.MoveToFront(e)
-	return e.Value.(*cacheEntry).v
+	v, _ := c.lru.Get(k)
+	return v
 }
 
 // put stores v, counted as size bytes, under k.
 func (c *Cache) put(k CacheKey, v any, size int64) {
-	if c == nil || size > c.max {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.items[k]; ok {
-		old := e.Value.(*cacheEntry)
-		c.used += size - old.size
-		old.v, old.size = v, size
-		c.order.MoveToFront(e)
-	} else {
-		c.items[k] = c.order.PushFront(&cacheEntry{key: k, v: v, size: size})
-		c.used += size
-	}
-	for c.used > c.max {
-		last := c.order.Back()
-		e := last.Value.(*cacheEntry)
-		c.order.Remove(last)
-		delete(c.items, e.key)
-		c.used -= e.size
+	if c != nil {
+		c.lru.Put(k, v, size)
 	}
 }
 
@@ -142,9 +108,7 @@ func (c *Cache) Stats() (entries int, bytes int64) {
 	if c == nil {
 		return 0, 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.items), c.used
+	return c.lru.Stats()
 }
 
 // cutBefore returns the offset of key (`,"name":`) in b, or -1.
