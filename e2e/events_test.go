@@ -81,8 +81,6 @@ func TestEvents_pushesAndMergeRequests(t *testing.T) {
 		var p struct{ ID int64 }
 		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: owner.Token, JSON: map[string]any{"name": "feed", "visibility": "public"}}).
 			Want(t, http.StatusCreated).JSON(t, &p)
-		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(p.ID) + "/members", Token: owner.Token,
-			JSON: map[string]any{"user_id": dev.ID, "access_level": 30}}).Want(t, http.StatusCreated)
 		c := s.Client(t, owner.Token)
 
 		created := feed(t, s, owner.Token, "/projects/"+itoa(p.ID)+"/events")
@@ -90,6 +88,13 @@ func TestEvents_pushesAndMergeRequests(t *testing.T) {
 			created[0].AuthorUsername != "feeder" || created[0].Author.Username != "feeder" || created[0].PushData != nil ||
 			created[0].Imported == nil || *created[0].Imported || str(created[0].ImportedFrom) != "none" {
 			t.Fatalf("a new project's feed %+v", created)
+		}
+		// A member added joins (the event is the member's).
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(p.ID) + "/members", Token: owner.Token,
+			JSON: map[string]any{"user_id": dev.ID, "access_level": 30}}).Want(t, http.StatusCreated)
+		if got := feed(t, s, owner.Token, "/projects/"+itoa(p.ID)+"/events?action=joined"); len(got) != 1 || got[0].ActionName != "joined" ||
+			got[0].AuthorID != dev.ID || got[0].TargetType != nil {
+			t.Fatalf("joined %+v", got)
 		}
 
 		// Two commits pushed to a new default branch: "pushed new", both
@@ -225,8 +230,8 @@ func TestEvents_pushesAndMergeRequests(t *testing.T) {
 
 		// Filters, order and pages.
 		all := feed(t, s, owner.Token, "/projects/"+itoa(p.ID)+"/events?per_page=100")
-		if len(all) != 14 { // created, 5 merge request events, 8 pushes
-			t.Fatalf("%d events; want 14", len(all))
+		if len(all) != 15 { // created, joined, 5 merge request events, 8 pushes
+			t.Fatalf("%d events; want 15", len(all))
 		}
 		for i := 1; i < len(all); i++ {
 			if all[i].ID >= all[i-1].ID {
@@ -236,13 +241,13 @@ func TestEvents_pushesAndMergeRequests(t *testing.T) {
 		r := s.Do(t, apitest.Request{Path: "/projects/" + itoa(p.ID) + "/events?per_page=4&page=2&sort=asc", Token: owner.Token}).Want(t, http.StatusOK)
 		var page2 []feedEvent
 		r.JSON(t, &page2)
-		if r.Header.Get("X-Total") != "14" || r.Header.Get("X-Total-Pages") != "4" || r.Header.Get("X-Page") != "2" || len(page2) != 4 ||
-			page2[0].ID != all[9].ID {
+		if r.Header.Get("X-Total") != "15" || r.Header.Get("X-Total-Pages") != "4" || r.Header.Get("X-Page") != "2" || len(page2) != 4 ||
+			page2[0].ID != all[10].ID {
 			t.Errorf("page 2: headers %v, %d events", r.Header, len(page2))
 		}
 		today := time.Now().UTC()
 		day := func(d time.Time) string { return d.Format("2006-01-02") }
-		if got := feed(t, s, owner.Token, "/projects/"+itoa(p.ID)+"/events?after="+day(today.AddDate(0, 0, -1))+"&before="+day(today.AddDate(0, 0, 1))); len(got) != 14 {
+		if got := feed(t, s, owner.Token, "/projects/"+itoa(p.ID)+"/events?after="+day(today.AddDate(0, 0, -1))+"&before="+day(today.AddDate(0, 0, 1))); len(got) != 15 {
 			t.Errorf("between yesterday and tomorrow: %d events", len(got))
 		}
 		for _, q := range []string{"before=" + day(today), "after=" + day(today)} {
@@ -267,8 +272,14 @@ func TestEvents_pushesAndMergeRequests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(devs) != 1 || devs[0].ActionName != "approved" || devs[0].ProjectID != p.ID {
+		if len(devs) != 2 || devs[0].ActionName != "approved" || devs[1].ActionName != "joined" || devs[0].ProjectID != p.ID {
 			t.Errorf("the developer's public feed %+v", devs)
+		}
+		// A member who leaves left.
+		s.Do(t, apitest.Request{Method: "DELETE", Path: fmt.Sprintf("/projects/%d/members/%d", p.ID, dev.ID), Token: dev.Token}).
+			Want(t, http.StatusNoContent)
+		if got := feed(t, s, dev.Token, "/events"); len(got) != 3 || got[0].ActionName != "left" || got[0].ProjectID != p.ID {
+			t.Errorf("the developer's own feed after leaving %+v", got)
 		}
 	})
 }
