@@ -352,3 +352,28 @@ func TestEvents_visibility(t *testing.T) {
 		s.Do(t, apitest.Request{Path: "/projects/" + itoa(pub.ID) + "/events", Token: ru.Token}).Want(t, http.StatusForbidden)
 	})
 }
+
+// TestEvents_plans: every feed reads its events through an index — a
+// project's by (project_id, id), an author's by (author_id, id) — with
+// its filters and in either order, never a whole table.
+func TestEvents_plans(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		pc := newPlanChecker(t, s)
+		owner := s.NewUser(t, "planner")
+		other := s.NewUser(t, "planother")
+		var p struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: owner.Token, JSON: map[string]any{"name": "plan", "visibility": "private"}}).
+			Want(t, http.StatusCreated).JSON(t, &p)
+		for _, path := range []string{
+			"/projects/" + itoa(p.ID) + "/events",
+			"/projects/" + itoa(p.ID) + "/events?action=pushed&sort=asc&page=2&per_page=1",
+			"/projects/" + itoa(p.ID) + "/events?target_type=merge_request&before=2030-01-01&after=2020-01-01",
+			"/events?action=created",
+			"/users/planner/events?sort=asc",
+		} {
+			pc.check(t, path, owner.Token)
+		}
+		pc.check(t, "/users/planner/events?page=2&per_page=1", other.Token)
+		pc.check(t, "/users/planner/events", "")
+	})
+}
