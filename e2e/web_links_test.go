@@ -19,21 +19,17 @@ import (
 var pendingKinds = []string{}
 
 // unservedKinds are kinds of URL the API hands out that nothing in
-// Quarry answers yet and no branch is building: a release's edit form
-// (the releases API's _links.edit_url), the issues a release and a
-// project link to (Quarry has no issues: the web lists and the API's
-// /projects/:id/issues of a project's _links) and a project's events
-// (_links.events; Quarry keeps no events). They are listed so the gap is
-// visible; the walker fails while a listed kind already answers.
-var unservedKinds = []string{"issues", "events"}
+// Quarry answers yet and no branch is building: the issues a release and
+// a project link to (Quarry has no issues: the web lists and the API's
+// /projects/:id/issues of a project's _links). They are listed so the gap
+// is visible; the walker fails while a listed kind already answers.
+var unservedKinds = []string{"issues"}
 
 // linkKind names the kind of page a web URL opens, by its path.
 func linkKind(path string) string {
 	switch {
 	case strings.HasPrefix(path, "/api/v4/") && strings.HasSuffix(path, "/issues"):
 		return "issues"
-	case strings.HasPrefix(path, "/api/v4/") && strings.HasSuffix(path, "/events"):
-		return "events"
 	case strings.HasPrefix(path, "/api/v4/"):
 		return "api"
 	case strings.Contains(path, "/-/merge_requests"):

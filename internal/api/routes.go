@@ -15,6 +15,7 @@ import (
 	"quarry/internal/api/endpoint"
 	"quarry/internal/api/environments"
 	"quarry/internal/api/errortracking"
+	apievents "quarry/internal/api/events"
 	"quarry/internal/api/geo"
 	"quarry/internal/api/groupexport"
 	"quarry/internal/api/groups"
@@ -81,6 +82,7 @@ func (s *Server) Table() []endpoint.Route {
 		apischedules.New(d.Schedules, r).Routes(),
 		environments.New(d.CI, d.MRs, r).Routes(),
 		apikeys.New(d.Keys, r).Routes(),
+		apievents.New(d.Activity, r).Routes(),
 	)
 }
 

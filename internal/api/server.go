@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"quarry/internal/activity"
 	"quarry/internal/agents"
 	"quarry/internal/alerts"
 	"quarry/internal/api/endpoint"
@@ -115,6 +116,8 @@ type Deps struct {
 	Schedules *schedules.Service
 	// Keys are users' SSH keys and deploy keys.
 	Keys *keys.Service
+	// Activity is the contributions feed (events).
+	Activity *activity.Service
 	// Git serves smart HTTP (clone and push) at <project>.git/….
 	Git http.Handler
 	// Web serves the HTML pages: every path outside /api/ that no row,

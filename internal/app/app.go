@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"quarry/internal/activity"
 	"quarry/internal/agents"
 	"quarry/internal/alerts"
 	"quarry/internal/api"
@@ -92,6 +93,8 @@ type App struct {
 	Milestones *milestones.Service
 	// Keys are users' SSH keys and deploy keys.
 	Keys *keys.Service
+	// Activity is the contributions feed (events).
+	Activity *activity.Service
 	// SSH serves git over SSH (nil when --ssh-listen is empty); Serve
 	// listens for it, tests may give it a listener of their own.
 	SSH *sshd.Server
@@ -299,6 +302,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	bus.OnRefsChanged("repository", a.Projects.OnRefsChanged)
 	bus.OnRefsChanged("pipelines", a.CI.OnRefsChanged)
 	bus.OnRefsChanged("merge_requests", a.MRs.OnRefsChanged)
+	a.Activity = activity.New(db, a.Projects, a.Users, storages)
+	bus.OnRefsChanged("activity", a.Activity.OnRefsChanged)
 	a.HousekeepingQueue = hkQueue
 	a.Housekeeping = housekeeping.New(db, storages, set, a.Projects, a.Groups, log, housekeeping.Config{PruneGrace: cfg.HousekeepingPruneGrace})
 	a.Housekeeping.Register(hkQueue)
@@ -437,6 +442,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		OIDC:          a.OIDC,
 		Schedules:     a.Schedules,
 		Keys:          keySvc,
+		Activity:      a.Activity,
 		Git:           gitHandler,
 		Web:           pages,
 		Uploads:       up, DB: db, Log: log,

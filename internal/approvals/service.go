@@ -560,7 +560,10 @@ func (s *Service) Approve(ctx context.Context, a auth.Actor, ref string, iid int
 		if err == nil && !ok {
 			return model.Unauthorized("")
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return tx.AddMergeRequestEvent(ctx, m.ID, a.UserID(), model.EventApproved)
 	}); err != nil {
 		return View{}, err
 	}

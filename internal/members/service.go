@@ -309,6 +309,12 @@ func (s *Service) addOne(ctx context.Context, a auth.Actor, src Source, uref str
 		if err := tx.CreateMember(ctx, &m); err != nil {
 			return err
 		}
+		if src.Type == model.SourceProject && !pending {
+			// GitLab's feed: the new member joined the project.
+			if err := tx.AddEvent(ctx, &model.Event{ProjectID: src.ID, AuthorID: u.ID, Action: model.EventJoined}); err != nil {
+				return err
+			}
+		}
 		return tx.RefreshAuthorizations(ctx, u.ID)
 	})
 	if store.IsUnique(err, store.UniqueMember) {
@@ -461,6 +467,12 @@ func (s *Service) Remove(ctx context.Context, a auth.Actor, kind, ref string, us
 				if err := tx.DeleteMember(ctx, b.ID); err != nil {
 					return err
 				}
+			}
+		}
+		if src.Type == model.SourceProject && !m.Pending {
+			// GitLab's feed: the member left the project.
+			if err := tx.AddEvent(ctx, &model.Event{ProjectID: src.ID, AuthorID: userID, Action: model.EventLeft}); err != nil {
+				return err
 			}
 		}
 		return tx.RefreshAuthorizations(ctx, userID)

@@ -170,6 +170,9 @@ func (l *mergeLock) finish(ctx context.Context, o store.MergeOutcome, e model.Re
 		if ok, err = tx.MarkMerged(ctx, l.id, l.token, nil, o); err != nil || !ok {
 			return err
 		}
+		if err := tx.AddMergeRequestEvent(ctx, l.id, o.MergedByID, model.EventMerged); err != nil {
+			return err
+		}
 		if err := l.s.events.EmitRefsChanged(ctx, tx, e); err != nil {
 			return err
 		}
@@ -252,7 +255,10 @@ func (s *Service) runRecover(ctx context.Context, pl recoverPayload) error {
 			ok, err = tx.UnlockMergeRequest(ctx, m.ID, lock.Token, &until)
 			return err
 		}
-		if ok, err = tx.MarkMerged(ctx, m.ID, lock.Token, &until, outcome); err != nil || !ok || moved == nil {
+		if ok, err = tx.MarkMerged(ctx, m.ID, lock.Token, &until, outcome); err != nil || !ok {
+			return err
+		}
+		if err := tx.AddMergeRequestEvent(ctx, m.ID, outcome.MergedByID, model.EventMerged); err != nil || moved == nil {
 			return err
 		}
 		// What follows the target's move follows (again, if the merge

@@ -318,7 +318,12 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, sourceRef string, in
 	if err := s.setDiffRefs(ctx, dstRepo, &m, head, tip); err != nil {
 		return View{}, err
 	}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.CreateMergeRequest(ctx, &m) })
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.CreateMergeRequest(ctx, &m); err != nil {
+			return err
+		}
+		return tx.AddMergeRequestEvent(ctx, m.ID, a.UserID(), model.EventCreated)
+	})
 	if err != nil {
 		return View{}, err
 	}

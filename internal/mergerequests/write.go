@@ -48,10 +48,16 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, projectRef string, i
 		if !auth.Can(a, auth.UpdateMergeRequest, res) {
 			return View{}, model.Forbidden("")
 		}
+		was := m.State
 		if err := s.apply(ctx, a, p, &m, in); err != nil {
 			return View{}, err
 		}
-		err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateMergeRequest(ctx, &m) })
+		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.UpdateMergeRequest(ctx, &m); err != nil {
+				return err
+			}
+			return recordStateEvent(ctx, tx, m, was, a.UserID())
+		})
 		if !errors.Is(err, model.ErrConflict) || attempt >= maxRetries {
 			break
 		}
@@ -73,6 +79,20 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, projectRef string, i
 		}
 	}
 	return s.view(ctx, a, p, acc, m, true)
+}
+
+// recordStateEvent records a closed or reopened event when an update
+// moved m from state was.
+func recordStateEvent(ctx context.Context, tx *store.Tx, m model.MergeRequest, was string, actorID int64) error {
+	switch {
+	case m.State == was:
+		return nil
+	case m.State == model.MRStateClosed:
+		return tx.AddMergeRequestEvent(ctx, m.ID, actorID, model.EventClosed)
+	case m.State == model.MRStateOpened && was == model.MRStateClosed:
+		return tx.AddMergeRequestEvent(ctx, m.ID, actorID, model.EventReopened)
+	}
+	return nil
 }
 
 // takeSourceTip moves a merge request of the target project dst to its

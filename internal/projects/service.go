@@ -263,6 +263,9 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, in Input, owner *mod
 		if err := tx.CreateProject(ctx, &p); err != nil {
 			return err
 		}
+		if err := tx.AddEvent(ctx, &model.Event{ProjectID: p.ID, AuthorID: a.UserID(), Action: model.EventCreated}); err != nil {
+			return err
+		}
 		// The repository is made below, after this commits; should the
 		// process die first, a worker makes it.
 		var err error

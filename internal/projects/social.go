@@ -117,6 +117,9 @@ func (s *Service) Fork(ctx context.Context, a auth.Actor, ref string, in ForkInp
 		if err := tx.CreateProject(ctx, &fork); err != nil {
 			return err
 		}
+		if err := tx.AddEvent(ctx, &model.Event{ProjectID: fork.ID, AuthorID: a.UserID(), Action: model.EventCreated}); err != nil {
+			return err
+		}
 		fork.DiskPath = gitrepo.HashedPath("", fork.ID)
 		if err := tx.UpdateProject(ctx, &fork); err != nil {
 			return err
