@@ -345,6 +345,48 @@ func TestEvents_visibility(t *testing.T) {
 			t.Errorf("unknown action on the project feed: %+v", got)
 		}
 
+		// Per event, as GitLab's Event#visible_to_user?: a guest of the
+		// private project sees it in the owner's feed, not its pushes (a
+		// guest of a private project reads no code); a reporter sees them.
+		// X-Total counts the page before this filter, as GitLab's does.
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(priv.ID) + "/repository/commits", Token: owner.Token,
+			JSON: map[string]any{"branch": "main", "commit_message": "first", "actions": []map[string]any{
+				{"action": "create", "file_path": "a.txt", "content": "a"}}}}).Want(t, http.StatusCreated)
+		waitPushes(t, s, owner.Token, priv.ID, 1)
+		guest, reporter := s.NewUser(t, "peeker"), s.NewUser(t, "teller")
+		for _, m := range []struct {
+			id    int64
+			level int
+		}{{guest.ID, 10}, {reporter.ID, 20}} {
+			s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(priv.ID) + "/members", Token: owner.Token,
+				JSON: map[string]any{"user_id": m.id, "access_level": m.level}}).Want(t, http.StatusCreated)
+		}
+		actions := func(list []feedEvent) string {
+			var out []string
+			for _, e := range list {
+				out = append(out, itoa(e.ProjectID)+":"+e.ActionName)
+			}
+			return strings.Join(out, ",")
+		}
+		created, pushed := itoa(priv.ID)+":created", itoa(priv.ID)+":pushed new"
+		for _, c := range []struct {
+			who, token string
+			want       string
+		}{
+			{"guest", guest.Token, created + "," + itoa(pub.ID) + ":created"},
+			{"reporter", reporter.Token, pushed + "," + created + "," + itoa(pub.ID) + ":created"},
+		} {
+			r := s.Do(t, apitest.Request{Path: "/users/keeper/events", Token: c.token}).Want(t, http.StatusOK)
+			var list []feedEvent
+			r.JSON(t, &list)
+			if got := actions(list); got != c.want || r.Header.Get("X-Total") != "3" {
+				t.Errorf("the %s sees the owner's events %s (X-Total %s); want %s (X-Total 3)", c.who, got, r.Header.Get("X-Total"), c.want)
+			}
+		}
+		if got := actions(feed(t, s, guest.Token, "/projects/"+itoa(priv.ID)+"/events?author_id=0")); strings.Contains(got, "pushed") {
+			t.Errorf("the guest sees pushes in the project's feed: %s", got)
+		}
+
 		// Scopes: read_user reads the user feeds, not a project's.
 		ru := s.NewUser(t, "reader", "read_user")
 		s.Do(t, apitest.Request{Path: "/events", Token: ru.Token}).Want(t, http.StatusOK)

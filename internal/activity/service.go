@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -26,6 +27,7 @@ import (
 // service).
 type Projects interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
+	WithAccess(ctx context.Context, a auth.Actor, ids []int64) (map[int64]model.Project, map[int64]model.AccessLevel, error)
 }
 
 // Users resolves users the caller may see (the users service).
@@ -139,7 +141,7 @@ func (s *Service) UserEvents(ctx context.Context, a auth.Actor, ref string, f Fi
 		return Page{Events: []model.Event{}, Info: model.PageInfo{TotalKnown: true}}, nil
 	}
 	sf.AuthorID, sf.Viewer = u.ID, s.viewer(a)
-	return s.list(ctx, sf, pg)
+	return s.visibleList(ctx, a, sf, pg)
 }
 
 // OwnEvents returns a page of the caller's own events (in projects the
@@ -153,7 +155,58 @@ func (s *Service) OwnEvents(ctx context.Context, a auth.Actor, f Filter, pg mode
 		return Page{}, err
 	}
 	sf.AuthorID, sf.Viewer = a.UserID(), s.viewer(a)
-	return s.list(ctx, sf, pg)
+	return s.visibleList(ctx, a, sf, pg)
+}
+
+// visibleList is a page of a feed across projects (a user's), each event
+// kept only when the caller may read what it is about: a push needs the
+// project's code, a merge request's event its merge requests — GitLab's
+// Event#visible_to_user?, applied to the page after paging as GitLab's
+// EventsFinder does (the total counts the events of visible projects).
+func (s *Service) visibleList(ctx context.Context, a auth.Actor, f store.EventFilter, pg model.Page) (Page, error) {
+	page, err := s.list(ctx, f, pg)
+	if err != nil || len(page.Events) == 0 {
+		return page, err
+	}
+	ids := make([]int64, 0, len(page.Events))
+	for _, e := range page.Events {
+		if e.ProjectID != 0 && !slices.Contains(ids, e.ProjectID) {
+			ids = append(ids, e.ProjectID)
+		}
+	}
+	projects, access, err := s.projects.WithAccess(ctx, a, ids)
+	if err != nil {
+		return Page{}, err
+	}
+	kept := page.Events[:0]
+	for _, e := range page.Events {
+		if visibleTo(a, e, projects, access) {
+			kept = append(kept, e)
+		}
+	}
+	page.Events = kept
+	return page, nil
+}
+
+// visibleTo reports whether a may read what e is about.
+func visibleTo(a auth.Actor, e model.Event, projects map[int64]model.Project, access map[int64]model.AccessLevel) bool {
+	if e.ProjectID == 0 {
+		return true
+	}
+	p, ok := projects[e.ProjectID]
+	if !ok {
+		return false
+	}
+	res := auth.Resource{Project: &p, Access: access[e.ProjectID]}
+	switch {
+	case !auth.Can(a, auth.ReadProject, res):
+		return false
+	case e.Action == model.EventPushed:
+		return auth.Can(a, auth.ReadCode, res)
+	case e.TargetType == model.EventTargetMergeRequest:
+		return auth.Can(a, auth.ReadMergeRequest, res)
+	}
+	return true
 }
 
 func (s *Service) list(ctx context.Context, f store.EventFilter, pg model.Page) (Page, error) {

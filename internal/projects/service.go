@@ -136,6 +136,29 @@ func (s *Service) Access(ctx context.Context, a auth.Actor, projectID int64) (mo
 	return s.db.ProjectAccess(ctx, a.UserID(), projectID, s.today())
 }
 
+// WithAccess reads the projects of ids with the actor's effective access
+// to each (0: none; 0 for every one when anonymous), in two statements
+// whatever their number. Projects gone are left out; whether the actor
+// may read any of them is the caller's to decide (auth.Can).
+func (s *Service) WithAccess(ctx context.Context, a auth.Actor, ids []int64) (map[int64]model.Project, map[int64]model.AccessLevel, error) {
+	ps, err := s.db.ProjectsByIDs(ctx, ids)
+	if err != nil || len(ps) == 0 {
+		return ps, map[int64]model.AccessLevel{}, err
+	}
+	access := make(map[int64]model.AccessLevel, len(ps))
+	if !a.SignedIn() {
+		return ps, access, nil
+	}
+	heads, err := s.db.ProjectHeads(ctx, ids, a.UserID(), s.today())
+	if err != nil {
+		return nil, nil, err
+	}
+	for id, h := range heads {
+		access[id] = h.Access
+	}
+	return ps, access, nil
+}
+
 // Resolve finds a project by id or full path that the actor may read, with
 // the actor's access; anything else is 404 Project Not Found.
 func (s *Service) Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error) {
