@@ -27,9 +27,9 @@ func (h *Handlers) Routes() []endpoint.Route {
 	row, parsed := endpoint.Row, endpoint.Parsed
 	public, token := endpoint.Public, endpoint.Token
 	return []endpoint.Route{
-		row("GET", "/events", token, endpoint.ScopeUser, parsed, h.own),
-		row("GET", "/users/{id}/events", public, endpoint.ScopeUser, parsed, h.user),
-		row("GET", "/projects/{id}/events", public, endpoint.ScopeAPI, parsed, h.project),
+		row("GET", "/events", token, endpoint.ScopeUser, parsed, h.feedOf(true, h.own)),
+		row("GET", "/users/{id}/events", public, endpoint.ScopeUser, parsed, h.feedOf(true, h.user)),
+		row("GET", "/projects/{id}/events", public, endpoint.ScopeAPI, parsed, h.feedOf(false, h.project)),
 	}
 }
 
@@ -75,58 +75,38 @@ func targetTypes() []string {
 	return out
 }
 
-func (h *Handlers) render(c *endpoint.Call, pg model.Page, p activity.Page) error {
-	out := make([]entity.Event, len(p.Events))
-	for i := range p.Events {
-		out[i] = h.r.Event(p.Events[i])
+// feedOf answers one of the feeds: the filters (strict or not, see
+// filter), the page, and the events list reads with them.
+func (h *Handlers) feedOf(strict bool, list func(c *endpoint.Call, f activity.Filter, pg model.Page) (activity.Page, error)) endpoint.Handler {
+	return func(c *endpoint.Call) error {
+		f := filter(c, strict)
+		if err := c.P.Err(); err != nil {
+			return err
+		}
+		pg, err := c.Page()
+		if err != nil {
+			return err
+		}
+		p, err := list(c, f, pg)
+		if err != nil {
+			return err
+		}
+		out := make([]entity.Event, len(p.Events))
+		for i := range p.Events {
+			out[i] = h.r.Event(p.Events[i])
+		}
+		return c.List(pg, p.Info, out)
 	}
-	return c.List(pg, p.Info, out)
 }
 
-func (h *Handlers) own(c *endpoint.Call) error {
-	f := filter(c, true)
-	if err := c.P.Err(); err != nil {
-		return err
-	}
-	pg, err := c.Page()
-	if err != nil {
-		return err
-	}
-	p, err := h.activity.OwnEvents(c.Ctx(), c.Actor, f, pg)
-	if err != nil {
-		return err
-	}
-	return h.render(c, pg, p)
+func (h *Handlers) own(c *endpoint.Call, f activity.Filter, pg model.Page) (activity.Page, error) {
+	return h.activity.OwnEvents(c.Ctx(), c.Actor, f, pg)
 }
 
-func (h *Handlers) user(c *endpoint.Call) error {
-	f := filter(c, true)
-	if err := c.P.Err(); err != nil {
-		return err
-	}
-	pg, err := c.Page()
-	if err != nil {
-		return err
-	}
-	p, err := h.activity.UserEvents(c.Ctx(), c.Actor, c.Path("id"), f, pg)
-	if err != nil {
-		return err
-	}
-	return h.render(c, pg, p)
+func (h *Handlers) user(c *endpoint.Call, f activity.Filter, pg model.Page) (activity.Page, error) {
+	return h.activity.UserEvents(c.Ctx(), c.Actor, c.Path("id"), f, pg)
 }
 
-func (h *Handlers) project(c *endpoint.Call) error {
-	f := filter(c, false)
-	if err := c.P.Err(); err != nil {
-		return err
-	}
-	pg, err := c.Page()
-	if err != nil {
-		return err
-	}
-	p, err := h.activity.ProjectEvents(c.Ctx(), c.Actor, c.Path("id"), f, pg)
-	if err != nil {
-		return err
-	}
-	return h.render(c, pg, p)
+func (h *Handlers) project(c *endpoint.Call, f activity.Filter, pg model.Page) (activity.Page, error) {
+	return h.activity.ProjectEvents(c.Ctx(), c.Actor, c.Path("id"), f, pg)
 }
