@@ -70,16 +70,11 @@ func ciTabs(p model.Project, current string) []ciTab {
 // jobsList is /-/jobs: a project's jobs, newest first, by scope and
 // status.
 func (h *Handler) jobsList(w http.ResponseWriter, r *http.Request, a auth.Actor, full string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
-		return
-	}
-	p := v.Project
-	n, ok := h.pageNumber(w, r, a)
+	v, n, ok := h.projectListPage(w, r, a, full)
 	if !ok {
 		return
 	}
+	p := v.Project
 	q := r.URL.Query()
 	scope := q.Get("scope")
 	i := slices.IndexFunc(jobScopes, func(s jobScope) bool { return s.scope == scope })

@@ -160,16 +160,11 @@ func parseIID(s string) (int64, bool) {
 // mrList is /-/merge_requests: a project's merge requests in one state
 // (?state=opened, merged, closed or all), newest first, a page at a time.
 func (h *Handler) mrList(w http.ResponseWriter, r *http.Request, a auth.Actor, full string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
-		return
-	}
-	p := v.Project
-	n, ok := h.pageNumber(w, r, a)
+	v, n, ok := h.projectListPage(w, r, a, full)
 	if !ok {
 		return
 	}
+	p := v.Project
 	state := r.URL.Query().Get("state")
 	switch state {
 	case "":

@@ -12,6 +12,19 @@ import (
 	"quarry/internal/projects"
 )
 
+// projectListPage is the prelude of a project's list pages (merge
+// requests, pipelines, jobs): the project the visitor may see, and the
+// page asked for; false when the answer (404, sign-in, 400) is written.
+func (h *Handler) projectListPage(w http.ResponseWriter, r *http.Request, a auth.Actor, full string) (projects.View, int, bool) {
+	v, err := h.resolveProject(r, a, full)
+	if err != nil {
+		h.fail(w, r, a, err)
+		return projects.View{}, 0, false
+	}
+	n, ok := h.pageNumber(w, r, a)
+	return v, n, ok
+}
+
 // pageNumber reads ?page= (1 when absent); ok is false, and a 400 page
 // answered, when it is not a number from 1 to maxPageNumber.
 func (h *Handler) pageNumber(w http.ResponseWriter, r *http.Request, a auth.Actor) (int, bool) {

@@ -185,16 +185,11 @@ var pipelineScopes = []struct{ scope, name string }{
 // pipelines is /-/pipelines: a project's pipelines, newest first, by
 // scope and status.
 func (h *Handler) pipelines(w http.ResponseWriter, r *http.Request, a auth.Actor, full string) {
-	v, err := h.resolveProject(r, a, full)
-	if err != nil {
-		h.fail(w, r, a, err)
-		return
-	}
-	p := v.Project
-	n, ok := h.pageNumber(w, r, a)
+	v, n, ok := h.projectListPage(w, r, a, full)
 	if !ok {
 		return
 	}
+	p := v.Project
 	q := r.URL.Query()
 	var in ci.PipelinesInput
 	in.Scope = q.Get("scope")
