@@ -1,6 +1,7 @@
 package ci
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"quarry/internal/auth"
 	"quarry/internal/ciconfig"
@@ -90,6 +92,9 @@ type resolvedRef struct {
 	name string
 	tag  bool
 	sha  git.ObjectID
+	// protected, when not nil, is whether the ref is protected, as the
+	// rules read to decide who may run on it said.
+	protected *bool
 }
 
 // resolveRef finds the branch or tag a pipeline runs for and its commit
@@ -258,8 +263,10 @@ func (s *Service) create(ctx context.Context, req request) (model.Pipeline, erro
 	if err != nil {
 		return model.Pipeline{}, fmt.Errorf("read commit %s: %w", ref.sha, err)
 	}
-	protected, err := s.protectedRef(ctx, req.project.ID, ref)
-	if err != nil {
+	var protected bool
+	if ref.protected != nil {
+		protected = *ref.protected
+	} else if protected, err = s.protectedRef(ctx, req.project.ID, ref); err != nil {
 		return model.Pipeline{}, err
 	}
 	vars, err := s.expressionVariables(ctx, req, ref, commit, protected)
@@ -395,27 +402,48 @@ func (s *Service) protectedRef(ctx context.Context, projectID int64, ref resolve
 // resolved project: developers, on a protected branch those who may push
 // to it or merge into it, on a protected tag those who may create it.
 func (s *Service) mayRunOn(ctx context.Context, a auth.Actor, p *model.Project, acc model.AccessLevel, ref string, tag bool) (bool, error) {
+	ok, _, err := s.mayRunOnProtected(ctx, a, p, acc, ref, tag)
+	return ok, err
+}
+
+// mayRunOnProtected is mayRunOn, and whether the ref is protected (what
+// protectedRef answers) when the rules were read to decide (nil when
+// they were not).
+func (s *Service) mayRunOnProtected(ctx context.Context, a auth.Actor, p *model.Project, acc model.AccessLevel, ref string,
+	tag bool) (ok bool, protected *bool, err error) {
 	if !auth.Can(a, auth.RunPipeline, auth.Resource{Project: p, Access: acc}) {
-		return false, nil
+		return false, nil, nil
 	}
 	if tag {
 		tags, err := s.db.ProtectedTags(ctx, p.ID)
-		if err != nil || len(model.ProtectedTagsMatching(tags, ref)) == 0 {
-			return err == nil, err
+		if err != nil {
+			return false, nil, err
+		}
+		matching := model.ProtectedTagsMatching(tags, ref)
+		isProtected := len(matching) > 0
+		if !isProtected {
+			return true, &isProtected, nil
 		}
 		today := s.now().UTC().Format(model.DateLayout)
 		inGroup := func(groupID int64) bool {
 			ok, err := s.db.UserInGroup(ctx, groupID, a.UserID(), true, today)
 			return err == nil && ok
 		}
-		return auth.CanCreateTag(a, acc, ref, tags, inGroup), nil
+		return auth.CanCreateTag(a, acc, ref, tags, inGroup), &isProtected, nil
 	}
 	rules, err := s.db.ProtectedBranches(ctx, p.ID, "")
 	if err != nil && !errors.Is(err, model.ErrNotFound) {
-		return false, err
+		return false, nil, err
+	}
+	isProtected := false
+	for _, r := range rules {
+		if model.MatchesBranch(r.Name, ref) {
+			isProtected = true
+			break
+		}
 	}
 	r := auth.Resource{Project: p, Access: acc, Branch: &auth.Branch{Name: ref, Rules: rules}}
-	return auth.Can(a, auth.PushCode, r) || auth.Can(a, auth.MergeCode, r), nil
+	return auth.Can(a, auth.PushCode, r) || auth.Can(a, auth.MergeCode, r), &isProtected, nil
 }
 
 // store persists the pipeline with its variables and (seeded) jobs, writes
@@ -528,27 +556,50 @@ type newJob struct {
 	deploy      *deployTarget
 }
 
+// optionBuffers hold a pipeline's jobs' options while jobsOf encodes
+// them.
+var optionBuffers = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 64<<10)) }}
+
 // jobsOf turns seeded jobs into job rows; vars expand their environments.
+// The jobs' options are encoded one after the other into one buffer and
+// share one string (json.Encoder writes what json.Marshal returns, and a
+// newline).
 func jobsOf(p model.Pipeline, seed ciconfig.Pipeline, globals []ciconfig.Variable, vars map[string]string) ([]newJob, error) {
 	out := make([]newJob, len(seed.Jobs))
+	buf := optionBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			optionBuffers.Put(buf)
+		}
+	}()
+	enc := json.NewEncoder(buf)
+	ends := make([]int, len(seed.Jobs))
+	var opts jobOptions
+	jv := jobVars{vars: vars}
 	for i, pl := range seed.Jobs {
 		yamlVars := pl.InheritedVariables(globals, seed.Variables)
-		deploy, envErr := targetOf(pl, yamlVars, vars)
-		opts, err := json.Marshal(jobOptions{Planned: pl, YAMLVariables: yamlVars, Deploy: deploy})
-		if err != nil {
+		deploy, envErr := jv.targetOf(pl, yamlVars)
+		opts = jobOptions{Planned: pl, YAMLVariables: yamlVars, Deploy: deploy}
+		if err := enc.Encode(&opts); err != nil {
 			return nil, fmt.Errorf("job %q options: %w", pl.Name, err)
 		}
+		buf.Truncate(buf.Len() - 1) // the newline
+		ends[i] = buf.Len()
 		j := model.Job{ProjectID: p.ProjectID, Kind: model.JobBuild, Name: pl.Name, Stage: pl.Stage, StageIdx: pl.StageIndex,
 			Status: model.StatusCreated, When: pl.When, AllowFailure: pl.AllowFailure, UserID: p.UserID, Ref: p.Ref, Tag: p.Tag,
-			SHA: p.SHA, DAG: pl.Needs != nil, TagList: pl.Tags, Timeout: int(pl.Timeout.Seconds()), Options: string(opts)}
+			SHA: p.SHA, DAG: pl.Needs != nil, TagList: pl.Tags, Timeout: int(pl.Timeout.Seconds())}
 		if j.When == "" {
 			j.When = model.WhenOnSuccess
 		}
 		if pl.Trigger != nil {
 			j.Kind = model.JobBridge
 		}
-		for _, n := range pl.Needs {
-			j.Needs = append(j.Needs, n.Job)
+		if len(pl.Needs) > 0 {
+			j.Needs = make([]string, len(pl.Needs))
+			for k, n := range pl.Needs {
+				j.Needs[k] = n.Job
+			}
 		}
 		if deploy != nil {
 			j.Environment = deploy.Name
@@ -560,6 +611,11 @@ func jobsOf(p model.Pipeline, seed ciconfig.Pipeline, globals []ciconfig.Variabl
 			j.Status, j.FailureReason = model.StatusFailed, reason
 		}
 		out[i] = newJob{Job: j, resourceKey: pl.ResourceGroup, deploy: deploy}
+	}
+	all, start := buf.String(), 0
+	for i, end := range ends {
+		out[i].Options = all[start:end]
+		start = end
 	}
 	return out, nil
 }

@@ -67,6 +67,46 @@ func targetOf(pl ciconfig.Planned, yamlVars []ciconfig.Variable, vars map[string
 	for _, v := range yamlVars {
 		values[v.Key] = v.Value
 	}
+	return target(env, values)
+}
+
+// jobVars is the pipeline's variables with one job's YAML variables
+// over them, for the jobs of a new pipeline one after the other: the
+// pipeline's are copied once, not for each job.
+type jobVars struct {
+	vars, values map[string]string
+	set          []ciconfig.Variable
+}
+
+// targetOf is the package's targetOf with jv's copy of the variables.
+func (jv *jobVars) targetOf(pl ciconfig.Planned, yamlVars []ciconfig.Variable) (t *deployTarget, bad bool) {
+	env, ok := pl.Environment()
+	if !ok {
+		return nil, false
+	}
+	if jv.values == nil {
+		jv.values = maps.Clone(jv.vars)
+		if jv.values == nil {
+			jv.values = map[string]string{}
+		}
+	}
+	// Put back what the last job set.
+	for _, v := range jv.set {
+		if old, ok := jv.vars[v.Key]; ok {
+			jv.values[v.Key] = old
+		} else {
+			delete(jv.values, v.Key)
+		}
+	}
+	jv.set = yamlVars
+	for _, v := range yamlVars {
+		jv.values[v.Key] = v.Value
+	}
+	return target(env, jv.values)
+}
+
+// target is where a job deploys: its environment expanded with values.
+func target(env ciconfig.JobEnvironment, values map[string]string) (t *deployTarget, bad bool) {
 	t = &deployTarget{Name: strings.TrimSpace(ciconfig.Expand(env.Name, values)), URL: ciconfig.Expand(env.URL, values),
 		Action: env.Action, OnStop: env.OnStop, AutoStopIn: env.AutoStopIn, Tier: env.Tier}
 	if t.Action == "" {

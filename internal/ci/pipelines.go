@@ -62,13 +62,14 @@ func (s *Service) CreatePipeline(ctx context.Context, a auth.Actor, projectRef, 
 	if err != nil {
 		return PipelineView{}, err
 	}
-	ok, err := s.mayRunOn(ctx, a, &p, acc, r.name, r.tag)
+	ok, protected, err := s.mayRunOnProtected(ctx, a, &p, acc, r.name, r.tag)
 	if err != nil {
 		return PipelineView{}, err
 	}
 	if !ok {
 		return PipelineView{}, chainError(msgProtectedRef)
 	}
+	r.protected = protected
 	pl, err := s.create(ctx, request{project: p, source: model.SourceAPI, resolved: &r, user: a.User, variables: vars})
 	if err != nil {
 		return PipelineView{}, err

@@ -288,10 +288,6 @@ func (s *Service) secretVariables(ctx context.Context, tx *store.Tx, p model.Pro
 // only scope "*"; the instance's are all "*"). Within an owner, a more
 // specific scope wins: "*" first, then wildcards, then the exact name.
 func (s *Service) secretCIVariables(ctx context.Context, tx *store.Tx, p model.Project, protected bool, env string) ([]model.CIVariable, error) {
-	instanceVars, err := tx.InstanceCIVariables(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var groupIDs []int64
 	if p.Namespace.Kind == model.NamespaceGroup {
 		for _, part := range strings.Split(strings.TrimSuffix(p.Namespace.Traversal, "/"), "/") {
@@ -300,17 +296,13 @@ func (s *Service) secretCIVariables(ctx context.Context, tx *store.Tx, p model.P
 			}
 		}
 	}
-	groupVars, err := tx.GroupsCIVariables(ctx, groupIDs)
+	instanceVars, groupVars, projectVars, err := tx.CIVariablesInScope(ctx, p.ID, groupIDs)
 	if err != nil {
 		return nil, err
 	}
 	depth := make(map[int64]int, len(groupIDs))
 	for i, id := range groupIDs {
 		depth[id] = i
-	}
-	projectVars, err := tx.ProjectCIVariables(ctx, p.ID)
-	if err != nil {
-		return nil, err
 	}
 	var out []model.CIVariable
 	for _, cv := range instanceVars {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"quarry/internal/model"
 	"quarry/internal/store"
@@ -289,6 +291,87 @@ func TestMoveJobReadAhead(t *testing.T) {
 		got, err := db.Job(ctx, j.ID)
 		if err != nil || got.Status != model.StatusRunning || got.Version != 2 {
 			t.Fatalf("job %s v%d, %v; want running after two moves", got.Status, got.Version, err)
+		}
+	})
+}
+
+// TestCreateJobs_sameRowsAsMultiRowInsert: the jobs CreateJobs stores
+// (on PostgreSQL from one JSON parameter) hold, column for column, what
+// the multi-row INSERT stored for the same jobs: text with quotes,
+// backslashes, control characters, HTML characters and other scripts,
+// every optional column set and unset, a fraction, sealed manual
+// variables.
+func TestCreateJobs_sameRowsAsMultiRowInsert(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		db.SetSealer(fakeSealer{keys: []string{"k"}})
+		ctx := context.Background()
+		p, pl, _ := ciRows(t, db)
+		var group int64
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			g, err := tx.EnsureResourceGroup(ctx, p.ID, "prod")
+			group = g.ID
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Date(2026, 11, 27, 21, 0, 0, 123456000, time.UTC)
+		exit, cov, tiny := 137, 87.125, 0.1+0.2
+		text := "a \"quoted\" \\path\\ \n\ttab\r \x01\x1f <b>&amp;</b> ü 日本 😀 \u2028 end"
+		newJobs := func() []*model.Job {
+			return []*model.Job{
+				{ProjectID: p.ID, PipelineID: pl.ID, Kind: model.JobBuild, Name: "plain", Stage: "build", Status: model.StatusCreated,
+					When: model.WhenOnSuccess, Ref: "main", SHA: "abc", Needs: []string{"build api", "test-1:[x]"},
+					TagList: []string{"linux", "docker"}},
+				{ProjectID: p.ID, PipelineID: pl.ID, Kind: model.JobBridge, Name: text, Stage: text, StageIdx: 3, Status: model.StatusFailed,
+					When: model.WhenManual, AllowFailure: true, FailureReason: model.FailureEnvironmentCreation, ExitCode: &exit,
+					Retried: true, EnqueueImmediately: true, RetryCount: 2, UserID: p.CreatorID, Ref: "feature/" + text, Tag: true,
+					SHA: "0123456789abcdef0123456789abcdef01234567", Coverage: &cov, DAG: true, Needs: []string{"a", text, "<x>&"},
+					TagList: []string{"linux", "déjà vu"}, Timeout: 3600, ResourceGroup: group,
+					Options:         `{"script":["echo \"hi\" \u003e out","a\\b"],"name":"` + "ü" + `"}`,
+					ManualVariables: []model.Variable{{Key: "K", Value: text}}, TargetURL: "https://example.com/?a=1&b=" + text,
+					Description: text, QueuedAt: &at, ScheduledAt: &at, StartedAt: &at, FinishedAt: &at, Environment: "review/" + text},
+				{ProjectID: p.ID, PipelineID: pl.ID, Kind: model.JobBuild, Name: "fraction", Stage: "test", StageIdx: 1,
+					Status: model.StatusPending, When: model.WhenDelayed, Ref: "main", SHA: "abc", Coverage: &tiny, Needs: []string{},
+					ManualVariables: []model.Variable{}, QueuedAt: &at},
+			}
+		}
+		stored := func(create func(*store.Tx, []*model.Job) error) [][]any {
+			jobs := newJobs()
+			if err := db.InTx(ctx, func(tx *store.Tx) error { return create(tx, jobs) }); err != nil {
+				t.Fatal(err)
+			}
+			var rows [][]any
+			for _, j := range jobs {
+				if j.ID == 0 {
+					t.Fatalf("job %q has no id", j.Name)
+				}
+				row, err := db.JobInsertedColumns(ctx, j.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows = append(rows, row)
+			}
+			return rows
+		}
+		before := stored(func(tx *store.Tx, jobs []*model.Job) error { return tx.CreateJobsAsRows(ctx, jobs) })
+		after := stored(func(tx *store.Tx, jobs []*model.Job) error { return tx.CreateJobs(ctx, jobs) })
+		for i := range before {
+			// created_at and updated_at (columns 28 and 29, from 0) are the
+			// transactions' own times.
+			if len(before[i]) != 35 || len(after[i]) != 35 {
+				t.Fatalf("job %d: %d and %d columns", i, len(before[i]), len(after[i]))
+			}
+			before[i][28], before[i][29] = nil, nil
+			after[i][28], after[i][29] = nil, nil
+			for c := range before[i] {
+				if !reflect.DeepEqual(before[i][c], after[i][c]) {
+					t.Errorf("job %d column %d: stored %#v, before %#v", i, c, after[i][c], before[i][c])
+				}
+			}
+		}
+		if before[1][25] == nil || before[1][22] == nil {
+			t.Fatalf("the full job lost its manual variables or timeout: %#v", before[1])
 		}
 	})
 }

@@ -70,28 +70,50 @@ func (tx *Tx) CreateJob(ctx context.Context, j *model.Job) error {
 }
 
 // CreateJobs stores jobs (a pipeline's, all at once) in as few statements
-// as their number allows (insertRows), and sets their IDs and times.
+// as their number allows, and sets their IDs and times: on PostgreSQL
+// one INSERT of the rows as one JSON parameter (createJobsJSON), on
+// SQLite multi-row INSERTs (insertRows).
 func (tx *Tx) CreateJobs(ctx context.Context, jobs []*model.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	sealed, err := tx.prepareJobs(jobs)
+	if err != nil {
+		return err
+	}
+	now := micros(jobs[0].CreatedAt)
+	if tx.dialect == Postgres {
+		return tx.createJobsJSON(ctx, jobs, sealed, now)
+	}
+	return tx.createJobsRows(ctx, jobs, sealed, now)
+}
+
+// prepareJobs stamps new jobs with the time, gives an empty Options
+// "{}", and seals their manual variables (nil for none).
+func (tx *Tx) prepareJobs(jobs []*model.Job) ([]*string, error) {
 	now := tx.Now()
-	rows := make([][]any, len(jobs))
+	sealed := make([]*string, len(jobs))
 	for i, j := range jobs {
 		j.CreatedAt, j.UpdatedAt = now, now
-		var manual any
 		if j.ManualVariables != nil {
-			sealed, err := tx.sealValue(jsonValue(j.ManualVariables), sealManualVars)
+			s, err := tx.sealValue(jsonValue(j.ManualVariables), sealManualVars)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			manual = sealed
+			sealed[i] = &s
 		}
 		if j.Options == "" {
 			j.Options = "{}"
 		}
-		rows[i] = []any{j.ProjectID, j.PipelineID, j.Kind, j.Name, j.Stage, j.StageIdx, j.Status, j.When, j.AllowFailure,
-			emptyNull(string(j.FailureReason)), j.ExitCode, j.Retried, j.EnqueueImmediately, j.RetryCount, zeroNull(j.UserID), j.Ref, j.Tag, j.SHA,
-			nullFloatValue(j.Coverage), j.DAG, jsonValue(j.Needs), jsonValue(j.TagList), j.Timeout, zeroNull(j.ResourceGroup),
-			j.Options, manual, emptyNull(j.TargetURL), emptyNull(j.Description), micros(now), micros(now), nullMicros(j.QueuedAt),
-			nullMicros(j.ScheduledAt), nullMicros(j.StartedAt), nullMicros(j.FinishedAt), emptyNull(j.Environment)}
+	}
+	return sealed, nil
+}
+
+// createJobsRows inserts jobs with multi-row INSERTs (insertRows).
+func (tx *Tx) createJobsRows(ctx context.Context, jobs []*model.Job, sealed []*string, now int64) error {
+	rows := make([][]any, len(jobs))
+	for i, j := range jobs {
+		rows[i] = jobInsertRow(j, sealed[i], now)
 	}
 	ids, err := tx.insertRows(ctx, "ci_jobs", jobInsertColumns, rows)
 	for i, id := range ids {

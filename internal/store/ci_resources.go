@@ -25,8 +25,13 @@ func resourceGroupDest(g *model.ResourceGroup) []any {
 }
 
 // EnsureResourceGroup returns a project's group by key, creating it
-// (unordered) when it does not exist yet.
+// (unordered) when it does not exist yet. The group is read first: one
+// statement when it exists (each pipeline after a project's first).
 func (tx *Tx) EnsureResourceGroup(ctx context.Context, projectID int64, key string) (model.ResourceGroup, error) {
+	g, err := tx.ResourceGroup(ctx, projectID, key)
+	if !errors.Is(err, model.ErrNotFound) {
+		return g, err
+	}
 	now := micros(tx.Now())
 	if _, err := tx.exec(ctx, `INSERT INTO ci_resource_groups (project_id, key, process_mode, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, projectID, key, model.ProcessUnordered, now, now); err != nil {

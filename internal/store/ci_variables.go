@@ -164,6 +164,36 @@ func (tx *Tx) ProjectCIVariables(ctx context.Context, projectID int64) ([]model.
 	return tx.ciVariables(ctx, " WHERE "+ownerCond, ownerArgs(model.OwnerProject, projectID)...)
 }
 
+// CIVariablesInScope returns, in one statement, the variables a
+// project's pipelines see before their scopes and protection are
+// applied: the instance's, its groups' (groupIDs) and the project's,
+// each list by id, as InstanceCIVariables, GroupsCIVariables and
+// ProjectCIVariables return them.
+func (tx *Tx) CIVariablesInScope(ctx context.Context, projectID int64, groupIDs []int64) (instance, groups, project []model.CIVariable,
+	err error) {
+	cond := " WHERE COALESCE(group_id, 0) = 0 AND COALESCE(project_id, 0) IN (0, ?)"
+	args := []any{projectID}
+	if len(groupIDs) > 0 {
+		cond += " OR group_id IN (" + placeholders(len(groupIDs)) + ")"
+		args = append(args, anys(groupIDs)...)
+	}
+	all, err := tx.ciVariables(ctx, cond, args...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, v := range all {
+		switch v.OwnerType {
+		case model.OwnerInstance:
+			instance = append(instance, v)
+		case model.OwnerGroup:
+			groups = append(groups, v)
+		default:
+			project = append(project, v)
+		}
+	}
+	return instance, groups, project, nil
+}
+
 // InstanceCIVariables returns every variable of the instance, by id.
 func (tx *Tx) InstanceCIVariables(ctx context.Context) ([]model.CIVariable, error) {
 	return tx.ciVariables(ctx, " WHERE "+ownerCond, ownerArgs(model.OwnerInstance, 0)...)
