@@ -58,6 +58,9 @@ type Tx struct {
 	clock *clock
 	// seal seals and opens secrets; one per DB (SetSealer).
 	seal *sealerRef
+	// authw runs after a commit that wrote a user or a token; one per DB
+	// (OnAuthWrite).
+	authw *authHooks
 	// inTx marks a Tx made by InTx; after holds what runs once it commits,
 	// notified the SQLite notifications already queued.
 	inTx     bool
@@ -72,6 +75,39 @@ type Tx struct {
 	// pg is a PostgreSQL transaction's state (pgtx.go); nil outside
 	// transactions and on SQLite.
 	pg *pgTx
+}
+
+// authHooks are what OnAuthWrite added.
+type authHooks struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+// OnAuthWrite adds fn to what runs after every commit, in this process,
+// that wrote a user's row (its state, admin flag, deletion, the dormant
+// sweep) or a token's (revoked): caches of what authentication decided
+// forget it there. Writes by other processes are not seen: a cache must
+// bound its entries' age or be used where this process is the only one.
+func (db *DB) OnAuthWrite(fn func()) {
+	db.authw.mu.Lock()
+	db.authw.fns = append(db.authw.fns, fn)
+	db.authw.mu.Unlock()
+}
+
+// authWritten runs the OnAuthWrite hooks once this transaction commits.
+func (tx *Tx) authWritten() {
+	h := tx.authw
+	if h == nil {
+		return
+	}
+	tx.afterCommit(func() {
+		h.mu.Lock()
+		fns := h.fns
+		h.mu.Unlock()
+		for _, fn := range fns {
+			fn()
+		}
+	})
 }
 
 // afterCommit runs fn once the transaction has committed, before InTx
@@ -139,7 +175,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 			return nil, fmt.Errorf("postgres schema: %w", err)
 		}
 		notes := newPostgresNotifier(databaseURL, schema.String)
-		return &DB{Tx: &Tx{q: pool, dialect: Postgres, notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}}, Dialect: Postgres, w: pool, r: pool}, nil
+		return &DB{Tx: &Tx{q: pool, dialect: Postgres, notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}, authw: &authHooks{}}, Dialect: Postgres, w: pool, r: pool}, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(sqlitePath), 0o750); err != nil {
 		return nil, fmt.Errorf("create database folder: %w", err)
@@ -175,7 +211,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(IdleConnectionTimeout)
 	notes := newNotifier()
-	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}}, Dialect: SQLite, w: w, r: r,
+	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}, authw: &authHooks{}}, Dialect: SQLite, w: w, r: r,
 		wstmts: newStmtCache(w)}, nil
 }
 
@@ -226,7 +262,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("begin: %w", mapErr(err))
 	}
-	tx := &Tx{q: sqlTx, dialect: db.Dialect, notes: db.notes, clock: db.clock, seal: db.seal, inTx: true, sqlTx: sqlTx, wstmts: db.wstmts}
+	tx := &Tx{q: sqlTx, dialect: db.Dialect, notes: db.notes, clock: db.clock, seal: db.seal, authw: db.authw, inTx: true, sqlTx: sqlTx, wstmts: db.wstmts}
 	defer func() {
 		if p := recover(); p != nil {
 			_ = sqlTx.Rollback()

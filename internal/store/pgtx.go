@@ -95,7 +95,7 @@ func (db *DB) inPgTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return fmt.Errorf("begin: %w", mapErr(err))
 	}
 	pt := &pgTx{conn: conn}
-	tx := &Tx{q: conn, dialect: Postgres, notes: db.notes, clock: db.clock, seal: db.seal, inTx: true, pg: pt}
+	tx := &Tx{q: conn, dialect: Postgres, notes: db.notes, clock: db.clock, seal: db.seal, authw: db.authw, inTx: true, pg: pt}
 	defer func() {
 		p := recover()
 		if p != nil || err != nil {

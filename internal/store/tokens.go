@@ -97,6 +97,7 @@ func (tx *Tx) TokenByID(ctx context.Context, id int64) (model.PersonalAccessToke
 // RevokeToken marks a token revoked; it reports false when the token was
 // already revoked (another request won).
 func (tx *Tx) RevokeToken(ctx context.Context, id int64, now time.Time) (bool, error) {
+	tx.authWritten()
 	n, err := tx.execN(ctx, "UPDATE personal_access_tokens SET revoked = TRUE, updated_at = ? WHERE id = ? AND revoked = FALSE", micros(now), id)
 	return n == 1, err
 }

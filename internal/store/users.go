@@ -111,6 +111,7 @@ func (tx *Tx) UpdateUser(ctx context.Context, u *model.User) error {
 		return model.Conflict("409 Conflict: Resource lock")
 	}
 	u.Version++
+	tx.authWritten()
 	if u.NamespaceID != 0 {
 		_, err = tx.exec(ctx, "UPDATE namespaces SET path = ?, full_path = ?, name = ?, full_name = ?, updated_at = ? WHERE id = ? AND kind = 'user'",
 			u.Username, u.Username, u.Name, u.Name, micros(u.UpdatedAt), u.NamespaceID)
@@ -120,6 +121,7 @@ func (tx *Tx) UpdateUser(ctx context.Context, u *model.User) error {
 
 // DeleteUser removes a user and everything that belongs to it alone.
 func (tx *Tx) DeleteUser(ctx context.Context, id int64) error {
+	tx.authWritten()
 	for _, q := range []string{
 		"DELETE FROM members WHERE user_id = ?",
 		"DELETE FROM custom_attributes WHERE source_type = 'User' AND source_id = ?",
@@ -486,6 +488,7 @@ func (tx *Tx) UsersByIDs(ctx context.Context, ids []int64) (map[int64]model.User
 // cutoff; it reports how many. A user whose state changed meanwhile is
 // left as it is (the state is the guard).
 func (tx *Tx) DeactivateDormantUsers(ctx context.Context, cutoffDay string, cutoff time.Time) (int64, error) {
+	tx.authWritten()
 	return tx.execN(ctx, `UPDATE users SET state = 'deactivated', updated_at = ?
 		WHERE state = 'active' AND user_type = 'human'
 		AND ((last_activity_on IS NOT NULL AND last_activity_on <> '' AND last_activity_on < ?)

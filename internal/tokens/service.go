@@ -24,6 +24,9 @@ type Service struct {
 	// readOnly leaves uses unrecorded (RecordNoUse).
 	readOnly bool
 	users    userRows
+	// auth remembers recent authentications (authcache.go); nil on
+	// PostgreSQL.
+	auth *authCache
 }
 
 // Settings give the instance's application settings in effect.
@@ -51,7 +54,12 @@ func (s *Service) newToken(ctx context.Context) (string, string) {
 
 // New returns a token service issuing tokens that start with prefix.
 func New(db *store.DB, prefix string) *Service {
-	return &Service{db: db, prefix: prefix, now: db.Now}
+	s := &Service{db: db, prefix: prefix, now: db.Now}
+	if db.Dialect == store.SQLite {
+		s.auth = newAuthCache()
+		db.OnAuthWrite(s.auth.invalidate)
+	}
+	return s
 }
 
 // DefaultLifetime applies when a token is created without an expiry date.
@@ -86,21 +94,12 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (auth.Actor, 
 	if !auth.PlausibleSecret(secret) {
 		return auth.Anonymous, model.Unauthorized("")
 	}
-	t, uv, err := s.db.TokenWithUserVersion(ctx, auth.Digest(secret))
-	if errors.Is(err, model.ErrNotFound) {
-		return auth.Anonymous, model.Unauthorized("")
-	}
-	if err != nil {
-		return auth.Anonymous, err
-	}
-	u, err := s.user(ctx, uv)
-	if errors.Is(err, model.ErrNotFound) {
-		return auth.Anonymous, model.Unauthorized("")
-	}
-	if err != nil {
-		return auth.Anonymous, err
-	}
+	digest := auth.Digest(secret)
 	now := s.now()
+	t, u, gen, err := s.authenticated(ctx, digest, now)
+	if err != nil {
+		return auth.Anonymous, err
+	}
 	switch {
 	case t.Revoked:
 		return auth.Anonymous, errRevoked
@@ -113,8 +112,12 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (auth.Actor, 
 		}
 		return auth.Anonymous, model.Forbidden(msg)
 	}
+	before, beforeDay := t.LastUsedAt, u.LastActivityOn
 	if err := s.recordUse(ctx, &t, &u, now); err != nil {
 		return auth.Anonymous, err
+	}
+	if t.LastUsedAt != before || u.LastActivityOn != beforeDay {
+		s.auth.put(digest, t, u, gen, now) // the use recorded, kept with it
 	}
 	a := auth.Actor{User: &u, Token: &t}
 	if u.Admin && !slices.Contains(t.Scopes, model.ScopeAdminMode) && s.settings != nil {
@@ -125,6 +128,33 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (auth.Actor, 
 		a.OutsideAdminMode = st.AdminMode
 	}
 	return a, nil
+}
+
+// authenticated is the token of digest and its user: remembered (SQLite)
+// or read, the token and its user's version in one statement, the user
+// from a kept copy at that version. gen is the generation of the cache
+// it was read under. An unknown token or a user gone is 401.
+func (s *Service) authenticated(ctx context.Context, digest string, now time.Time) (model.PersonalAccessToken, model.User, uint64, error) {
+	if e, ok := s.auth.get(digest, now); ok {
+		return e.t, e.u, e.gen, nil
+	}
+	gen := s.auth.generation()
+	t, uv, err := s.db.TokenWithUserVersion(ctx, digest)
+	if errors.Is(err, model.ErrNotFound) {
+		return t, model.User{}, gen, model.Unauthorized("")
+	}
+	if err != nil {
+		return t, model.User{}, gen, err
+	}
+	u, err := s.user(ctx, uv)
+	if errors.Is(err, model.ErrNotFound) {
+		return t, u, gen, model.Unauthorized("")
+	}
+	if err != nil {
+		return t, u, gen, err
+	}
+	s.auth.put(digest, t, u, gen, now)
+	return t, u, gen, nil
 }
 
 // accessDenied explains why a user may not use the API, or returns "".

@@ -49,7 +49,11 @@ func (s *Service) SetSettings(st Settings) { s.settings = st }
 
 // New returns a users service.
 func New(db *store.DB, up *uploads.Store, log *slog.Logger, passwordCost int) *Service {
-	return &Service{db: db, uploads: up, log: log, passwordCost: passwordCost, now: db.Now, sessions: newSessionCache()}
+	s := &Service{db: db, uploads: up, log: log, passwordCost: passwordCost, now: db.Now, sessions: newSessionCache()}
+	// A user's row written by any code of this process (not only this
+	// service's) forgets the cached sessions too.
+	db.OnAuthWrite(s.sessions.invalidate)
+	return s
 }
 
 // Nullable is an optional attribute that may also be set to null.
