@@ -130,6 +130,12 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (auth.Actor, 
 	return a, nil
 }
 
+// ForgetAuthentications forgets every remembered authentication (SQLite),
+// so the next request of each token reads it again: for what counts a
+// request's statements, and for an operator's tool that changed the
+// database behind the server's back.
+func (s *Service) ForgetAuthentications() { s.auth.invalidate() }
+
 // authenticated is the token of digest and its user: remembered (SQLite)
 // or read, the token and its user's version in one statement, the user
 // from a kept copy at that version. gen is the generation of the cache

@@ -47,6 +47,12 @@ type Settings interface {
 // SetSettings gives the service the instance's settings (before use).
 func (s *Service) SetSettings(st Settings) { s.settings = st }
 
+// ForgetSessions forgets every remembered session read, so the next
+// request of each session reads it again: for what counts a request's
+// statements, and for an operator's tool that changed the database
+// behind the server's back.
+func (s *Service) ForgetSessions() { s.sessions.invalidate() }
+
 // New returns a users service.
 func New(db *store.DB, up *uploads.Store, log *slog.Logger, passwordCost int) *Service {
 	s := &Service{db: db, uploads: up, log: log, passwordCost: passwordCost, now: db.Now, sessions: newSessionCache()}
