@@ -100,14 +100,21 @@ func TestMergeRequestCache_acrossProcesses(t *testing.T) {
 			pl, _ := got["head_pipeline"].(map[string]any)
 			return fmt.Sprint(pl["sha"]), fmt.Sprint(pl["status"])
 		}
+
 		// The pipelines of a push and of a merge request are made after
 		// the write that asks for them: wait for them through B.
 		settled := func(t *testing.T, head, status string) {
 			t.Helper()
 			eventually(t, "head pipeline at "+head+" "+status, func() bool {
 				got := b.Get(t, detailPath, owner.Token).Want(t, http.StatusOK).Object(t)
+				// A head has two pipelines (mrCI): the branch's push and
+				// the merge request's, made in either order by two
+				// subscribers; the later is the head pipeline. Wait for
+				// both, or the second lands between two reads.
+				var pls []struct{}
+				a.Get(t, fmt.Sprintf("/projects/%d/pipelines?sha=%s", p.ID, head), owner.Token).Want(t, http.StatusOK).JSON(t, &pls)
 				sha, st := headPipeline(got)
-				return got["sha"] == head && sha == head && (status == "" || st == status)
+				return len(pls) == 2 && got["sha"] == head && sha == head && (status == "" || st == status)
 			})
 		}
 		settled(t, mr.SHA, "")

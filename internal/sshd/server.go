@@ -335,16 +335,24 @@ func (s *Server) serveConn(raw net.Conn) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-sessions }()
-			s.session(ctx, ch, creqs, who)
+			var once sync.Once
+			release := func() { once.Do(func() { <-sessions }) }
+			defer release()
+			s.session(ctx, ch, creqs, who, release)
 		}()
 	}
 }
 
 // session serves one session: env (GIT_PROTOCOL only), then exec of a
 // git command or a shell (the greeting).
-func (s *Server) session(ctx context.Context, ch ssh.Channel, reqs <-chan *ssh.Request, who gitaccess.KeyHolder) {
+//
+// release frees the session's place on its connection; it runs before
+// the channel closes, so a client that opens its next session once it
+// sees this one end (sessions one after another) is never refused for a
+// place not yet given back.
+func (s *Server) session(ctx context.Context, ch ssh.Channel, reqs <-chan *ssh.Request, who gitaccess.KeyHolder, release func()) {
 	defer ch.Close()
+	defer release()
 	protocol := ""
 	for req := range reqs {
 		switch req.Type {
