@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"quarry/internal/auth"
+	"quarry/internal/gencache"
 	"quarry/internal/model"
 	"quarry/internal/store"
 )
@@ -26,7 +27,7 @@ type Service struct {
 	users    userRows
 	// auth remembers recent authentications (authcache.go); nil on
 	// PostgreSQL.
-	auth *authCache
+	auth *gencache.Cache[authEntry]
 }
 
 // Settings give the instance's application settings in effect.
@@ -56,8 +57,8 @@ func (s *Service) newToken(ctx context.Context) (string, string) {
 func New(db *store.DB, prefix string) *Service {
 	s := &Service{db: db, prefix: prefix, now: db.Now}
 	if db.Dialect == store.SQLite {
-		s.auth = newAuthCache()
-		db.OnAuthWrite(s.auth.invalidate)
+		s.auth = gencache.New[authEntry](authCacheFor, maxCachedTokens)
+		db.OnAuthWrite(s.auth.Invalidate)
 	}
 	return s
 }
@@ -117,7 +118,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (auth.Actor, 
 		return auth.Anonymous, err
 	}
 	if t.LastUsedAt != before || u.LastActivityOn != beforeDay {
-		s.auth.put(digest, t, u, gen, now) // the use recorded, kept with it
+		s.auth.Put(digest, authEntry{t, u}, gen, now) // the use recorded, kept with it
 	}
 	a := auth.Actor{User: &u, Token: &t}
 	if u.Admin && !slices.Contains(t.Scopes, model.ScopeAdminMode) && s.settings != nil {
@@ -134,17 +135,17 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (auth.Actor, 
 // so the next request of each token reads it again: for what counts a
 // request's statements, and for an operator's tool that changed the
 // database behind the server's back.
-func (s *Service) ForgetAuthentications() { s.auth.invalidate() }
+func (s *Service) ForgetAuthentications() { s.auth.Invalidate() }
 
 // authenticated is the token of digest and its user: remembered (SQLite)
 // or read, the token and its user's version in one statement, the user
 // from a kept copy at that version. gen is the generation of the cache
 // it was read under. An unknown token or a user gone is 401.
 func (s *Service) authenticated(ctx context.Context, digest string, now time.Time) (model.PersonalAccessToken, model.User, uint64, error) {
-	if e, ok := s.auth.get(digest, now); ok {
-		return e.t, e.u, e.gen, nil
+	if e, gen, ok := s.auth.Get(digest, now); ok {
+		return e.t, e.u, gen, nil
 	}
-	gen := s.auth.generation()
+	gen := s.auth.Generation()
 	t, uv, err := s.db.TokenWithUserVersion(ctx, digest)
 	if errors.Is(err, model.ErrNotFound) {
 		return t, model.User{}, gen, model.Unauthorized("")
@@ -159,7 +160,7 @@ func (s *Service) authenticated(ctx context.Context, digest string, now time.Tim
 	if err != nil {
 		return t, u, gen, err
 	}
-	s.auth.put(digest, t, u, gen, now)
+	s.auth.Put(digest, authEntry{t, u}, gen, now)
 	return t, u, gen, nil
 }
 

@@ -64,7 +64,7 @@ func (s *Service) DeactivateDormant(ctx context.Context) (int64, error) {
 		n, err = tx.DeactivateDormantUsers(ctx, cutoff.Format(model.DateLayout), cutoff)
 		return err
 	})
-	s.sessions.invalidate()
+	s.sessions.Invalidate()
 	if n > 0 {
 		s.log.Info("dormant users deactivated", "count", n, "inactive_days", st.DeactivateDormantUsersPeriod)
 	}

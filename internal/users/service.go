@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"quarry/internal/auth"
+	"quarry/internal/gencache"
 	"quarry/internal/model"
 	"quarry/internal/store"
 	"quarry/internal/uploads"
@@ -32,7 +33,7 @@ type Service struct {
 	settings     Settings
 	// sessions remembers recent session reads (sessioncache.go); every
 	// write of a user invalidates it.
-	sessions *sessionCache
+	sessions *gencache.Cache[cachedSession]
 	// dummyOnce makes dummyHash, which a sign-in of an unknown login
 	// checks against (sessions.go).
 	dummyOnce sync.Once
@@ -51,14 +52,14 @@ func (s *Service) SetSettings(st Settings) { s.settings = st }
 // request of each session reads it again: for what counts a request's
 // statements, and for an operator's tool that changed the database
 // behind the server's back.
-func (s *Service) ForgetSessions() { s.sessions.invalidate() }
+func (s *Service) ForgetSessions() { s.sessions.Invalidate() }
 
 // New returns a users service.
 func New(db *store.DB, up *uploads.Store, log *slog.Logger, passwordCost int) *Service {
-	s := &Service{db: db, uploads: up, log: log, passwordCost: passwordCost, now: db.Now, sessions: newSessionCache()}
+	s := &Service{db: db, uploads: up, log: log, passwordCost: passwordCost, now: db.Now, sessions: gencache.New[cachedSession](sessionCacheFor, maxCachedSessions)}
 	// A user's row written by any code of this process (not only this
 	// service's) forgets the cached sessions too.
-	db.OnAuthWrite(s.sessions.invalidate)
+	db.OnAuthWrite(s.sessions.Invalidate)
 	return s
 }
 
@@ -330,7 +331,7 @@ func (s *Service) Update(ctx context.Context, actor auth.Actor, id int64, a Attr
 		}
 		return s.saveRelated(ctx, tx, &u, &a)
 	})
-	s.sessions.invalidate()
+	s.sessions.Invalidate()
 	if err != nil {
 		return model.User{}, s.mapWriteErr(err)
 	}
@@ -492,7 +493,7 @@ func (s *Service) saveAvatar(ctx context.Context, u *model.User, f *uploads.File
 	if err != nil {
 		return err
 	}
-	defer s.sessions.invalidate()
+	defer s.sessions.Invalidate()
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.UserByID(ctx, u.ID)
 		if err != nil {

@@ -120,10 +120,10 @@ func (s *Service) Session(ctx context.Context, id string) (a auth.Actor, expires
 	}
 	digest := auth.Digest(id)
 	now := s.now()
-	if e, ok := s.sessions.get(digest, time.Now()); ok && !e.ws.Expired(now) && now.Sub(e.ws.LastSeenAt) < sessionTouchEvery {
+	if e, _, ok := s.sessions.Get(digest, time.Now()); ok && !e.ws.Expired(now) && now.Sub(e.ws.LastSeenAt) < sessionTouchEvery {
 		return s.sessionActor(ctx, e.user, e.ws.ExpiresAt)
 	}
-	gen, read := s.sessions.generation(), time.Now()
+	gen, read := s.sessions.Generation(), time.Now()
 	ws, u, err := s.db.WebSessionWithUser(ctx, digest)
 	if errors.Is(err, model.ErrNotFound) {
 		return auth.Anonymous, time.Time{}, model.Unauthorized("")
@@ -157,7 +157,7 @@ func (s *Service) Session(ctx context.Context, id string) (a auth.Actor, expires
 		expires = now.Add(life)
 		ws.LastSeenAt, ws.ExpiresAt = now, expires
 	}
-	s.sessions.put(digest, ws, u, gen, read)
+	s.sessions.Put(digest, cachedSession{ws, u}, gen, read)
 	return s.sessionActor(ctx, u, expires)
 }
 
@@ -185,6 +185,6 @@ func (s *Service) EndSession(ctx context.Context, id string) error {
 	err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteWebSession(ctx, digest) })
 	// After the delete: a read of the session racing with it is now of
 	// an older generation, and is not kept.
-	s.sessions.invalidate()
+	s.sessions.Invalidate()
 	return err
 }

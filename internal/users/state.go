@@ -103,7 +103,7 @@ func (s *Service) Delete(ctx context.Context, actor auth.Actor, id int64, hardDe
 		}
 	}
 	err = s.db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteUser(ctx, u.ID) })
-	s.sessions.invalidate()
+	s.sessions.Invalidate()
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (s *Service) DeleteIdentity(ctx context.Context, actor auth.Actor, id int64
 func (s *Service) setState(ctx context.Context, u model.User, next model.UserState) error {
 	u.State = next
 	u.UpdatedAt = s.now().UTC()
-	defer s.sessions.invalidate() // its sessions stop at once
+	defer s.sessions.Invalidate() // its sessions stop at once
 	return s.db.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateUser(ctx, &u) })
 }
 
