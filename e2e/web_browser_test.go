@@ -36,34 +36,9 @@ func TestWeb_browser(t *testing.T) {
 			JSON: map[string]any{"source_branch": `feat/<i>x</i>&"y"`, "target_branch": "main", "title": "Feature <b>work</b>"}}).
 			Want(t, http.StatusCreated).Object(t)
 
-		path, err := exec.LookPath("chromium")
-		if err != nil {
-			t.Fatalf("chromium is not installed (apt-get install chromium): %v", err)
-		}
-		shots := os.Getenv("QUARRY_WEB_SCREENSHOTS")
-		if shots == "" {
-			shots = t.TempDir()
-		} else {
-			shots = filepath.Join(shots, s.Target.Name)
-			if err := os.MkdirAll(shots, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-			chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900), chromedp.UserDataDir(t.TempDir()))
-		actx, stop := chromedp.NewExecAllocator(ctx, opts...)
-		defer stop()
-		bctx, closeBrowser := chromedp.NewContext(actx)
-		defer closeBrowser()
-
-		do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-			t.Helper()
-			if err := chromedp.Do(bctx, actions...); err != nil {
-				t.Fatalf("%s: %v", step, err)
-			}
-		}
+		shots := screenshotDir(t, s)
+		bctx := newChromeTab(t, 90*time.Second)
+		do, eval := chromeSteps(t, bctx)
 		text := func(sel string) string {
 			t.Helper()
 			v, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
@@ -71,14 +46,6 @@ func TestWeb_browser(t *testing.T) {
 				t.Fatalf("text of %s: %v", sel, err)
 			}
 			return strings.TrimSpace(v)
-		}
-		eval := func(js string) bool {
-			t.Helper()
-			v, err := chromedp.Run(bctx, chromedp.Evaluate[bool](js))
-			if err != nil {
-				t.Fatalf("evaluate %s: %v", js, err)
-			}
-			return v
 		}
 		n := 0
 		shot := func(name string) {
@@ -286,41 +253,9 @@ func TestWeb_browserCI(t *testing.T) {
 		r := projectRunner(t, p, map[string]any{"description": "live-runner"})
 		quarryRunner(1)(t, s.URL, r.Token, t.TempDir())
 
-		path, err := exec.LookPath("chromium")
-		if err != nil {
-			t.Fatalf("chromium is not installed (apt-get install chromium): %v", err)
-		}
-		shots := os.Getenv("QUARRY_WEB_SCREENSHOTS")
-		if shots == "" {
-			shots = t.TempDir()
-		} else {
-			shots = filepath.Join(shots, s.Target.Name)
-			if err := os.MkdirAll(shots, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-		defer cancel()
-		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-			chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900), chromedp.UserDataDir(t.TempDir()))
-		actx, stop := chromedp.NewExecAllocator(ctx, opts...)
-		defer stop()
-		bctx, closeBrowser := chromedp.NewContext(actx)
-		defer closeBrowser()
-		do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-			t.Helper()
-			if err := chromedp.Do(bctx, actions...); err != nil {
-				t.Fatalf("%s: %v", step, err)
-			}
-		}
-		eval := func(js string) bool {
-			t.Helper()
-			v, err := chromedp.Run(bctx, chromedp.Evaluate[bool](js))
-			if err != nil {
-				t.Fatalf("evaluate %s: %v", js, err)
-			}
-			return v
-		}
+		shots := screenshotDir(t, s)
+		bctx := newChromeTab(t, 120*time.Second)
+		do, eval := chromeSteps(t, bctx)
 		shot := func(name string) {
 			t.Helper()
 			b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
@@ -461,4 +396,61 @@ func TestWeb_browserCI(t *testing.T) {
 		})
 		shot("job-retried")
 	})
+}
+
+// screenshotDir is where a browser test writes its screenshots:
+// $QUARRY_WEB_SCREENSHOTS/<database> when set (kept), else a temporary
+// folder.
+func screenshotDir(t *testing.T, s *apitest.Server) string {
+	t.Helper()
+	shots := os.Getenv("QUARRY_WEB_SCREENSHOTS")
+	if shots == "" {
+		return t.TempDir()
+	}
+	shots = filepath.Join(shots, s.Target.Name)
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return shots
+}
+
+// newChromeTab starts Debian's chromium headless (a test that cannot
+// start it fails) and returns a tab's context, ended after timeout or
+// with the test.
+func newChromeTab(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("chromium is not installed (apt-get install chromium): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900), chromedp.UserDataDir(t.TempDir()))
+	actx, stop := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(stop)
+	bctx, closeBrowser := chromedp.NewContext(actx)
+	t.Cleanup(closeBrowser)
+	return bctx
+}
+
+// chromeSteps are a browser test's two verbs on tab: do runs a named
+// step's actions, eval evaluates a boolean expression; either fails the
+// test on an error.
+func chromeSteps(t *testing.T, tab context.Context) (do func(step string, actions ...chromedp.Action[chromedp.Void]), eval func(js string) bool) {
+	do = func(step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(tab, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	eval = func(js string) bool {
+		t.Helper()
+		v, err := chromedp.Run(tab, chromedp.Evaluate[bool](js))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", js, err)
+		}
+		return v
+	}
+	return do, eval
 }

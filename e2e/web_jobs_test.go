@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -379,32 +377,8 @@ func TestWeb_browserPipelineLive(t *testing.T) {
 		r := projectRunner(t, p, nil)
 		job := r.take(t)
 
-		path, err := exec.LookPath("chromium")
-		if err != nil {
-			t.Fatalf("chromium is not installed (apt-get install chromium): %v", err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-			chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900), chromedp.UserDataDir(t.TempDir()))
-		actx, stop := chromedp.NewExecAllocator(ctx, opts...)
-		defer stop()
-		bctx, closeBrowser := chromedp.NewContext(actx)
-		defer closeBrowser()
-		do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-			t.Helper()
-			if err := chromedp.Do(bctx, actions...); err != nil {
-				t.Fatalf("%s: %v", step, err)
-			}
-		}
-		eval := func(js string) bool {
-			t.Helper()
-			v, err := chromedp.Run(bctx, chromedp.Evaluate[bool](js))
-			if err != nil {
-				t.Fatalf("evaluate %s: %v", js, err)
-			}
-			return v
-		}
+		bctx := newChromeTab(t, 90*time.Second)
+		do, eval := chromeSteps(t, bctx)
 		do("sign in", chromedp.Navigate(s.URL+"/users/sign_in"), chromedp.WaitVisible(chromedp.CSS("#user_login")),
 			chromedp.SendKeys(chromedp.CSS("#user_login"), "alice"), chromedp.SendKeys(chromedp.CSS("#user_password"), webPassword),
 			chromedp.Click(chromedp.CSS(`[data-testid="sign-in-button"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-menu"]`)))
