@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"quarry/internal/apitest"
+	"quarry/internal/releases"
 	"quarry/internal/web"
 )
 
@@ -91,6 +92,10 @@ func TestWeb_releaseEdit(t *testing.T) {
 			want(t, http.StatusBadRequest).contains(t, "Name is too long")
 		ab.do(t, "POST", edit, url.Values{"name": {"Two"}, "milestones_shown": {"1"}, "milestones": {"Nope"}}, same).
 			want(t, http.StatusBadRequest).contains(t, "Milestone(s) not found: Nope")
+		// A form past its bound (the notes' limit and room for the rest)
+		// is refused whole: 413, nothing read.
+		ab.do(t, "POST", edit, url.Values{"name": {"Two"}, "description": {strings.Repeat("x", releases.MaxDescription+65<<10)}}, same).
+			want(t, http.StatusRequestEntityTooLarge).contains(t, "larger than this page takes")
 		if got := s.Get(t, apiRel, alice.Token).Want(t, http.StatusOK).Object(t); got["name"] != "One" {
 			t.Fatalf("a refused form changed the release: %v", got["name"])
 		}

@@ -321,6 +321,10 @@ func TestWeb_signInLimit(t *testing.T) {
 			t.Errorf("limited sign-in: %v, cookie %q", r.Header, b.cookie)
 		}
 		b.signIn(t, "bob", webPassword).want(t, http.StatusSeeOther)
+
+		// A sign-in form past its 16 KiB is refused before it is read.
+		newBrowser(s).do(t, "POST", "/users/sign_in", url.Values{"user[login]": {"bob"}, "user[password]": {strings.Repeat("p", 17<<10)}}, nil).
+			want(t, http.StatusRequestEntityTooLarge)
 	})
 }
 

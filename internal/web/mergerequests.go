@@ -594,9 +594,7 @@ func (h *Handler) mrAction(w http.ResponseWriter, r *http.Request, a auth.Actor,
 		http.Redirect(w, r, "/users/sign_in?redirect_to="+url.QueryEscape("/"+full+"/-/merge_requests/"+num), http.StatusFound)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
-		h.errorPage(w, r, a, http.StatusBadRequest, "400: Bad request", "The form could not be read.")
+	if !h.readForm(w, r, a, maxFormBytes) {
 		return
 	}
 	// The merge request must be one the actor sees: else 404, as a page.

@@ -281,9 +281,7 @@ func (h *Handler) releasePost(w http.ResponseWriter, r *http.Request, a auth.Act
 		signInThen(w, r, "/"+full+"/-/releases/"+urlPathEscape(tag)+"/edit")
 		return true
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxReleaseFormBytes)
-	if err := r.ParseForm(); err != nil {
-		h.errorPage(w, r, a, http.StatusBadRequest, "400: Bad request", "The form could not be read.")
+	if !h.readForm(w, r, a, maxReleaseFormBytes) {
 		return true
 	}
 	pv, ok := h.projectPage(w, r, a, full)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -13,6 +14,23 @@ import (
 // maxFormBytes bounds a form's body (sign-in sends a login and a
 // password).
 const maxFormBytes = 16 << 10
+
+// readForm reads a posted form of at most max bytes; false when it could
+// not, and a page answered: 413 past the bound, 400 for a form that is
+// not one.
+func (h *Handler) readForm(w http.ResponseWriter, r *http.Request, a auth.Actor, max int64) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, max)
+	err := r.ParseForm()
+	if err == nil {
+		return true
+	}
+	if _, over := errors.AsType[*http.MaxBytesError](err); over {
+		h.errorPage(w, r, a, http.StatusRequestEntityTooLarge, "413: Payload too large", "The form is larger than this page takes.")
+		return false
+	}
+	h.errorPage(w, r, a, http.StatusBadRequest, "400: Bad request", "The form could not be read.")
+	return false
+}
 
 // signInBody is the data of the sign-in page.
 type signInBody struct {
@@ -37,9 +55,7 @@ func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 // time (a session id planted before sign-in is never the signed-in one),
 // the one presented ended.
 func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
-		h.errorPage(w, r, auth.Anonymous, http.StatusBadRequest, "400: Bad request", "The form could not be read.")
+	if !h.readForm(w, r, auth.Anonymous, maxFormBytes) {
 		return
 	}
 	login, password := r.PostForm.Get("user[login]"), r.PostForm.Get("user[password]")

@@ -133,9 +133,7 @@ func (h *Handler) tokensPage(w http.ResponseWriter, r *http.Request, a auth.Acto
 // in this answer (never in a URL or a cookie); a refused form is shown
 // again with the service's message.
 func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, a auth.Actor) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
-		h.errorPage(w, r, a, http.StatusBadRequest, "400: Bad request", "The form could not be read.")
+	if !h.readForm(w, r, a, maxFormBytes) {
 		return
 	}
 	f := r.PostForm
