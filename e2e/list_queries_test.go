@@ -35,10 +35,12 @@ type queryCounter struct {
 func newQueryCounter(t *testing.T, s *apitest.Server) *queryCounter {
 	qc := &queryCounter{s: s, counts: make(chan int64, 1)}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Every counted request reads its token (on SQLite a token's
-		// authentication may otherwise answer from memory for a second,
-		// and two pages compared would differ by that statement).
+		// Every counted request reads its token and its project's head
+		// (on SQLite a token's authentication and a head read by GET
+		// /projects/:id may otherwise answer from memory for a second,
+		// and two requests compared would differ by those statements).
 		s.App.Tokens.ForgetAuthentications()
+		s.App.Projects.ForgetHeads()
 		ctx, c := store.CountQueries(r.Context())
 		s.App.Handler.ServeHTTP(w, r.WithContext(ctx))
 		qc.counts <- c.N()

@@ -34,7 +34,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/git/gitrepo":               {"git"},
 	"quarry/internal/runner":                    {"git"},
 	"quarry/internal/groups":                    {"store", "auth", "model", "uploads", "tasks"},
-	"quarry/internal/projects":                  {"store", "auth", "model", "uploads", "tasks", "git/gitrepo"},
+	"quarry/internal/projects":                  {"store", "auth", "model", "uploads", "tasks", "git/gitrepo", "gencache"},
 	"quarry/internal/topics":                    {"store", "auth", "model", "uploads"},
 	"quarry/internal/tasks":                     {"store", "model"},
 	"quarry/internal/ciconfig":                  {},

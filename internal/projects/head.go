@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"time"
 
 	"quarry/internal/auth"
@@ -39,7 +40,7 @@ func (s *Service) ResolveView(ctx context.Context, a auth.Actor, ref string, row
 		}
 		return vs[0], nil
 	}
-	h, err := s.db.ProjectHeadByRef(ctx, ref, a.UserID(), s.today())
+	h, err := s.head(ctx, ref, a.UserID())
 	if errors.Is(err, model.ErrNotFound) {
 		return View{}, model.NotFound("Project")
 	}
@@ -64,6 +65,38 @@ func (s *Service) ResolveView(ctx context.Context, a auth.Actor, ref string, row
 	}
 	return vs[0], nil
 }
+
+// headCacheFor is how long a project's head read for a caller answers
+// from memory (gencache). The cache is on only where this process is the
+// database's one server (SQLite): every transaction this process commits
+// forgets every head at once (store.DB.OnCommit), whatever it wrote — a
+// head joins the project, its namespace, its owner, the caller's
+// authorizations, memberships and group links, so no narrower rule would
+// be safe; the bound covers a write by another command on the same file
+// (quarry admin). On PostgreSQL every request reads the head.
+const headCacheFor = time.Second
+
+// maxCachedHeads bounds the remembered heads; past it they start afresh.
+const maxCachedHeads = 10000
+
+// head reads the head of the project ref for userID as of today, from
+// the head cache when it holds it.
+func (s *Service) head(ctx context.Context, ref string, userID int64) (store.ProjectHead, error) {
+	now, today := s.now(), s.today()
+	key := strconv.FormatInt(userID, 10) + "/" + today + "/" + ref
+	if h, _, ok := s.heads.Get(key, now); ok {
+		return h, nil
+	}
+	gen := s.heads.Generation()
+	h, err := s.db.ProjectHeadByRef(ctx, ref, userID, today)
+	if err == nil {
+		s.heads.Put(key, h, gen, now)
+	}
+	return h, err
+}
+
+// ForgetHeads empties the head cache (tests that count statements).
+func (s *Service) ForgetHeads() { s.heads.Invalidate() }
 
 // CachedViews is ViewsWithoutTopics for the entity cache: the caller's
 // levels, the group links' presence and the owners' versions of the page

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"quarry/internal/auth"
+	"quarry/internal/gencache"
 	"quarry/internal/git/gitrepo"
 	"quarry/internal/model"
 	"quarry/internal/store"
@@ -45,6 +46,8 @@ type Service struct {
 	jobScope func(ctx context.Context, source, target int64) (bool, error)
 	settings Settings
 	moves    StorageMoves
+	// heads remembers project heads for a second on SQLite (head.go).
+	heads *gencache.Cache[store.ProjectHead]
 }
 
 // StorageMoves are the repository storage moves (the storage moves
@@ -119,6 +122,10 @@ func New(db *store.DB, storages *gitrepo.Storages, up *uploads.Store, queue *tas
 		cfg.DefaultVisibility = model.Private
 	}
 	s := &Service{db: db, storages: storages, uploads: up, events: events, log: log, cfg: cfg, now: db.Now}
+	if db.Dialect == store.SQLite {
+		s.heads = gencache.New[store.ProjectHead](headCacheFor, maxCachedHeads)
+		db.OnCommit(s.heads.Invalidate)
+	}
 	tasks.Handle(queue, forkTask, s.runFork, s.forkFailed)
 	tasks.Handle(queue, deleteTask, s.runDelete, nil)
 	tasks.Handle(queue, refreshTask, s.runRefresh, nil)

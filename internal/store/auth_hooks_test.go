@@ -76,3 +76,47 @@ func TestOnAuthWrite(t *testing.T) {
 		}
 	})
 }
+
+// TestOnCommit: the hooks run after every committed transaction,
+// whatever it wrote, once, and never after a rolled back one.
+func TestOnCommit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		u := storetest.NewUser(t, db)
+		var calls atomic.Int64
+		db.OnCommit(func() { calls.Add(1) })
+		rollback := errors.New("rolled back")
+		for _, c := range []struct {
+			name string
+			fn   func(tx *store.Tx) error
+			want int64
+		}{
+			{"a token created", func(tx *store.Tx) error {
+				tok := model.PersonalAccessToken{UserID: u.ID, Name: "t", Digest: "commit-" + u.Username, Scopes: []model.Scope{model.ScopeAPI},
+					CreatedAt: time.Now(), UpdatedAt: time.Now()}
+				return tx.CreateToken(ctx, &tok)
+			}, 1},
+			{"nothing written", func(tx *store.Tx) error { return nil }, 1},
+			{"rolled back", func(tx *store.Tx) error {
+				cur, err := tx.UserByID(ctx, u.ID)
+				if err != nil {
+					return err
+				}
+				cur.Name = "Other"
+				if err := tx.UpdateUser(ctx, &cur); err != nil {
+					return err
+				}
+				return rollback
+			}, 0},
+		} {
+			before := calls.Load()
+			if err := db.InTx(ctx, c.fn); err != nil && !errors.Is(err, rollback) {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got := calls.Load() - before; got != c.want {
+				t.Errorf("%s: the hooks ran %d times; want %d", c.name, got, c.want)
+			}
+		}
+	})
+}

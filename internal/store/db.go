@@ -60,7 +60,7 @@ type Tx struct {
 	seal *sealerRef
 	// authw runs after a commit that wrote a user or a token; one per DB
 	// (OnAuthWrite).
-	authw *authHooks
+	authw *hooks
 	// inTx marks a Tx made by InTx; after holds what runs once it commits,
 	// notified the SQLite notifications already queued.
 	inTx     bool
@@ -77,10 +77,25 @@ type Tx struct {
 	pg *pgTx
 }
 
-// authHooks are what OnAuthWrite added.
-type authHooks struct {
+// hooks are functions run after commits (OnAuthWrite, OnCommit).
+type hooks struct {
 	mu  sync.Mutex
 	fns []func()
+}
+
+func (h *hooks) add(fn func()) {
+	h.mu.Lock()
+	h.fns = append(h.fns, fn)
+	h.mu.Unlock()
+}
+
+func (h *hooks) run() {
+	h.mu.Lock()
+	fns := h.fns
+	h.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }
 
 // OnAuthWrite adds fn to what runs after every commit, in this process,
@@ -88,26 +103,20 @@ type authHooks struct {
 // sweep) or a token's (revoked): caches of what authentication decided
 // forget it there. Writes by other processes are not seen: a cache must
 // bound its entries' age or be used where this process is the only one.
-func (db *DB) OnAuthWrite(fn func()) {
-	db.authw.mu.Lock()
-	db.authw.fns = append(db.authw.fns, fn)
-	db.authw.mu.Unlock()
-}
+func (db *DB) OnAuthWrite(fn func()) { db.authw.add(fn) }
+
+// OnCommit adds fn to what runs after every write transaction this
+// process commits (InTx), whatever it wrote: caches of reads that join
+// many tables (a project's head: the project, its namespace, the
+// caller's memberships and authorizations) forget them there. Writes by
+// other processes are not seen, as with OnAuthWrite.
+func (db *DB) OnCommit(fn func()) { db.commits.add(fn) }
 
 // authWritten runs the OnAuthWrite hooks once this transaction commits.
 func (tx *Tx) authWritten() {
-	h := tx.authw
-	if h == nil {
-		return
+	if h := tx.authw; h != nil {
+		tx.afterCommit(h.run)
 	}
-	tx.afterCommit(func() {
-		h.mu.Lock()
-		fns := h.fns
-		h.mu.Unlock()
-		for _, fn := range fns {
-			fn()
-		}
-	})
 }
 
 // afterCommit runs fn once the transaction has committed, before InTx
@@ -122,6 +131,8 @@ type DB struct {
 	// wstmts are statements prepared on the SQLite writer (nil on
 	// PostgreSQL, whose driver caches statements per connection).
 	wstmts *stmtCache
+	// commits run after every committed transaction (OnCommit).
+	commits hooks
 }
 
 // IdleConnectionTimeout closes a pooled connection unused that long: a
@@ -175,7 +186,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 			return nil, fmt.Errorf("postgres schema: %w", err)
 		}
 		notes := newPostgresNotifier(databaseURL, schema.String)
-		return &DB{Tx: &Tx{q: pool, dialect: Postgres, notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}, authw: &authHooks{}}, Dialect: Postgres, w: pool, r: pool}, nil
+		return &DB{Tx: &Tx{q: pool, dialect: Postgres, notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}, authw: &hooks{}}, Dialect: Postgres, w: pool, r: pool}, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(sqlitePath), 0o750); err != nil {
 		return nil, fmt.Errorf("create database folder: %w", err)
@@ -211,7 +222,7 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(IdleConnectionTimeout)
 	notes := newNotifier()
-	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}, authw: &authHooks{}}, Dialect: SQLite, w: w, r: r,
+	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}, authw: &hooks{}}, Dialect: SQLite, w: w, r: r,
 		wstmts: newStmtCache(w)}, nil
 }
 
@@ -281,10 +292,17 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err = sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", mapErr(err))
 	}
+	db.committed(tx)
+	return nil
+}
+
+// committed runs what a transaction queued for after its commit, then
+// the OnCommit hooks.
+func (db *DB) committed(tx *Tx) {
 	for _, f := range tx.after {
 		f()
 	}
-	return nil
+	db.commits.run()
 }
 
 // clock is the one clock of a DB: the time writes stamp, and services

@@ -114,9 +114,7 @@ func (db *DB) inPgTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err = pt.commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", mapErr(err))
 	}
-	for _, f := range tx.after {
-		f()
-	}
+	db.committed(tx)
 	return nil
 }
 
