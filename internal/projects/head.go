@@ -22,48 +22,48 @@ type Rows interface {
 	PutUserBasic(u *model.User)
 }
 
-// ResolveView is Resolve and ViewsWithoutTopics of the one project for
-// a signed-in caller (not a CI job), reading its head (store.ProjectHead:
-// versions and the caller's levels, one statement) and taking the wide
+// ResolveView is Resolve and ViewsWithoutTopics of the one project (a
+// page of one view, as the entity renderer takes it) for a signed-in
+// caller (not a CI job), reading its head (store.ProjectHead: versions
+// and the caller's levels, one statement) and taking the wide
 // row, the owner's summary and the group links from rows when their
 // versions match, else reading them (and keeping the rows). What the
 // caller is allowed is always decided on what the head just read.
-func (s *Service) ResolveView(ctx context.Context, a auth.Actor, ref string, rows Rows) (View, error) {
+func (s *Service) ResolveView(ctx context.Context, a auth.Actor, ref string, rows Rows) ([]View, error) {
 	if !a.SignedIn() || a.Job != nil {
 		p, acc, err := s.Resolve(ctx, a, ref)
 		if err != nil {
-			return View{}, err
+			return nil, err
 		}
-		vs, err := s.ViewsWithoutTopics(ctx, a, []model.Project{p}, map[int64]model.AccessLevel{p.ID: acc}, false)
-		if err != nil {
-			return View{}, err
-		}
-		return vs[0], nil
+		return s.ViewsWithoutTopics(ctx, a, []model.Project{p}, map[int64]model.AccessLevel{p.ID: acc}, false)
 	}
 	h, err := s.head(ctx, ref, a.UserID())
 	if errors.Is(err, model.ErrNotFound) {
-		return View{}, model.NotFound("Project")
+		return nil, model.NotFound("Project")
 	}
 	if err != nil {
-		return View{}, err
+		return nil, err
 	}
-	p, ok := rows.Project(h.ID, h.CreatedAt, h.EntityVersion, h.NamespaceID, h.NamespaceVersion)
-	if !ok {
-		if p, err = s.db.ProjectByID(ctx, h.ID); errors.Is(err, model.ErrNotFound) {
-			return View{}, model.NotFound("Project")
+	// The project is read into its view in place: a project's row is
+	// large, and every copy of it would be an allocation per request.
+	vs := make([]View, 1)
+	p := &vs[0].Project
+	var ok bool
+	if *p, ok = rows.Project(h.ID, h.CreatedAt, h.EntityVersion, h.NamespaceID, h.NamespaceVersion); !ok {
+		if *p, err = s.db.ProjectByID(ctx, h.ID); errors.Is(err, model.ErrNotFound) {
+			return nil, model.NotFound("Project")
 		} else if err != nil {
-			return View{}, err
+			return nil, err
 		}
-		rows.PutProject(&p)
+		rows.PutProject(p)
 	}
-	if p.PendingDelete || !can(a, auth.ReadProject, &p, h.Access) {
-		return View{}, model.NotFound("Project")
+	if p.PendingDelete || !can(a, auth.ReadProject, p, h.Access) {
+		return nil, model.NotFound("Project")
 	}
-	vs := []View{{Project: p}}
 	if err := s.completeViews(ctx, a, vs, map[int64]store.ProjectHead{p.ID: h}, rows); err != nil {
-		return View{}, err
+		return nil, err
 	}
-	return vs[0], nil
+	return vs, nil
 }
 
 // headCacheFor is how long a project's head read for a caller answers
@@ -186,7 +186,7 @@ func (s *Service) CachedList(ctx context.Context, a auth.Actor, in ListInput, pa
 // heads, in place.
 func (s *Service) completeViews(ctx context.Context, a auth.Actor, vs []View, heads map[int64]store.ProjectHead, rows Rows) error {
 	var shared, forkIDs, missing []int64
-	owners := map[int64]model.User{}
+	owners := map[int64]*model.User{}
 	for i := range vs {
 		p := &vs[i].Project
 		h := heads[p.ID]
@@ -203,7 +203,7 @@ func (s *Service) completeViews(ctx context.Context, a auth.Actor, vs []View, he
 			continue
 		}
 		if o, ok := rows.UserBasic(h.OwnerID, h.OwnerCreatedAt, h.OwnerVersion); ok {
-			owners[h.OwnerID] = o
+			owners[h.OwnerID] = &o
 		} else if !slices.Contains(missing, h.OwnerID) {
 			missing = append(missing, h.OwnerID)
 		}
@@ -226,16 +226,16 @@ func (s *Service) completeViews(ctx context.Context, a auth.Actor, vs []View, he
 		}
 		for id, o := range read {
 			rows.PutUserBasic(&o)
-			owners[id] = o
+			owners[id] = &o
 		}
 	}
 	for i := range vs {
 		v := &vs[i]
 		p := &v.Project
 		h := heads[p.ID]
-		var owner *model.User
+		var owner *model.User // shared by the views of one owner's projects, read only
 		if o, ok := owners[h.OwnerID]; ok && p.Namespace.Kind == model.NamespaceUser && h.OwnerID == p.Namespace.OwnerID {
-			owner = &o
+			owner = o
 		}
 		var group model.AccessLevel
 		if p.Namespace.Kind == model.NamespaceGroup {

@@ -49,8 +49,10 @@ const maxMultipartMemory = 8 << 20
 // parseQuery reads r's query string only (a streamed body is left to the
 // handler).
 func parseQuery(r *http.Request) (*Params, error) {
-	p := &Params{vals: map[string][]string{}, nulls: map[string]bool{}, typed: map[string]bool{}, nested: map[string]bool{},
-		lists: map[string]bool{}}
+	p := &Params{vals: map[string][]string{}}
+	if r.URL.RawQuery == "" {
+		return p, nil
+	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, model.Param("query string is invalid")
@@ -148,7 +150,16 @@ func (p *Params) readBody(r *http.Request, limit int64) error {
 
 func normKey(k string) string { return strings.TrimSuffix(k, "[]") }
 
+// marks makes the maps of what was sent how (lists, nulls, typed and
+// nested values); a request that sent nothing but its path has none.
+func (p *Params) marks() {
+	if p.lists == nil {
+		p.nulls, p.typed, p.nested, p.lists = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	}
+}
+
 func (p *Params) addValues(v url.Values) {
+	p.marks()
 	for k, vs := range v {
 		for _, s := range vs {
 			if !utf8.ValidString(s) || !utf8.ValidString(k) {
@@ -168,6 +179,7 @@ func (p *Params) addValues(v url.Values) {
 }
 
 func (p *Params) addJSON(key string, v any) {
+	p.marks()
 	_, isList := v.([]any)
 	p.lists[key] = isList
 	switch x := v.(type) {

@@ -349,11 +349,11 @@ func (h *Handlers) getProject(c *endpoint.Call) error {
 		return err
 	}
 	if h.cacheable(c, false, withStats, withLicense) {
-		v, err := h.projects.ResolveView(c.Ctx(), c.Actor, c.Path("id"), h.r.Cache)
+		vs, err := h.projects.ResolveView(c.Ctx(), c.Actor, c.Path("id"), h.r.Cache)
 		if err != nil {
 			return err
 		}
-		body, err := h.cachedProjects(c, []projects.View{v}, false)
+		body, err := h.cachedProjects(c, vs, false)
 		if err != nil {
 			return err
 		}
