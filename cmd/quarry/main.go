@@ -20,10 +20,12 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"quarry/internal/app"
 	"quarry/internal/buildinfo"
 	"quarry/internal/config"
+	"quarry/internal/logbuf"
 	"quarry/internal/memtrim"
 )
 
@@ -109,24 +111,34 @@ func loadConfig(name string, args []string, stderr io.Writer, groups []config.Gr
 	return flags.Load(config.Getenv)
 }
 
-func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger { return slog.New(logHandler(cfg, w)) }
+
+func logHandler(cfg config.Config, w io.Writer) slog.Handler {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		level = slog.LevelInfo
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.NewTextHandler(w, opts)
 }
+
+// accessLogInterval is how long the server's access log lines may wait
+// in memory to be written together (logbuf): a line a request would
+// otherwise cost a system call each. Every other line, and any warning
+// or error, is written at once with what waited before it.
+const accessLogInterval = 100 * time.Millisecond
 
 func serve(args []string, stderr io.Writer) error {
 	cfg, err := loadConfig("serve", args, stderr, config.AllGroups, nil)
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg, stderr)
+	lw := logbuf.New(stderr, accessLogInterval)
+	defer lw.Close()
+	log := slog.New(logbuf.NewHandler(logHandler(cfg, lw), lw, "request"))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, err := app.New(ctx, cfg, log)

@@ -10,7 +10,8 @@ import (
 // may import from Quarry itself (the standard library and third-party
 // modules are always allowed). A package matches the longest prefix.
 var allowedImports = map[string][]string{
-	"quarry/cmd/quarry":                         {"app", "config", "buildinfo", "storetest", "leaktest", "runner", "memtrim"},
+	"quarry/cmd/quarry":                         {"app", "config", "buildinfo", "storetest", "leaktest", "runner", "memtrim", "logbuf"},
+	"quarry/internal/logbuf":                    {},
 	"quarry/internal/memtrim":                   {},
 	"quarry/internal/bytelru":                   {},
 	"quarry/internal/gencache":                  {},
