@@ -24,7 +24,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/secrets":                   {},
 	"quarry/internal/changelog/tmpl":            {},
 	"quarry/internal/changelog":                 {"changelog/tmpl", "store", "auth", "model", "git"},
-	"quarry/internal/store":                     {"model"},
+	"quarry/internal/store":                     {"model", "gencache"},
 	"quarry/internal/storetest":                 {"store", "model", "secrets"},
 	"quarry/internal/auth":                      {"model"},
 	"quarry/internal/git":                       {},

@@ -24,6 +24,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"quarry/internal/gencache"
 )
 
 // Dialect names the SQL engine behind a DB.
@@ -75,6 +77,9 @@ type Tx struct {
 	// pg is a PostgreSQL transaction's state (pgtx.go); nil outside
 	// transactions and on SQLite.
 	pg *pgTx
+	// starts remembers where offset pages start (listStart); on SQLite's
+	// reader only, nil elsewhere.
+	starts *gencache.Cache[listStartEntry]
 }
 
 // hooks are functions run after commits (OnAuthWrite, OnCommit).
@@ -222,8 +227,11 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(IdleConnectionTimeout)
 	notes := newNotifier()
-	return &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}, authw: &hooks{}}, Dialect: SQLite, w: w, r: r,
-		wstmts: newStmtCache(w)}, nil
+	starts := gencache.New[listStartEntry](startsFor, maxStarts)
+	db := &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}, authw: &hooks{},
+		starts: starts}, Dialect: SQLite, w: w, r: r, wstmts: newStmtCache(w)}
+	db.OnCommit(starts.Invalidate)
+	return db, nil
 }
 
 // Close closes every connection, ends every subscription and stops the

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"quarry/internal/model"
 )
@@ -321,6 +322,16 @@ func listStart[T any](ctx context.Context, tx *Tx, s *listSpec[T], offset int) (
 	}
 	q := "SELECT " + cols + " FROM " + s.counted() + s.where.sql() + s.order.sql(s.idCol) + " LIMIT 1 OFFSET ?"
 	args := append(append([]any{}, s.where.args...), offset-1)
+	var cacheKey string
+	var gen uint64
+	now := tx.clock.now()
+	if tx.starts != nil {
+		cacheKey = startKey(q, args)
+		if e, _, ok := tx.starts.Get(cacheKey, now); ok {
+			return e.c, e.ok, nil
+		}
+		gen = tx.starts.Generation()
+	}
 	var key any
 	dest := []any{&c.ID}
 	if !byID {
@@ -328,6 +339,7 @@ func listStart[T any](ctx context.Context, tx *Tx, s *listSpec[T], offset int) (
 	}
 	err := tx.row(ctx, dest, q, args...)
 	if errors.Is(err, model.ErrNotFound) {
+		tx.starts.Put(cacheKey, listStartEntry{}, gen, now)
 		return c, false, nil
 	}
 	if err != nil {
@@ -337,7 +349,45 @@ func listStart[T any](ctx context.Context, tx *Tx, s *listSpec[T], offset int) (
 		key = string(b)
 	}
 	c.Key = key
+	tx.starts.Put(cacheKey, listStartEntry{c: c, ok: true}, gen, now)
 	return c, true, nil
+}
+
+// listStartEntry is where an offset page starts (listStart): the row
+// before it, or none (ok false: the list is shorter).
+type listStartEntry struct {
+	c  cursor
+	ok bool
+}
+
+// The starts of offset pages are remembered on SQLite, where this
+// process is the database's one server, until it commits any write
+// (OnCommit), and for startsFor at most (a write by another command on
+// the same file): a deep page's start costs an index scan as long as its
+// offset, and readers paging through a list ask for the same starts.
+const (
+	startsFor = time.Second
+	maxStarts = 10000
+)
+
+// startKey names a start by its statement and arguments.
+func startKey(q string, args []any) string {
+	var b strings.Builder
+	b.WriteString(q)
+	for _, a := range args {
+		b.WriteByte(0)
+		switch v := a.(type) {
+		case string:
+			b.WriteString(strconv.Quote(v))
+		case int:
+			b.WriteString(strconv.Itoa(v))
+		case int64:
+			b.WriteString(strconv.FormatInt(v, 10))
+		default:
+			fmt.Fprintf(&b, "%T:%#v", v, v)
+		}
+	}
+	return b.String()
 }
 
 // likePattern makes a substring pattern for ilike.

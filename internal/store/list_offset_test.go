@@ -98,3 +98,59 @@ func TestList_offsetPagesAsKeyset(t *testing.T) {
 		}
 	})
 }
+
+// TestList_offsetStartsFollowWrites: where an offset page starts is
+// remembered (SQLite) only until the next write this process commits:
+// a page read again after a project was added or removed before its
+// start holds what OFFSET would, and a repeated read costs no statement
+// for its start.
+func TestList_offsetStartsFollowWrites(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, target storetest.Target) {
+		db := storetest.Open(t, target, "")
+		ctx := context.Background()
+		root := storetest.NewUser(t, db)
+		var ids []int64
+		var second model.Project
+		for i := 0; i < 9; i++ {
+			p := storetest.NewProject(t, db, root)
+			if i == 1 {
+				second = p
+			}
+			ids = append(ids, p.ID)
+		}
+		f := store.ProjectFilter{Viewer: store.Viewer{Admin: true}, OrderBy: "id"}
+		page3 := func() ([]int64, int64) {
+			t.Helper()
+			cctx, n := store.CountQueries(ctx)
+			ps, _, err := db.ListProjects(cctx, f, model.Page{Number: 3, PerPage: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]int64, len(ps))
+			for i, p := range ps {
+				got[i] = p.ID
+			}
+			return got, n.N()
+		}
+		want := func(all []int64) string { return fmt.Sprint(all[4:6]) }
+		got, first := page3()
+		if fmt.Sprint(got) != want(ids) {
+			t.Fatalf("page 3: %v; want %s", got, want(ids))
+		}
+		got, again := page3()
+		if fmt.Sprint(got) != want(ids) {
+			t.Fatalf("page 3 again: %v; want %s", got, want(ids))
+		}
+		if target.DatabaseURL == "" && again != first-1 {
+			t.Errorf("statements: %d for page 3, %d read again; want one fewer (its start remembered)", first, again)
+		}
+		// The second project goes: page 3 starts one project later.
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteProject(ctx, &second) }); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids[:1], ids[2:]...)
+		if got, _ := page3(); fmt.Sprint(got) != want(ids) {
+			t.Errorf("page 3 after a removal: %v; want %s", got, want(ids))
+		}
+	})
+}
