@@ -5,6 +5,8 @@
 #
 #   tools/load/table.sh URL TOKEN MR_PROJECT_ID [DURATION]
 #
+# With DEEP=1 it also reads the deep pages of a server seeded with
+# 20,000 projects (tools/load seed -projects 20000).
 # URL is the server's root (http://127.0.0.1:8080), TOKEN an
 # administrator's token, MR_PROJECT_ID the project seed printed. With
 # LOAD=wrk the requests are sent by wrk (Debian's package; 2 threads),
@@ -40,6 +42,16 @@ shape "/projects/$((mrp / 2))"
 shape "/projects/$mrp/merge_requests?per_page=20"
 shape "/projects/$mrp/merge_requests/1"
 shape "/projects/$mrp/repository/branches?per_page=20"
+# The deep pages of the 20,000-project rows: offset page 900,
+# keyset page 1 and the keyset page that starts where offset page 900
+# does (its id_before taken from the row before it).
+if [ "${DEEP:-}" = 1 ]; then
+  shape "/projects?per_page=20&page=900"
+  shape "/projects?pagination=keyset&per_page=20&order_by=id&sort=desc"
+  before=$(curl -fs -H "PRIVATE-TOKEN: $token" "$api/projects?per_page=1&page=17980&order_by=id&sort=desc" |
+    sed -n 's/^\[{"id":\([0-9]*\).*/\1/p')
+  shape "/projects?pagination=keyset&per_page=20&order_by=id&sort=desc&id_before=$before"
+fi
 "$bin" baseline -listen 127.0.0.1:18090 >/dev/null &
 base=$!
 trap 'kill $base 2>/dev/null' EXIT
