@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"testing"
@@ -22,5 +23,25 @@ func TestBadText_neverA500(t *testing.T) {
 		}
 		// A cursor that names something no list sorts by.
 		s.Get(t, "/users?pagination=keyset&order_by=name&cursor=eyJrIjp7fSwiaWQiOjF9", s.RootToken).Want(t, http.StatusBadRequest)
+		// Cursors Quarry never made (keys of another type than the
+		// order's, out of range) on every keyset list: never a 500.
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: u.Token,
+			JSON: map[string]any{"name": "cursored", "initialize_with_readme": true}}).Want(t, http.StatusCreated)
+		p := "/projects/texter%2Fcursored"
+		for _, list := range []string{"/users?order_by=name", "/users?order_by=username", "/users?order_by=created_at", "/users?order_by=id",
+			p + "/merge_requests?order_by=created_at", p + "/merge_requests?order_by=updated_at", p + "/merge_requests?order_by=title",
+			"/groups?order_by=name", "/groups?order_by=path", "/groups?order_by=id", p + "/pipelines?order_by=id", p + "/pipelines?order_by=updated_at",
+			p + "/jobs?order_by=id", p + "/releases?order_by=released_at", p + "/releases?order_by=created_at", p + "/events?sort=asc",
+			p + "/repository/tags?order_by=name", p + "/labels?order_by=name", p + "/milestones?order_by=title", "/projects?order_by=id",
+			p + "/members?order_by=name", "/snippets/public?order_by=id", p + "/deployments?order_by=created_at", p + "/environments?order_by=name"} {
+			for _, key := range []string{`{"key":"zz","id":5}`, `{"key":12,"id":5}`, `{"key":-99999999999999999,"id":5}`} {
+				if r := s.Get(t, list+"&pagination=keyset&cursor="+cursorOf(key), u.Token); r.Status >= 500 {
+					t.Errorf("%s, cursor %s: %d %s", list, key, r.Status, r.Body)
+				}
+			}
+		}
 	})
 }
+
+// cursorOf encodes a keyset cursor as Quarry's Link headers carry them.
+func cursorOf(doc string) string { return base64.RawURLEncoding.EncodeToString([]byte(doc)) }
