@@ -14,10 +14,12 @@ import (
 
 const eventColumns = `e.id, e.project_id, e.author_id, e.action, e.target_type, e.target_id, e.created_at, e.push_action,
 	e.push_ref_type, e.push_ref, e.push_commit_from, e.push_commit_to, e.push_commit_count, e.push_commit_title, e.push_ref_count,
-	m.iid, m.title`
+	COALESCE(m.iid, iss.iid), COALESCE(m.title, iss.title)`
 
-// eventFrom joins each event to its target's current iid and title.
-const eventFrom = "events e LEFT JOIN merge_requests m ON e.target_type = 'MergeRequest' AND m.id = e.target_id"
+// eventFrom joins each event to its target's current iid and title (a
+// merge request's or an issue's).
+const eventFrom = "events e LEFT JOIN merge_requests m ON e.target_type = 'MergeRequest' AND m.id = e.target_id" +
+	" LEFT JOIN issues iss ON e.target_type = 'Issue' AND iss.id = e.target_id"
 
 func scanEvent(r *sql.Rows) (model.Event, error) {
 	var e model.Event
