@@ -91,7 +91,7 @@ type Filter struct {
 	IIDs   []int64
 	// Confidential keeps only (true) or leaves out (false) confidential
 	// issues; nil: both.
-	Confidential                                          *bool
+	Confidential                                             *bool
 	CreatedAfter, CreatedBefore, UpdatedAfter, UpdatedBefore *time.Time
 	// OrderBy: created_at (default), updated_at, due_date, title.
 	OrderBy string

@@ -208,7 +208,7 @@ type IssueFilter struct {
 	AssigneeID int64 // a user, FilterNone or FilterAny
 	// Labels must all be carried; LabelsNone: no label at all; LabelsAny:
 	// some label.
-	Labels               []string
+	Labels                []string
 	LabelsNone, LabelsAny bool
 	// MilestoneID is a milestone's id; Milestone a title, or "None" (no
 	// milestone) or "Any" (some milestone).
