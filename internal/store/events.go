@@ -100,6 +100,11 @@ type EventFilter struct {
 	// features the caller may not read.
 	ExcludeActions     []model.EventAction
 	ExcludeTargetTypes []string
+	// HideConfidentialIssues leaves out the events of confidential issues
+	// but those authored by, or assigned to, ConfidentialViewer (0:
+	// anonymous).
+	HideConfidentialIssues bool
+	ConfidentialViewer     int64
 }
 
 // ListEvents returns one page of events, by id (newest first unless Asc).
@@ -128,6 +133,11 @@ func (tx *Tx) ListEvents(ctx context.Context, f EventFilter, page model.Page) ([
 	}
 	for _, t := range f.ExcludeTargetTypes {
 		w.add("(e.target_type IS NULL OR e.target_type <> ?)", t)
+	}
+	if f.HideConfidentialIssues {
+		w.add(`NOT (e.target_type = 'Issue' AND e.target_id IN (SELECT i.id FROM issues i WHERE i.confidential
+			AND COALESCE(i.author_id, 0) <> ? AND i.id NOT IN (SELECT issue_id FROM issue_assignees WHERE user_id = ?)))`,
+			f.ConfidentialViewer, f.ConfidentialViewer)
 	}
 	if f.Before != nil {
 		w.add("e.created_at < ?", micros(*f.Before))

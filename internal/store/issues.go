@@ -200,6 +200,11 @@ func (v *IssueVisibility) cond(w *where) {
 type IssueFilter struct {
 	// ProjectIDs limits to these projects (nil: no limit; empty: none).
 	ProjectIDs []int64
+	// Under, a namespace's traversal ("1/5/"), limits to the projects of
+	// its tree; Viewer, when set, to the projects the viewer sees whose
+	// issues are enabled for everyone who sees them.
+	Under  string
+	Viewer *Viewer
 	// Visibility, when set, hides the confidential issues the viewer may
 	// not see.
 	Visibility *IssueVisibility
@@ -236,6 +241,16 @@ func (f IssueFilter) where(tx *Tx) where {
 		} else {
 			w.add("i.project_id IN ("+placeholders(len(f.ProjectIDs))+")", int64Args(f.ProjectIDs)...)
 		}
+	}
+	if f.Under != "" {
+		w.add(`i.project_id IN (SELECT p.id FROM projects p JOIN namespaces n ON n.id = p.namespace_id
+			WHERE n.traversal LIKE ? ESCAPE '\' AND p.issues_access_level <> 'disabled')`, escapeLike(f.Under)+"%")
+	}
+	if f.Viewer != nil && !f.Viewer.Admin {
+		var pw where
+		pw.visibleProjectCond(*f.Viewer)
+		pw.add("p.issues_access_level = 'enabled'")
+		w.add("i.project_id IN (SELECT p.id FROM projects p"+pw.sql()+")", pw.args...)
 	}
 	if f.Visibility != nil {
 		f.Visibility.cond(&w)
@@ -392,4 +407,63 @@ func (tx *Tx) IssueCountsWhere(ctx context.Context, f IssueFilter) (IssueCounts,
 // of GET /issues, filtered by access after).
 func (tx *Tx) ProjectsWithIssues(ctx context.Context) ([]model.Project, error) {
 	return tx.projectsWhere(ctx, "p.id IN (SELECT DISTINCT project_id FROM issues)")
+}
+
+// MilestoneIssueCounts counts the issues of milestones by state (a
+// release's issue_stats: GitLab counts every issue of the milestone), in
+// one statement.
+func (tx *Tx) MilestoneIssueCounts(ctx context.Context, milestoneIDs []int64) (map[int64]IssueCounts, error) {
+	out := map[int64]IssueCounts{}
+	if len(milestoneIDs) == 0 {
+		return out, nil
+	}
+	err := tx.each(ctx, "SELECT milestone_id, state, COUNT(*) FROM issues WHERE milestone_id IN ("+placeholders(len(milestoneIDs))+
+		") GROUP BY milestone_id, state", int64Args(milestoneIDs), func(r *sql.Rows) error {
+		var id int64
+		var state string
+		var n int
+		if err := r.Scan(&id, &state, &n); err != nil {
+			return err
+		}
+		c := out[id]
+		switch state {
+		case model.IssueOpened:
+			c.Opened = n
+		case model.IssueClosed:
+			c.Closed = n
+		}
+		out[id] = c
+		return nil
+	})
+	return out, err
+}
+
+// IssuesByIDs loads issues (with their assignees) by id, in two
+// statements: the events of a page whose visibility depends on them.
+func (tx *Tx) IssuesByIDs(ctx context.Context, ids []int64) (map[int64]model.Issue, error) {
+	out := map[int64]model.Issue{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var list []model.Issue
+	err := tx.each(ctx, "SELECT "+issueColumns+" FROM issues i WHERE i.id IN ("+placeholders(len(ids))+")", int64Args(ids),
+		func(r *sql.Rows) error {
+			i, err := scanIssue(r)
+			list = append(list, i)
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	ptrs := make([]*model.Issue, len(list))
+	for n := range list {
+		ptrs[n] = &list[n]
+	}
+	if err := tx.loadIssueAssignees(ctx, ptrs); err != nil {
+		return nil, err
+	}
+	for _, i := range list {
+		out[i.ID] = i
+	}
+	return out, nil
 }

@@ -123,9 +123,3 @@ func (r *Renderer) issue(v issues.View, known summaries) Issue {
 	}
 	return j
 }
-
-// IssueStats are a milestone's issue counts (a release's issue_stats).
-type IssueStats struct {
-	Total  int `json:"total"`
-	Closed int `json:"closed"`
-}
