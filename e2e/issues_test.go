@@ -710,3 +710,58 @@ func issManyLabels(n int) string {
 	}
 	return strings.Join(out, ",")
 }
+
+// TestIssues_releaseAndGroupCounts: a release's milestones count their
+// issues (issue_stats); a group's labels count the issues of its
+// projects as far as the caller sees them.
+func TestIssues_releaseAndGroupCounts(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		owner, outsider := s.NewUser(t, "relowner"), s.NewUser(t, "reloutsider")
+		var g, p struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups", Token: owner.Token,
+			JSON: map[string]any{"name": "rel", "path": "rel", "visibility": "public"}}).Want(t, 201).JSON(t, &g)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: owner.Token, JSON: map[string]any{"name": "app",
+			"namespace_id": g.ID, "visibility": "public", "initialize_with_readme": true}}).Want(t, 201).JSON(t, &p)
+		base := "/projects/" + itoa(p.ID)
+		ms := s.Do(t, apitest.Request{Method: "POST", Path: base + "/milestones", Token: owner.Token,
+			JSON: map[string]any{"title": "v1"}}).Want(t, 201).Object(t)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups/" + itoa(g.ID) + "/labels", Token: owner.Token,
+			JSON: map[string]any{"name": "glabel", "color": "#ff0000"}}).Want(t, 201)
+		for i, closed := range []bool{false, true, true, false} {
+			body := map[string]any{"title": fmt.Sprint("i", i), "milestone_id": ms["id"], "labels": "glabel", "confidential": i == 3}
+			s.Do(t, apitest.Request{Method: "POST", Path: base + "/issues", Token: owner.Token, JSON: body}).Want(t, 201)
+			if closed {
+				s.Do(t, apitest.Request{Method: "PUT", Path: fmt.Sprintf("%s/issues/%d", base, i+1), Token: owner.Token,
+					JSON: map[string]any{"state_event": "close"}}).Want(t, 200)
+			}
+		}
+		// The group's label made no project label.
+		s.Get(t, base+"/labels?include_ancestor_groups=false", owner.Token).Want(t, 200).WantBody(t, `[]`)
+		s.Do(t, apitest.Request{Method: "POST", Path: base + "/releases", Token: owner.Token,
+			JSON: map[string]any{"tag_name": "v1.0", "ref": "main", "milestones": []string{"v1"}}}).Want(t, 201)
+		rel := s.Get(t, base+"/releases/v1.0", owner.Token).Want(t, 200).Object(t)
+		mss, _ := rel["milestones"].([]any)
+		if len(mss) != 1 {
+			t.Fatalf("release milestones %v", rel["milestones"])
+		}
+		if st := mss[0].(map[string]any)["issue_stats"]; fmt.Sprint(st) != "map[closed:2 total:4]" {
+			t.Errorf("issue_stats %v", st)
+		}
+		counts := func(token string) string {
+			var labels []struct {
+				Name   string `json:"name"`
+				Open   int    `json:"open_issues_count"`
+				Closed int    `json:"closed_issues_count"`
+			}
+			s.Get(t, "/groups/"+itoa(g.ID)+"/labels?with_counts=true", token).Want(t, 200).JSON(t, &labels)
+			return fmt.Sprint(labels)
+		}
+		if got := counts(owner.Token); got != "[{glabel 2 2}]" {
+			t.Errorf("owner's group label counts %s", got)
+		}
+		// The outsider does not count the confidential one.
+		if got := counts(outsider.Token); got != "[{glabel 1 2}]" {
+			t.Errorf("outsider's group label counts %s", got)
+		}
+	})
+}
