@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -225,6 +226,25 @@ func TestIssues_validation(t *testing.T) {
 		w.do(t, "PUT", "/1", w.owner.Token, map[string]any{"due_date": "2030-13-45"}).Want(t, 400)
 		w.do(t, "PUT", "/1", w.owner.Token, map[string]any{"labels": issManyLabels(60)}).Want(t, 400)
 		s.Get(t, "/projects/999999/issues", w.owner.Token).Want(t, 404).WantBody(t, `{"message":"404 Project Not Found"}`)
+		// Bytes that are not text, cursors Quarry did not make: the
+		// caller's error, never a 500.
+		s.Do(t, apitest.Request{Method: "POST", Path: w.base, Token: w.owner.Token, Form: url.Values{"title": {"bad\xff\xfe"}}}).
+			Want(t, 400).WantBody(t, `{"error":"title is invalid"}`)
+		for _, body := range []map[string]any{{"title": "a\x00b"}, {"title": "ok", "description": "a\x00b"}, {"title": "ok", "labels": "a\x00b"}} {
+			if r := w.do(t, "POST", "", w.owner.Token, body); r.Status >= 500 {
+				t.Errorf("NUL in %v: %d %s", body, r.Status, r.Body)
+			}
+		}
+		for _, q := range []string{
+			"pagination=keyset&order_by=created_at&cursor=eyJrIjoiYWJjIiwiaWQiOjF9", // {"k":"abc","id":1}
+			"pagination=keyset&order_by=title&cursor=eyJrIjo1LCJpZCI6MX0",           // {"k":5,"id":1}
+			"pagination=keyset&order_by=due_date&cursor=eyJrIjo1LCJpZCI6MX0",
+		} {
+			w.do(t, "GET", "?"+q, w.owner.Token, nil).Want(t, 400).WantBody(t, `{"error":"cursor is invalid"}`)
+		}
+		if r := w.do(t, "GET", "?search="+strings.Repeat("%25", 3000), w.owner.Token, nil); r.Status >= 500 {
+			t.Errorf("long search: %d", r.Status)
+		}
 	})
 }
 
