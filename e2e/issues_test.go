@@ -22,10 +22,10 @@ import (
 // issWorld is a public group "iss" with a project "iss/app" owned by
 // owner, a reporter, a guest and a stranger (no membership).
 type issWorld struct {
-	s                                 *apitest.Server
+	s                                *apitest.Server
 	owner, reporter, guest, stranger apitest.User
-	group, project                    int64
-	base                              string // /projects/:id/issues
+	group, project                   int64
+	base                             string // /projects/:id/issues
 }
 
 func newIssWorld(t *testing.T, s *apitest.Server, vis string) issWorld {
@@ -369,19 +369,22 @@ func TestIssues_permissions(t *testing.T) {
 			b["title"] = "from " + who
 			return b
 		}
-		// A non-member and a guest open issues in a public project; what
-		// only reporters set is dropped; the date only owners set.
-		for _, u := range []apitest.User{w.stranger, w.guest} {
+		// A non-member opens an issue in a public project: labels,
+		// milestone and assignees are members' to set (dropped), the date
+		// owners' (dropped).
+		delete(full, "confidential")
+		got := w.create(t, w.stranger.Token, body("stranger"))
+		if len(got["labels"].([]any)) != 0 || got["milestone"] != nil || len(got["assignees"].([]any)) != 0 ||
+			got["confidential"] != false || strings.HasPrefix(got["created_at"].(string), "2001") {
+			t.Errorf("stranger created %v", got)
+		}
+		// Members (a guest too, on creation) set them.
+		for _, u := range []apitest.User{w.reporter, w.guest} { // the reporter makes the label
 			got := w.create(t, u.Token, body(u.Username))
-			if len(got["labels"].([]any)) != 0 || got["milestone"] != nil || len(got["assignees"].([]any)) != 0 ||
-				got["confidential"] != false || strings.HasPrefix(got["created_at"].(string), "2001") {
+			if len(got["labels"].([]any)) != 1 || got["milestone"] == nil || len(got["assignees"].([]any)) != 1 ||
+				strings.HasPrefix(got["created_at"].(string), "2001") {
 				t.Errorf("%s created %v", u.Username, got)
 			}
-		}
-		got := w.create(t, w.reporter.Token, body("reporter"))
-		if len(got["labels"].([]any)) != 1 || got["milestone"] == nil || len(got["assignees"].([]any)) != 1 || got["confidential"] != true ||
-			strings.HasPrefix(got["created_at"].(string), "2001") {
-			t.Errorf("reporter created %v", got)
 		}
 		got = w.create(t, w.owner.Token, body("owner"))
 		if !strings.HasPrefix(got["created_at"].(string), "2001-02-03T04:05:06") {
@@ -389,8 +392,22 @@ func TestIssues_permissions(t *testing.T) {
 		}
 		w.do(t, "POST", "", "", map[string]any{"title": "anon"}).Want(t, 401)
 		// Anonymous callers read a public project's issues.
-		if got := issIIDs(t, w.do(t, "GET", "", "", nil).Want(t, 200)); got != "2,1" {
+		if got := issIIDs(t, w.do(t, "GET", "", "", nil).Want(t, 200)); got != "3,2,1,4" { // 4 backdated
 			t.Errorf("anonymous list %s", got)
+		}
+		// Whoever opens an issue may make it confidential (a non-member
+		// too), and sees it as its author; a guest does not edit it.
+		conf := w.create(t, w.stranger.Token, map[string]any{"title": "private matter", "confidential": true})
+		if conf["confidential"] != true {
+			t.Errorf("stranger's confidential issue %v", conf)
+		}
+		w.do(t, "GET", "/5", w.stranger.Token, nil).Want(t, 200)
+		w.do(t, "GET", "/5", w.guest.Token, nil).Want(t, 404)
+		w.do(t, "GET", "/5", w.reporter.Token, nil).Want(t, 200)
+		// The author may not make it public again: confidentiality is
+		// reporters' to change after creation.
+		if got := w.do(t, "PUT", "/5", w.stranger.Token, map[string]any{"confidential": false}).Want(t, 200).Object(t)["confidential"]; got != true {
+			t.Errorf("author's confidential edit: %v", got)
 		}
 		w.do(t, "GET", "/1", "", nil).Want(t, 200)
 
@@ -405,6 +422,11 @@ func TestIssues_permissions(t *testing.T) {
 		w.do(t, "PUT", "/1", w.guest.Token, map[string]any{"title": "theirs"}).Want(t, 403)
 		if got := w.do(t, "PUT", "/1", w.reporter.Token, map[string]any{"labels": "triaged"}).Want(t, 200).Object(t)["labels"]; fmt.Sprint(got) != "[triaged]" {
 			t.Errorf("reporter's labels %v", got)
+		}
+		// Labels that do not exist are created for those who manage
+		// labels (reporters up), dropped for others.
+		if got := w.create(t, w.guest.Token, map[string]any{"title": "guest labels", "labels": "bug,newone"})["labels"]; fmt.Sprint(got) != "[bug]" {
+			t.Errorf("guest's new labels %v", got)
 		}
 		// Deletes: owners.
 		for _, u := range []apitest.User{w.stranger, w.guest, w.reporter} {
@@ -471,13 +493,9 @@ func TestIssues_confidential(t *testing.T) {
 		other := s.NewUser(t, "issother")
 		w.create(t, w.owner.Token, map[string]any{"title": "public"})
 		w.create(t, w.owner.Token, map[string]any{"title": "secret", "confidential": true, "assignee_ids": []int64{other.ID}})
-		// A guest (not a reporter) opens one: confidential is dropped for
-		// it; a reporter opens one for the guest to be its author.
-		w.create(t, w.reporter.Token, map[string]any{"title": "guest's", "confidential": true})
-		// Confidentiality is the reporter's to set: make the guest the
-		// author of a confidential one by making it confidential after.
-		g := w.create(t, w.guest.Token, map[string]any{"title": "by guest"})
-		w.do(t, "PUT", fmt.Sprintf("/%v", g["iid"]), w.reporter.Token, map[string]any{"confidential": true}).Want(t, 200)
+		w.create(t, w.reporter.Token, map[string]any{"title": "reporter's", "confidential": true})
+		// A guest opens a confidential one: its author sees it.
+		w.create(t, w.guest.Token, map[string]any{"title": "by guest", "confidential": true})
 
 		for _, c := range []struct {
 			who   string
