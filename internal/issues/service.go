@@ -808,3 +808,24 @@ func (s *Service) Stats(ctx context.Context, a auth.Actor, p model.Project, acc 
 	}
 	return s.db.IssueCountsWhere(ctx, f)
 }
+
+// StateCounts counts a project's opened and closed issues matching f
+// (its State aside) that the caller sees, for the web's list tabs; two
+// statements.
+func (s *Service) StateCounts(ctx context.Context, a auth.Actor, projectRef string, f Filter) (opened, closed int, err error) {
+	p, acc, err := s.project(ctx, a, projectRef)
+	if err != nil {
+		return 0, 0, err
+	}
+	f.State = ""
+	sf, err := s.storeFilter(ctx, a, f)
+	if err != nil {
+		return 0, 0, err
+	}
+	sf.ProjectIDs = []int64{p.ID}
+	if !auth.Can(a, auth.ReadConfidentialIssues, auth.Resource{Project: &p, Access: acc}) {
+		sf.Visibility = &store.IssueVisibility{UserID: a.UserID()}
+	}
+	c, err := s.db.IssueCountsWhere(ctx, sf)
+	return c.Opened, c.Closed, err
+}
