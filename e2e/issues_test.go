@@ -11,6 +11,9 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"quarry/internal/apitest"
+	"quarry/internal/auth"
+	"quarry/internal/issues"
+	"quarry/internal/model"
 )
 
 // Issues end to end: GitLab's Issues API on both databases — the entity,
@@ -800,6 +803,62 @@ func TestIssues_releaseAndGroupCounts(t *testing.T) {
 		// The outsider does not count the confidential one.
 		if got := counts(outsider.Token); got != "[{glabel 1 2}]" {
 			t.Errorf("outsider's group label counts %s", got)
+		}
+	})
+}
+
+// TestIssues_webCalls: what the web's pages call besides the API's
+// calls — a project's issues for a viewer, the tabs' counts, close and
+// reopen — with the API's permissions.
+func TestIssues_webCalls(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newIssWorld(t, s, "public")
+		actor := func(u apitest.User) auth.Actor {
+			t.Helper()
+			got, err := s.App.DB.UserByID(ctx(t), u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return auth.Actor{User: &got}
+		}
+		w.create(t, w.owner.Token, map[string]any{"title": "one"})
+		w.create(t, w.owner.Token, map[string]any{"title": "two", "confidential": true})
+		w.create(t, w.stranger.Token, map[string]any{"title": "three"})
+		ref := "iss/app"
+		svc := s.App.Issues
+		v, err := svc.SetState(ctx(t), actor(w.reporter), ref, 1, true)
+		if err != nil || v.State != "closed" || v.ClosedByID != w.reporter.ID {
+			t.Fatalf("close: %+v, %v", v.Issue, err)
+		}
+		if _, err := svc.SetState(ctx(t), actor(w.guest), ref, 1, false); model.KindOf(err) != model.KindForbidden {
+			t.Errorf("a guest reopens: %v", err)
+		}
+		if _, err := svc.SetState(ctx(t), actor(w.stranger), ref, 2, true); model.KindOf(err) != model.KindNotFound {
+			t.Errorf("a stranger closes a confidential issue: %v", err)
+		}
+		if v, err := svc.SetState(ctx(t), actor(w.stranger), ref, 3, true); err != nil || v.State != "closed" {
+			t.Errorf("the author closes its own: %+v, %v", v.Issue, err)
+		}
+		for _, c := range []struct {
+			who            apitest.User
+			opened, closed int
+			list           string
+		}{{w.owner, 1, 2, "2"}, {w.stranger, 0, 2, ""}} {
+			opened, closed, err := svc.StateCounts(ctx(t), actor(c.who), ref, issues.Filter{})
+			if err != nil || opened != c.opened || closed != c.closed {
+				t.Errorf("%s: counts %d, %d, %v; want %d, %d", c.who.Username, opened, closed, err, c.opened, c.closed)
+			}
+			p, list, info, err := svc.ProjectIssues(ctx(t), actor(c.who), ref, issues.Filter{State: "opened"}, model.Page{Number: 1, PerPage: 20})
+			var iids []string
+			for _, v := range list {
+				iids = append(iids, fmt.Sprint(v.IID))
+			}
+			if err != nil || p.ID != w.project || strings.Join(iids, ",") != c.list || info.Total != c.opened {
+				t.Errorf("%s: project issues %v (%+v), %v", c.who.Username, iids, info, err)
+			}
+		}
+		if _, _, _, err := svc.ProjectIssues(ctx(t), auth.Actor{}, "iss/nope", issues.Filter{}, model.Page{Number: 1, PerPage: 20}); model.KindOf(err) != model.KindNotFound {
+			t.Errorf("a missing project: %v", err)
 		}
 	})
 }
