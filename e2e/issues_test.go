@@ -321,6 +321,49 @@ func TestIssues_filters(t *testing.T) {
 				t.Errorf("?%s: %s; want %s", c.q, got, c.want)
 			}
 		}
+		// Due dates against today, issue types, the closer.
+		today := time.Now().UTC()
+		w.do(t, "PUT", "/3", w.owner.Token, map[string]any{"due_date": today.Format("2006-01-02")}).Want(t, 200)
+		for _, c := range []struct{ q, want string }{
+			{"due_date=today", "3"},
+			{"due_date=0", "4"},
+			{"due_date=any", "3,2,1"},
+			{"due_date=overdue", ""},
+			{"due_date=tomorrow", ""},
+			{"due_date=week", "3"},
+			{"due_date=month", "3"},
+			{"due_date=next_month_and_previous_two_weeks", "3"},
+			{"issue_type=issue", "4,3,2,1"},
+			{"issue_type=incident", ""},
+			{"closed_by_id=" + itoa(w.owner.ID), "2"},
+			{"closed_by_id=" + itoa(w.reporter.ID), ""},
+		} {
+			if got := issIIDs(t, w.do(t, "GET", "?"+c.q, w.owner.Token, nil).Want(t, 200)); got != c.want {
+				t.Errorf("?%s: %s; want %s", c.q, got, c.want)
+			}
+		}
+		w.do(t, "GET", "?due_date=someday", w.owner.Token, nil).Want(t, 400).WantBody(t, `{"error":"due_date does not have a valid value"}`)
+		w.do(t, "GET", "?issue_type=bug", w.owner.Token, nil).Want(t, 400).WantBody(t, `{"error":"issue_type does not have a valid value"}`)
+		// Anonymous callers list everyone's issues with scope=all only.
+		if got := issIIDs(t, s.Get(t, "/issues?scope=all", "").Want(t, 200)); got != "3,2,1" {
+			t.Errorf("anonymous /issues?scope=all %s", got)
+		}
+		s.Get(t, "/issues?scope=assigned_to_me", "").Want(t, 401)
+		// Archived projects' issues leave the group and cross-project
+		// lists unless asked.
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(w.project) + "/archive", Token: w.owner.Token}).Want(t, 201)
+		for _, c := range []struct{ path, want string }{
+			{"/groups/" + itoa(w.group) + "/issues", ""},
+			{"/groups/" + itoa(w.group) + "/issues?non_archived=false", "4,3,2,1"},
+			{"/issues?scope=all", ""},
+			{"/issues?scope=all&non_archived=false", "4,3,2,1"},
+			{w.base, "4,3,2,1"},
+		} {
+			if got := issIIDs(t, s.Get(t, c.path, w.owner.Token).Want(t, 200)); got != c.want {
+				t.Errorf("archived: %s: %s; want %s", c.path, got, c.want)
+			}
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(w.project) + "/unarchive", Token: w.owner.Token}).Want(t, 201)
 		// The reporter's own and assigned scopes.
 		if got := issIIDs(t, w.do(t, "GET", "?scope=assigned_to_me", w.reporter.Token, nil).Want(t, 200)); got != "1" {
 			t.Errorf("reporter assigned_to_me %s", got)

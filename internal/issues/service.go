@@ -91,7 +91,19 @@ type Filter struct {
 	IIDs   []int64
 	// Confidential keeps only (true) or leaves out (false) confidential
 	// issues; nil: both.
-	Confidential                                             *bool
+	Confidential *bool
+	// ClosedByID keeps the issues a user closed (0: any).
+	ClosedByID int64
+	// DueDate is GitLab's due date filter: "0" (none), "any", "today",
+	// "tomorrow", "overdue", "week", "month",
+	// "next_month_and_previous_two_weeks" ("": any).
+	DueDate string
+	// IssueType is GitLab's issue type filter: "issue" keeps every
+	// issue, the other types none ("": any).
+	IssueType string
+	// IncludeArchived keeps the issues of archived projects in the group
+	// and cross-project lists (GitLab's non_archived=false).
+	IncludeArchived                                          bool
 	CreatedAfter, CreatedBefore, UpdatedAfter, UpdatedBefore *time.Time
 	// OrderBy: created_at (default), updated_at, due_date, title.
 	OrderBy string
@@ -257,7 +269,13 @@ func (s *Service) List(ctx context.Context, a auth.Actor, projectRef, groupRef s
 		}
 		projects, access = map[int64]model.Project{p.ID: p}, map[int64]model.AccessLevel{p.ID: acc}
 	default:
-		if projects, access, err = s.readable(ctx, a, groupRef); err != nil {
+		if groupRef == "" && !a.SignedIn() && f.Scope != "all" {
+			// GET /issues: anonymous callers list scope=all only.
+			return nil, model.PageInfo{}, model.Unauthorized("")
+		}
+		// Archived projects' issues are left out unless asked (GitLab's
+		// non_archived, default true).
+		if projects, access, err = s.readable(ctx, a, groupRef, f.IncludeArchived); err != nil {
 			return nil, model.PageInfo{}, err
 		}
 	}
@@ -287,7 +305,7 @@ func (s *Service) MilestoneIssues(ctx context.Context, a auth.Actor, o model.Own
 	var projects map[int64]model.Project
 	var access map[int64]model.AccessLevel
 	if o.Group {
-		if projects, access, err = s.readable(ctx, a, o.Ref); err != nil {
+		if projects, access, err = s.readable(ctx, a, o.Ref, true); err != nil {
 			return nil, model.PageInfo{}, err
 		}
 	} else {
@@ -339,6 +357,17 @@ func (s *Service) storeFilter(ctx context.Context, a auth.Actor, f Filter) (stor
 	sf := store.IssueFilter{State: f.State, AuthorID: f.AuthorID, AssigneeID: f.AssigneeID, Milestone: f.Milestone, Search: f.Search,
 		IIDs: f.IIDs, Confidential: f.Confidential, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
 		UpdatedAfter: f.UpdatedAfter, UpdatedBefore: f.UpdatedBefore, OrderBy: f.OrderBy, Asc: f.Asc}
+	sf.ClosedByID = f.ClosedByID
+	if err := s.dueFilter(&sf, f.DueDate); err != nil {
+		return sf, err
+	}
+	switch f.IssueType {
+	case "", "issue":
+	case "incident", "test_case", "requirement", "task", "objective", "key_result", "epic", "ticket":
+		sf.Nothing = true // Quarry's issues are all of type issue
+	default:
+		return sf, model.Param("issue_type does not have a valid value")
+	}
 	if len(f.IIDs) > MaxIIDs {
 		return sf, model.Param("iids has too many values")
 	}
@@ -396,8 +425,8 @@ func (s *Service) storeFilter(ctx context.Context, a auth.Actor, f Filter) (stor
 
 // readable lists the projects (of a group tree, or all with issues)
 // whose issues the caller reads, with the caller's access, in a fixed
-// number of statements.
-func (s *Service) readable(ctx context.Context, a auth.Actor, groupRef string) (map[int64]model.Project, map[int64]model.AccessLevel, error) {
+// number of statements; archived ones only with archived.
+func (s *Service) readable(ctx context.Context, a auth.Actor, groupRef string, archived bool) (map[int64]model.Project, map[int64]model.AccessLevel, error) {
 	var candidates []model.Project
 	if groupRef != "" {
 		g, _, err := s.groups.Resolve(ctx, a, groupRef)
@@ -408,9 +437,6 @@ func (s *Service) readable(ctx context.Context, a auth.Actor, groupRef string) (
 			return nil, nil, err
 		}
 	} else {
-		if !a.SignedIn() {
-			return nil, nil, model.Unauthorized("")
-		}
 		var err error
 		if candidates, err = s.db.ProjectsWithIssues(ctx); err != nil {
 			return nil, nil, err
@@ -418,7 +444,7 @@ func (s *Service) readable(ctx context.Context, a auth.Actor, groupRef string) (
 	}
 	ids := make([]int64, 0, len(candidates))
 	for _, p := range candidates {
-		if !p.PendingDelete {
+		if !p.PendingDelete && (archived || !p.Archived) {
 			ids = append(ids, p.ID)
 		}
 	}
@@ -828,4 +854,36 @@ func (s *Service) StateCounts(ctx context.Context, a auth.Actor, projectRef stri
 	}
 	c, err := s.db.IssueCountsWhere(ctx, sf)
 	return c.Opened, c.Closed, err
+}
+
+// dueFilter applies GitLab's due_date filter, against today's UTC date.
+func (s *Service) dueFilter(sf *store.IssueFilter, v string) error {
+	today := s.db.Now().UTC()
+	day := func(t time.Time) string { return t.Format(model.DateLayout) }
+	switch v {
+	case "":
+	case "0":
+		sf.DueNone = true
+	case "any":
+		sf.DueAny = true
+	case "today":
+		sf.DueFrom, sf.DueTo = day(today), day(today)
+	case "tomorrow":
+		t := today.AddDate(0, 0, 1)
+		sf.DueFrom, sf.DueTo = day(t), day(t)
+	case "overdue":
+		sf.DueTo = day(today.AddDate(0, 0, -1))
+	case "week":
+		// Monday to Sunday (Rails' beginning_of_week).
+		monday := today.AddDate(0, 0, -((int(today.Weekday()) + 6) % 7))
+		sf.DueFrom, sf.DueTo = day(monday), day(monday.AddDate(0, 0, 6))
+	case "month":
+		first := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
+		sf.DueFrom, sf.DueTo = day(first), day(first.AddDate(0, 1, -1))
+	case "next_month_and_previous_two_weeks":
+		sf.DueFrom, sf.DueTo = day(today.AddDate(0, 0, -14)), day(today.AddDate(0, 1, 0))
+	default:
+		return model.Param("due_date does not have a valid value")
+	}
+	return nil
 }

@@ -32,7 +32,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 		issue = list + "/{issue_iid}"
 	)
 	return []endpoint.Route{
-		row("GET", "/issues", token, api, parsed, h.listAll),
+		row("GET", "/issues", public, api, parsed, h.listAll), // anonymous: scope=all only
 		row("GET", "/groups/{id}/issues", public, api, parsed, h.listGroup),
 		row("GET", list, public, api, parsed, h.listProject),
 		row("POST", list, token, api, parsed, h.create),
@@ -94,6 +94,14 @@ func filter(c *endpoint.Call) issues.Filter {
 	f.CreatedBefore, _ = p.Time("created_before")
 	f.UpdatedAfter, _ = p.Time("updated_after")
 	f.UpdatedBefore, _ = p.Time("updated_before")
+	if n, ok := p.Int("closed_by_id"); ok {
+		f.ClosedByID = n
+	}
+	f.DueDate, _ = p.String("due_date")
+	f.IssueType, _ = p.String("issue_type")
+	if b, ok := p.Bool("non_archived"); ok {
+		f.IncludeArchived = !b
+	}
 	f.OrderBy, _ = p.Enum("order_by", "created_at", "updated_at", "due_date", "title")
 	sort, _ := p.Enum("sort", "asc", "desc")
 	f.Asc = sort == "asc"
