@@ -911,3 +911,78 @@ func TestIssues_webCalls(t *testing.T) {
 		}
 	})
 }
+
+// TestIssues_concurrent: creates racing for iids get distinct ones and
+// the project's count stays true; edits of different fields racing on
+// one issue all land (a lost compare-and-set is retried).
+func TestIssues_concurrent(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newIssWorld(t, s, "public")
+		const n = 8
+		errs := make(chan error, n)
+		for i := 0; i < n; i++ {
+			go func(i int) {
+				r := s.Do(t, apitest.Request{Method: "POST", Path: w.base, Token: w.owner.Token, JSON: map[string]any{"title": fmt.Sprint("c", i)}})
+				if r.Status != 201 {
+					errs <- fmt.Errorf("create %d: %d %s", i, r.Status, r.Body)
+					return
+				}
+				errs <- nil
+			}(i)
+		}
+		for i := 0; i < n; i++ {
+			select {
+			case err := <-errs:
+				if err != nil {
+					t.Error(err)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("creates did not finish")
+			}
+		}
+		if got := issIIDs(t, w.do(t, "GET", "?order_by=created_at&sort=asc&per_page=100", w.owner.Token, nil).Want(t, 200)); len(strings.Split(got, ",")) != n {
+			t.Errorf("iids %s", got)
+		} else {
+			seen := map[string]bool{}
+			for _, iid := range strings.Split(got, ",") {
+				if seen[iid] {
+					t.Errorf("iid %s twice in %s", iid, got)
+				}
+				seen[iid] = true
+			}
+		}
+		if got := issCount(t, s, w.project, w.owner.Token); got != float64(n) {
+			t.Errorf("open_issues_count %v; want %d", got, n)
+		}
+		edits := []map[string]any{{"title": "raced"}, {"description": "described"}, {"labels": "l1"}, {"due_date": "2031-01-01"},
+			{"discussion_locked": true}, {"state_event": "close"}}
+		for _, body := range edits {
+			go func(body map[string]any) {
+				r := s.Do(t, apitest.Request{Method: "PUT", Path: w.base + "/1", Token: w.owner.Token, JSON: body})
+				if r.Status != 200 {
+					errs <- fmt.Errorf("edit %v: %d %s", body, r.Status, r.Body)
+					return
+				}
+				errs <- nil
+			}(body)
+		}
+		for range edits {
+			select {
+			case err := <-errs:
+				if err != nil {
+					t.Error(err)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("edits did not finish")
+			}
+		}
+		got := w.do(t, "GET", "/1", w.owner.Token, nil).Want(t, 200).Object(t)
+		if got["title"] != "raced" || got["description"] != "described" || fmt.Sprint(got["labels"]) != "[l1]" || got["due_date"] != "2031-01-01" ||
+			got["discussion_locked"] != true || got["state"] != "closed" {
+			t.Errorf("after racing edits %v", got)
+		}
+		if got := issCount(t, s, w.project, w.owner.Token); got != float64(n-1) {
+			t.Errorf("open_issues_count %v; want %d", got, n-1)
+		}
+	})
+}
