@@ -986,3 +986,34 @@ func TestIssues_concurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestIssues_plans: every issue list filter and order has its index (no
+// table read whole, or read whole and sorted; see list_plans_test.go).
+func TestIssues_plans(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		pc := newPlanChecker(t, s)
+		w := newIssWorld(t, s, "public")
+		ms := s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(w.project) + "/milestones", Token: w.owner.Token,
+			JSON: map[string]any{"title": "v1"}}).Want(t, 201).Object(t)
+		for i := range 4 {
+			w.create(t, w.owner.Token, map[string]any{"title": fmt.Sprint("plan ", i), "labels": "bug", "milestone_id": ms["id"],
+				"assignee_ids": []int64{w.reporter.ID}, "due_date": "2030-01-0" + fmt.Sprint(i+1), "confidential": i == 3})
+		}
+		w.do(t, "PUT", "/1", w.owner.Token, map[string]any{"state_event": "close"}).Want(t, 200)
+		lists := []string{
+			w.base, w.base + "?state=opened", w.base + "?state=closed", w.base + "?labels=bug", w.base + "?labels=None",
+			w.base + "?milestone=v1", w.base + "?milestone=None", w.base + "?author_id=" + itoa(w.owner.ID),
+			w.base + "?assignee_id=" + itoa(w.reporter.ID), w.base + "?assignee_id=None", w.base + "?iids[]=1&iids[]=2",
+			w.base + "?search=plan", w.base + "?confidential=true", w.base + "?order_by=updated_at", w.base + "?order_by=title",
+			w.base + "?order_by=due_date", w.base + "?due_date=overdue", w.base + "?created_after=2000-01-01T00:00:00Z",
+			w.base + "?pagination=keyset&order_by=created_at", w.base + "?page=2&per_page=1",
+			"/groups/" + itoa(w.group) + "/issues", "/issues?scope=all", "/issues?scope=assigned_to_me",
+			fmt.Sprintf("/projects/%d/milestones/%v/issues", w.project, ms["id"]),
+		}
+		for _, tok := range []string{w.owner.Token, w.stranger.Token} {
+			for _, path := range lists {
+				pc.check(t, path, tok)
+			}
+		}
+	})
+}
