@@ -1017,3 +1017,57 @@ func TestIssues_plans(t *testing.T) {
 		}
 	})
 }
+
+// TestIssues_statisticsAndParticipants: issues_statistics counts what the
+// lists would show (their filters, confidential issues as the caller sees
+// them); an issue's participants are its author and assignees.
+func TestIssues_statisticsAndParticipants(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newIssWorld(t, s, "public")
+		w.create(t, w.owner.Token, map[string]any{"title": "a", "labels": "bug", "assignee_ids": []int64{w.reporter.ID, w.owner.ID}})
+		w.create(t, w.owner.Token, map[string]any{"title": "b", "labels": "bug"})
+		w.create(t, w.owner.Token, map[string]any{"title": "c", "confidential": true})
+		w.create(t, w.stranger.Token, map[string]any{"title": "d"})
+		w.do(t, "PUT", "/2", w.owner.Token, map[string]any{"state_event": "close"}).Want(t, 200)
+		stats := func(path, token string) string {
+			t.Helper()
+			var got struct {
+				Statistics struct {
+					Counts struct{ All, Closed, Opened int } `json:"counts"`
+				} `json:"statistics"`
+			}
+			s.Get(t, path, token).Want(t, 200).JSON(t, &got)
+			c := got.Statistics.Counts
+			return fmt.Sprintf("%d/%d/%d", c.All, c.Opened, c.Closed)
+		}
+		pstats := "/projects/" + itoa(w.project) + "/issues_statistics"
+		gstats := "/groups/" + itoa(w.group) + "/issues_statistics"
+		for _, c := range []struct{ path, token, want string }{
+			{pstats, w.owner.Token, "4/3/1"},
+			{pstats, w.stranger.Token, "3/2/1"},
+			{pstats, "", "3/2/1"},
+			{pstats + "?labels=bug", w.owner.Token, "2/1/1"},
+			{pstats + "?state=closed", w.owner.Token, "4/3/1"}, // state is not a statistics filter
+			{gstats, w.owner.Token, "4/3/1"},
+			{gstats + "?search=d", w.stranger.Token, "1/1/0"},
+			{"/issues_statistics", w.owner.Token, "3/2/1"},
+			{"/issues_statistics", w.stranger.Token, "1/1/0"},
+			{"/issues_statistics?scope=all", "", "3/2/1"},
+			{"/issues_statistics?scope=assigned_to_me", w.reporter.Token, "1/1/0"},
+		} {
+			if got := stats(c.path, c.token); got != c.want {
+				t.Errorf("%s (token %q): %s; want %s", c.path, c.token, got, c.want)
+			}
+		}
+		s.Get(t, "/issues_statistics", "").Want(t, 401)
+		s.Get(t, pstats+"?due_date=never", w.owner.Token).Want(t, 400)
+
+		var users []struct{ Username string }
+		w.do(t, "GET", "/1/participants", "", nil).Want(t, 200).JSON(t, &users)
+		if fmt.Sprint(users) != "[{issowner} {issreporter}]" {
+			t.Errorf("participants %v", users)
+		}
+		w.do(t, "GET", "/3/participants", w.stranger.Token, nil).Want(t, 404)
+		w.do(t, "GET", "/99/participants", w.owner.Token, nil).Want(t, 404)
+	})
+}

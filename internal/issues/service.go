@@ -325,11 +325,27 @@ func (s *Service) MilestoneIssues(ctx context.Context, a auth.Actor, o model.Own
 // reads) matching f.
 func (s *Service) list(ctx context.Context, a auth.Actor, projects map[int64]model.Project, access map[int64]model.AccessLevel,
 	f Filter, milestoneID int64, page model.Page) ([]View, model.PageInfo, error) {
-	sf, err := s.storeFilter(ctx, a, f)
+	sf, err := s.filterFor(ctx, a, projects, access, f)
 	if err != nil {
 		return nil, model.PageInfo{}, err
 	}
 	sf.MilestoneID = milestoneID
+	list, info, err := s.db.Issues(ctx, sf, page)
+	if err != nil {
+		return nil, info, err
+	}
+	out, err := s.views(ctx, projects, list)
+	return out, info, err
+}
+
+// filterFor is the store's filter of f over projects (whose issues the
+// caller reads), hiding the confidential issues the caller may not see.
+func (s *Service) filterFor(ctx context.Context, a auth.Actor, projects map[int64]model.Project, access map[int64]model.AccessLevel,
+	f Filter) (store.IssueFilter, error) {
+	sf, err := s.storeFilter(ctx, a, f)
+	if err != nil {
+		return sf, err
+	}
 	sf.ProjectIDs = make([]int64, 0, len(projects))
 	vis := &store.IssueVisibility{UserID: a.UserID()}
 	for id, p := range projects {
@@ -343,12 +359,55 @@ func (s *Service) list(ctx context.Context, a auth.Actor, projects map[int64]mod
 	if len(vis.AllIn) < len(sf.ProjectIDs) {
 		sf.Visibility = vis
 	}
-	list, info, err := s.db.Issues(ctx, sf, page)
-	if err != nil {
-		return nil, info, err
+	return sf, nil
+}
+
+// Statistics counts the opened and closed issues matching f (its State
+// and order aside) that the caller sees: of a project (projectRef), of a
+// group tree (groupRef), or of every project the caller reads (GitLab's
+// issues_statistics; anonymous callers with scope=all only), in two
+// statements besides the projects'.
+func (s *Service) Statistics(ctx context.Context, a auth.Actor, projectRef, groupRef string, f Filter) (opened, closed int, err error) {
+	var projects map[int64]model.Project
+	var access map[int64]model.AccessLevel
+	switch {
+	case projectRef != "":
+		p, acc, err := s.project(ctx, a, projectRef)
+		if err != nil {
+			return 0, 0, err
+		}
+		projects, access = map[int64]model.Project{p.ID: p}, map[int64]model.AccessLevel{p.ID: acc}
+	default:
+		if groupRef == "" && !a.SignedIn() && f.Scope != "all" {
+			return 0, 0, model.Unauthorized("")
+		}
+		if projects, access, err = s.readable(ctx, a, groupRef, f.IncludeArchived); err != nil {
+			return 0, 0, err
+		}
 	}
-	out, err := s.views(ctx, projects, list)
-	return out, info, err
+	f.State = ""
+	sf, err := s.filterFor(ctx, a, projects, access, f)
+	if err != nil {
+		return 0, 0, err
+	}
+	c, err := s.db.IssueCountsWhere(ctx, sf)
+	return c.Opened, c.Closed, err
+}
+
+// Participants are an issue's author and assignees, once each (GitLab's
+// participants of an issue without notes).
+func (s *Service) Participants(ctx context.Context, a auth.Actor, projectRef string, iid int64) ([]model.User, error) {
+	v, err := s.Get(ctx, a, projectRef, iid)
+	if err != nil {
+		return nil, err
+	}
+	var out []model.User
+	for _, id := range append([]int64{v.AuthorID}, v.AssigneeIDs...) {
+		if u, ok := v.Users[id]; ok && !slices.ContainsFunc(out, func(x model.User) bool { return x.ID == id }) {
+			out = append(out, u)
+		}
+	}
+	return out, nil
 }
 
 // storeFilter turns f into the store's filter: the caller's scope, users
@@ -836,24 +895,9 @@ func (s *Service) Stats(ctx context.Context, a auth.Actor, p model.Project, acc 
 }
 
 // StateCounts counts a project's opened and closed issues matching f
-// (its State aside) that the caller sees, for the web's list tabs; two
-// statements.
+// (its State aside) that the caller sees, for the web's list tabs.
 func (s *Service) StateCounts(ctx context.Context, a auth.Actor, projectRef string, f Filter) (opened, closed int, err error) {
-	p, acc, err := s.project(ctx, a, projectRef)
-	if err != nil {
-		return 0, 0, err
-	}
-	f.State = ""
-	sf, err := s.storeFilter(ctx, a, f)
-	if err != nil {
-		return 0, 0, err
-	}
-	sf.ProjectIDs = []int64{p.ID}
-	if !auth.Can(a, auth.ReadConfidentialIssues, auth.Resource{Project: &p, Access: acc}) {
-		sf.Visibility = &store.IssueVisibility{UserID: a.UserID()}
-	}
-	c, err := s.db.IssueCountsWhere(ctx, sf)
-	return c.Opened, c.Closed, err
+	return s.Statistics(ctx, a, projectRef, "", f)
 }
 
 // dueFilter applies GitLab's due_date filter, against today's UTC date.

@@ -39,6 +39,14 @@ func (h *Handlers) Routes() []endpoint.Route {
 		row("GET", issue, public, api, parsed, h.get),
 		row("PUT", issue, token, api, parsed, h.update),
 		row("DELETE", issue, token, api, parsed, h.delete),
+		row("GET", issue+"/participants", public, api, parsed, h.participants),
+		row("GET", "/issues_statistics", public, api, parsed, func(c *endpoint.Call) error { return h.statistics(c, "", "") }),
+		row("GET", "/groups/{id}/issues_statistics", public, api, parsed, func(c *endpoint.Call) error {
+			return h.statistics(c, "", c.Path("id"))
+		}),
+		row("GET", "/projects/{id}/issues_statistics", public, api, parsed, func(c *endpoint.Call) error {
+			return h.statistics(c, c.Path("id"), "")
+		}),
 		row("GET", "/projects/{id}/milestones/{milestone_id}/issues", token, api, parsed, func(c *endpoint.Call) error {
 			return h.milestone(c, model.OwnerRef{Ref: c.Path("id")})
 		}),
@@ -253,4 +261,43 @@ func (h *Handlers) delete(c *endpoint.Call) error {
 		return err
 	}
 	return c.NoContent()
+}
+
+// statistics answers GitLab's issues_statistics: the counts of the
+// issues the list's filters keep.
+func (h *Handlers) statistics(c *endpoint.Call, project, group string) error {
+	f := filter(c)
+	if err := c.P.Err(); err != nil {
+		return err
+	}
+	if project == "" && group == "" && f.Scope == "" {
+		f.Scope = "created_by_me"
+	}
+	opened, closed, err := h.issues.Statistics(c.Ctx(), c.Actor, project, group, f)
+	if err != nil {
+		return err
+	}
+	out := entity.IssuesStatistics(opened, closed)
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *Handlers) participants(c *endpoint.Call) error {
+	n, err := iid(c)
+	if err != nil {
+		return err
+	}
+	pg, err := c.Page()
+	if err != nil {
+		return err
+	}
+	users, err := h.issues.Participants(c.Ctx(), c.Actor, c.Path("id"), n)
+	if err != nil {
+		return err
+	}
+	page, info := model.PageOf(users, pg)
+	out := make([]entity.UserBasic, len(page))
+	for i := range page {
+		out[i] = h.r.UserBasic(&page[i])
+	}
+	return c.List(pg, info, out)
 }
