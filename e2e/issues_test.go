@@ -1071,3 +1071,37 @@ func TestIssues_statisticsAndParticipants(t *testing.T) {
 		w.do(t, "GET", "/99/participants", w.owner.Token, nil).Want(t, 404)
 	})
 }
+
+// TestIssues_removal: a user removed leaves the issues they opened (no
+// author) and their assignments go; a project removed takes its issues,
+// their events and their counts along.
+func TestIssues_removal(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newIssWorld(t, s, "public")
+		w.create(t, w.stranger.Token, map[string]any{"title": "orphan"})
+		w.create(t, w.owner.Token, map[string]any{"title": "assigned", "assignee_ids": []int64{w.reporter.ID, w.owner.ID}})
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/users/" + itoa(w.stranger.ID), Token: s.RootToken}).Want(t, 204)
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/users/" + itoa(w.reporter.ID) + "?hard_delete=true", Token: s.RootToken}).Want(t, 204)
+		eventually(t, "the users gone", func() bool {
+			return s.Get(t, "/users/"+itoa(w.stranger.ID), s.RootToken).Status == 404 &&
+				s.Get(t, "/users/"+itoa(w.reporter.ID), s.RootToken).Status == 404
+		})
+		one := w.do(t, "GET", "/1", w.owner.Token, nil).Want(t, 200).Object(t)
+		if one["author"] != nil {
+			t.Errorf("author of a removed user's issue: %v", one["author"])
+		}
+		two := w.do(t, "GET", "/2", w.owner.Token, nil).Want(t, 200).Object(t)
+		if as, _ := two["assignees"].([]any); len(as) != 1 {
+			t.Errorf("assignees after a removal: %v", two["assignees"])
+		}
+		if got := issIIDs(t, w.do(t, "GET", "", w.owner.Token, nil).Want(t, 200)); got != "2,1" {
+			t.Errorf("list after removals %s", got)
+		}
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/projects/" + itoa(w.project), Token: w.owner.Token}).Want(t, 202)
+		eventually(t, "the project gone", func() bool { return s.Get(t, "/projects/"+itoa(w.project), w.owner.Token).Status == 404 })
+		if got := issIIDs(t, s.Get(t, "/issues?scope=all", w.owner.Token).Want(t, 200)); got != "" {
+			t.Errorf("issues of a removed project: %s", got)
+		}
+		s.Get(t, "/groups/"+itoa(w.group)+"/issues", w.owner.Token).Want(t, 200).WantBody(t, `[]`)
+	})
+}
