@@ -208,10 +208,21 @@ func TestIssues_validation(t *testing.T) {
 			WantBody(t, `{"error":"due_date is invalid"}`)
 		w.do(t, "POST", "", w.owner.Token, map[string]any{"title": "t", "assignee_ids": "x"}).Want(t, 400).
 			WantBody(t, `{"error":"assignee_ids is invalid"}`)
-		w.do(t, "POST", "", w.owner.Token, map[string]any{"title": "t", "milestone_id": 999999}).Want(t, 404).
-			WantBody(t, `{"message":"404 Milestone Not Found"}`)
+		// A milestone that is not the project's (or its groups') is none,
+		// as GitLab has it.
+		if got := w.create(t, w.owner.Token, map[string]any{"title": "t", "milestone_id": 999999})["milestone"]; got != nil {
+			t.Errorf("an unknown milestone: %v", got)
+		}
+		var other struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: w.owner.Token, JSON: map[string]any{"name": "other"}}).
+			Want(t, 201).JSON(t, &other)
+		foreign := s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(other.ID) + "/milestones", Token: w.owner.Token,
+			JSON: map[string]any{"title": "elsewhere"}}).Want(t, 201).Object(t)
+		if got := w.create(t, w.owner.Token, map[string]any{"title": "t", "milestone_id": foreign["id"]})["milestone"]; got != nil {
+			t.Errorf("another project's milestone: %v", got)
+		}
 		// iid is ignored: the next one is handed out.
-		if got := w.create(t, w.owner.Token, map[string]any{"title": "t", "iid": 77})["iid"]; got != 2.0 {
+		if got := w.create(t, w.owner.Token, map[string]any{"title": "t", "iid": 77})["iid"]; got != 4.0 {
 			t.Errorf("iid %v", got)
 		}
 		for _, q := range []string{"state=nope", "order_by=nope", "sort=up", "created_after=yesterday", "updated_before=x",

@@ -663,13 +663,13 @@ func traversalIDs(t string) []int64 {
 	return out
 }
 
-// milestone checks that milestone id is the project's or one of its
-// groups' (GitLab: 404 Milestone Not Found otherwise... it drops it; we
-// answer as GitLab's API does, not found).
+// milestone is milestone id when it is the project's or one of its
+// groups', else 0: GitLab's IssuableBaseService#filter_milestone sets
+// a milestone it does not find to none.
 func (s *Service) milestone(ctx context.Context, p model.Project, id int64) (int64, error) {
 	m, err := s.db.MilestoneByID(ctx, id)
 	if errors.Is(err, model.ErrNotFound) {
-		return 0, model.NotFound("Milestone")
+		return 0, nil
 	}
 	if err != nil {
 		return 0, err
@@ -680,7 +680,7 @@ func (s *Service) milestone(ctx context.Context, p model.Project, id int64) (int
 	if m.GroupID != 0 && p.Namespace.Kind == model.NamespaceGroup && slices.Contains(traversalIDs(p.Namespace.Traversal), m.GroupID) {
 		return m.ID, nil
 	}
-	return 0, model.NotFound("Milestone")
+	return 0, nil
 }
 
 // maxAssignees bounds an issue's assignees.
