@@ -295,6 +295,8 @@ func TestIssues_filters(t *testing.T) {
 			{"state=all", "4,3,2,1"},
 			{"labels=bug", "2,1"},
 			{"labels=bug,ui", "2"},
+			{"labels=BUG", ""}, // label titles are matched exactly on both engines
+			{"labels=bu", ""},
 			{"labels=None", "3"},
 			{"labels=Any", "4,2,1"},
 			{"milestone=v1", "1"},

@@ -277,8 +277,14 @@ func (f IssueFilter) where(tx *Tx) where {
 		w.add("i.id IN (SELECT issue_id FROM issue_assignees)")
 	}
 	for _, l := range f.Labels {
+		// The label's JSON string inside the array, matched exactly (case
+		// and all) on both engines.
 		b, _ := json.Marshal(l)
-		w.add(`i.labels LIKE ? ESCAPE '\'`, likePattern(string(b)))
+		if tx.dialect == Postgres {
+			w.add("strpos(i.labels, ?) > 0", string(b))
+		} else {
+			w.add("instr(i.labels, ?) > 0", string(b))
+		}
 	}
 	if f.LabelsNone {
 		w.add("i.labels = '[]'")
