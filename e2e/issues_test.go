@@ -652,6 +652,15 @@ func TestIssues_counts(t *testing.T) {
 		if got := issCount(t, s, w.project, w.owner.Token); got != 1.0 {
 			t.Errorf("open_issues_count %v after deleting one", got)
 		}
+		// The project lists (their cached pages) show it too.
+		for _, path := range []string{"/projects?search=app", "/groups/" + itoa(w.group) + "/projects", "/projects?membership=true"} {
+			for range 2 {
+				list := s.Get(t, path, w.owner.Token).Want(t, 200).Array(t)
+				if len(list) != 1 || list[0]["open_issues_count"] != 1.0 {
+					t.Errorf("%s: %v", path, list)
+				}
+			}
+		}
 		w.create(t, w.owner.Token, map[string]any{"title": "d", "milestone_id": gms["id"]})
 
 		// A milestone's issues: the project's and the group's.
