@@ -1127,3 +1127,27 @@ func TestIssues_removal(t *testing.T) {
 		s.Get(t, "/groups/"+itoa(w.group)+"/issues", w.owner.Token).Want(t, 200).WantBody(t, `[]`)
 	})
 }
+
+// TestIssues_byIDAndLocked: GET /issues/:id is the administrators'; a
+// discussion is locked on creation by reporters up only.
+func TestIssues_byIDAndLocked(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newIssWorld(t, s, "private")
+		a := w.create(t, w.reporter.Token, map[string]any{"title": "locked", "discussion_locked": true, "confidential": true})
+		if a["discussion_locked"] != true {
+			t.Errorf("reporter's locked issue %v", a["discussion_locked"])
+		}
+		b := w.create(t, w.guest.Token, map[string]any{"title": "not locked", "discussion_locked": true})
+		if b["discussion_locked"] != false {
+			t.Errorf("guest's locked issue %v", b["discussion_locked"])
+		}
+		got := s.Get(t, fmt.Sprintf("/issues/%v", a["id"]), s.RootToken).Want(t, 200).Object(t)
+		if got["iid"] != 1.0 || got["project_id"] != float64(w.project) || got["web_url"] != s.URL+"/iss/app/-/issues/1" {
+			t.Errorf("by id %v", got)
+		}
+		s.Get(t, fmt.Sprintf("/issues/%v", a["id"]), w.owner.Token).Want(t, 403).WantBody(t, `{"message":"403 Forbidden"}`)
+		s.Get(t, fmt.Sprintf("/issues/%v", a["id"]), "").Want(t, 401)
+		s.Get(t, "/issues/999999", s.RootToken).Want(t, 404)
+		s.Get(t, "/issues/x", s.RootToken).Want(t, 404)
+	})
+}

@@ -133,6 +133,8 @@ type CreateInput struct {
 	AssigneeIDs  []int64
 	MilestoneID  int64
 	Confidential bool
+	// DiscussionLocked is applied for reporters up.
+	DiscussionLocked bool
 	// DueDate is YYYY-MM-DD or "".
 	DueDate   string
 	CreatedAt *time.Time
@@ -197,6 +199,30 @@ func (s *Service) load(ctx context.Context, a auth.Actor, p model.Project, acc m
 		return i, model.NotFound("Issue")
 	}
 	return i, err
+}
+
+// ByID returns any issue by its global id, for administrators (GitLab's
+// GET /issues/:id); 403 for others, 404 when there is none.
+func (s *Service) ByID(ctx context.Context, a auth.Actor, id int64) (View, error) {
+	if !a.Admin() {
+		return View{}, model.Forbidden("")
+	}
+	found, err := s.db.IssuesByIDs(ctx, []int64{id})
+	if err != nil {
+		return View{}, err
+	}
+	i, ok := found[id]
+	if !ok {
+		return View{}, model.NotFound("")
+	}
+	p, err := s.db.ProjectByID(ctx, i.ProjectID)
+	if errors.Is(err, model.ErrNotFound) {
+		return View{}, model.NotFound("")
+	}
+	if err != nil {
+		return View{}, err
+	}
+	return s.view(ctx, p, i)
 }
 
 // Get returns a project's issue the caller may see.
@@ -591,6 +617,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, projectRef string, i
 		}
 	}
 	manage := auth.Can(a, auth.AdminIssue, res)
+	i.DiscussionLocked = manage && in.DiscussionLocked
 	err = s.db.InTx(ctx, func(tx *store.Tx) (err error) {
 		if i.Labels, err = s.ensureLabels(ctx, tx, p, i.Labels, manage); err != nil {
 			return err

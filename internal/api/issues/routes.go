@@ -33,6 +33,7 @@ func (h *Handlers) Routes() []endpoint.Route {
 	)
 	return []endpoint.Route{
 		row("GET", "/issues", public, api, parsed, h.listAll), // anonymous: scope=all only
+		row("GET", "/issues/{issue_id}", token, api, parsed, h.byID),
 		row("GET", "/groups/{id}/issues", public, api, parsed, h.listGroup),
 		row("GET", list, public, api, parsed, h.listProject),
 		row("POST", list, token, api, parsed, h.create),
@@ -174,7 +175,8 @@ func assignees(p *endpoint.Params) ([]int64, bool) {
 func (h *Handlers) create(c *endpoint.Call) error {
 	p := c.P
 	p.Require("title")
-	in := issues.CreateInput{Title: p.Value("title"), Description: p.Value("description"), Confidential: p.Flag("confidential")}
+	in := issues.CreateInput{Title: p.Value("title"), Description: p.Value("description"), Confidential: p.Flag("confidential"),
+		DiscussionLocked: p.Flag("discussion_locked")}
 	in.Labels, _ = p.Unique("labels")
 	in.AssigneeIDs, _ = assignees(p)
 	if n, ok := p.Int("milestone_id"); ok {
@@ -300,4 +302,18 @@ func (h *Handlers) participants(c *endpoint.Call) error {
 		out[i] = h.r.UserBasic(&page[i])
 	}
 	return c.List(pg, info, out)
+}
+
+// byID answers GET /issues/:id: any issue by its global id, for
+// administrators.
+func (h *Handlers) byID(c *endpoint.Call) error {
+	id, err := c.PathID("issue_id")
+	if err != nil {
+		return err
+	}
+	v, err := h.issues.ByID(c.Ctx(), c.Actor, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h.r.IssueDetail(v, c.Actor))
 }
