@@ -1151,3 +1151,49 @@ func TestIssues_byIDAndLocked(t *testing.T) {
 		s.Get(t, "/issues/x", s.RootToken).Want(t, 404)
 	})
 }
+
+// TestIssues_labelsDetails: with_labels_details renders each label name
+// as the label it stands for (the project's, else its nearest group's);
+// a page costs the same statements whatever its size.
+func TestIssues_labelsDetails(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newIssWorld(t, s, "public")
+		s.Do(t, apitest.Request{Method: "POST", Path: "/groups/" + itoa(w.group) + "/labels", Token: w.owner.Token,
+			JSON: map[string]any{"name": "shared", "color": "#ff0000", "description": "from the group"}}).Want(t, 201)
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(w.project) + "/labels", Token: w.owner.Token,
+			JSON: map[string]any{"name": "both", "color": "#0000ff"}}).Want(t, 201)
+		w.create(t, w.owner.Token, map[string]any{"title": "labelled", "labels": "shared,both,fresh"})
+		// A label removed since: its name stays, its details go.
+		w.create(t, w.owner.Token, map[string]any{"title": "gone", "labels": "doomed"})
+		var doomed []struct{ ID int64 }
+		s.Get(t, "/projects/"+itoa(w.project)+"/labels?search=doomed", w.owner.Token).Want(t, 200).JSON(t, &doomed)
+		s.Do(t, apitest.Request{Method: "DELETE", Path: fmt.Sprintf("/projects/%d/labels/%d", w.project, doomed[0].ID), Token: w.owner.Token}).Want(t, 204)
+		var got []struct {
+			Labels []struct {
+				ID          int64
+				Name, Color string
+				TextColor   string `json:"text_color"`
+				Description *string
+			} `json:"labels"`
+		}
+		w.do(t, "GET", "?with_labels_details=true", w.owner.Token, nil).Want(t, 200).JSON(t, &got)
+		if len(got) != 2 || len(got[0].Labels) != 0 || len(got[1].Labels) != 3 {
+			t.Fatalf("labels %+v", got)
+		}
+		ls := got[1].Labels
+		if ls[0].Name != "both" || ls[0].Color != "#0000ff" || ls[1].Name != "fresh" || ls[1].Color != "#6699cc" ||
+			ls[2].Name != "shared" || ls[2].Color != "#ff0000" || ls[2].Description == nil || *ls[2].Description != "from the group" ||
+			ls[2].TextColor != "#FFFFFF" {
+			t.Errorf("label details %+v", ls)
+		}
+		if got := w.do(t, "GET", "", w.owner.Token, nil).Want(t, 200).Array(t)[1]["labels"]; fmt.Sprint(got) != "[both fresh shared]" {
+			t.Errorf("label names %v", got)
+		}
+		qc := newQueryCounter(t, s)
+		for i := range listRows {
+			w.create(t, w.owner.Token, map[string]any{"title": fmt.Sprint("more ", i), "labels": fmt.Sprintf("shared,l%d", i%4)})
+		}
+		qc.same(t, w.base+"?with_labels_details=true", w.owner.Token)
+		qc.same(t, "/groups/"+itoa(w.group)+"/issues?with_labels_details=true", w.stranger.Token)
+	})
+}

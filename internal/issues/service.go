@@ -63,6 +63,11 @@ type View struct {
 	Users map[int64]model.User
 	// Milestone is the issue's milestone (nil: none).
 	Milestone *model.Milestone
+	// LabelDetails are the labels the issue's label names stand for (the
+	// project's, else its nearest group's), read only when a list asks
+	// (Filter.WithLabelsDetails; nil otherwise). A name whose label was
+	// since removed has none.
+	LabelDetails []model.Label
 }
 
 // Filter filters a list of issues, as the API's parameters say.
@@ -103,7 +108,10 @@ type Filter struct {
 	IssueType string
 	// IncludeArchived keeps the issues of archived projects in the group
 	// and cross-project lists (GitLab's non_archived=false).
-	IncludeArchived                                          bool
+	IncludeArchived bool
+	// WithLabelsDetails reads the labels behind the page\'s label names
+	// (View.LabelDetails), in one more statement.
+	WithLabelsDetails                                        bool
 	CreatedAfter, CreatedBefore, UpdatedAfter, UpdatedBefore *time.Time
 	// OrderBy: created_at (default), updated_at, due_date, title.
 	OrderBy string
@@ -361,7 +369,69 @@ func (s *Service) list(ctx context.Context, a auth.Actor, projects map[int64]mod
 		return nil, info, err
 	}
 	out, err := s.views(ctx, projects, list)
+	if err == nil && f.WithLabelsDetails {
+		err = s.labelDetails(ctx, out)
+	}
 	return out, info, err
+}
+
+// labelDetails sets the labels behind the label names of a page of
+// issues (one statement): a project's label of the name, else the one of
+// its nearest group.
+func (s *Service) labelDetails(ctx context.Context, page []View) error {
+	var projectIDs, groupIDs []int64
+	var titles []string
+	for _, v := range page {
+		if !slices.Contains(projectIDs, v.ProjectID) {
+			projectIDs = append(projectIDs, v.ProjectID)
+			if v.Project.Namespace.Kind == model.NamespaceGroup {
+				for _, g := range traversalIDs(v.Project.Namespace.Traversal) {
+					if !slices.Contains(groupIDs, g) {
+						groupIDs = append(groupIDs, g)
+					}
+				}
+			}
+		}
+		for _, l := range v.Labels {
+			if !slices.Contains(titles, l) {
+				titles = append(titles, l)
+			}
+		}
+	}
+	found, err := s.db.LabelsTitled(ctx, projectIDs, groupIDs, titles)
+	if err != nil {
+		return err
+	}
+	for n := range page {
+		v := &page[n]
+		v.LabelDetails = []model.Label{}
+		var ancestors []int64
+		if v.Project.Namespace.Kind == model.NamespaceGroup {
+			ancestors = traversalIDs(v.Project.Namespace.Traversal)
+		}
+		for _, title := range v.Labels {
+			best, depth := -1, -1
+			for k, l := range found {
+				if l.Title != title {
+					continue
+				}
+				d := -1
+				switch {
+				case l.ProjectID == v.ProjectID:
+					d = len(ancestors) // the project's own wins
+				case l.GroupID != 0:
+					d = slices.Index(ancestors, l.GroupID)
+				}
+				if d > depth {
+					best, depth = k, d
+				}
+			}
+			if best >= 0 {
+				v.LabelDetails = append(v.LabelDetails, found[best])
+			}
+		}
+	}
+	return nil
 }
 
 // filterFor is the store's filter of f over projects (whose issues the

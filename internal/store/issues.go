@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"quarry/internal/model"
@@ -511,4 +512,31 @@ func (tx *Tx) IssuesByIDs(ctx context.Context, ids []int64) (map[int64]model.Iss
 		out[i.ID] = i
 	}
 	return out, nil
+}
+
+// LabelsTitled lists the labels of projects and groups whose titles are
+// among titles, in one statement (an issue list's with_labels_details).
+func (tx *Tx) LabelsTitled(ctx context.Context, projectIDs, groupIDs []int64, titles []string) ([]model.Label, error) {
+	if len(titles) == 0 || len(projectIDs)+len(groupIDs) == 0 {
+		return nil, nil
+	}
+	var or []string
+	var args []any
+	if len(projectIDs) > 0 {
+		or = append(or, "l.project_id IN ("+placeholders(len(projectIDs))+")")
+		args = append(args, int64Args(projectIDs)...)
+	}
+	if len(groupIDs) > 0 {
+		or = append(or, "l.group_id IN ("+placeholders(len(groupIDs))+")")
+		args = append(args, int64Args(groupIDs)...)
+	}
+	args = append(args, anys(titles)...)
+	var out []model.Label
+	err := tx.each(ctx, "SELECT "+labelColumns+" FROM labels l WHERE ("+strings.Join(or, " OR ")+") AND l.title IN ("+
+		placeholders(len(titles))+")", args, func(r *sql.Rows) error {
+		l, err := scanLabel(r)
+		out = append(out, l)
+		return err
+	})
+	return out, err
 }

@@ -4,26 +4,30 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"quarry/internal/auth"
 	"quarry/internal/issues"
+	"quarry/internal/labels"
+	"quarry/internal/model"
 )
 
 // Issue is GitLab's Entities::Issue. Quarry keeps no notes, award emoji,
 // time tracking, related merge requests or moves yet: their fields are
 // GitLab's values for an issue without any (0, null).
 type Issue struct {
-	ID                   int64                `json:"id"`
-	IID                  int64                `json:"iid"`
-	ProjectID            int64                `json:"project_id"`
-	Title                string               `json:"title"`
-	Description          string               `json:"description"`
-	State                string               `json:"state"`
-	CreatedAt            Time                 `json:"created_at"`
-	UpdatedAt            Time                 `json:"updated_at"`
-	ClosedAt             *Time                `json:"closed_at"`
-	ClosedBy             *UserBasic           `json:"closed_by"`
-	Labels               []string             `json:"labels"`
+	ID          int64      `json:"id"`
+	IID         int64      `json:"iid"`
+	ProjectID   int64      `json:"project_id"`
+	Title       string     `json:"title"`
+	Description string     `json:"description"`
+	State       string     `json:"state"`
+	CreatedAt   Time       `json:"created_at"`
+	UpdatedAt   Time       `json:"updated_at"`
+	ClosedAt    *Time      `json:"closed_at"`
+	ClosedBy    *UserBasic `json:"closed_by"`
+	// Labels are names, or (with_labels_details) LabelBasic objects.
+	Labels               any                  `json:"labels"`
 	Milestone            *Milestone           `json:"milestone"`
 	Assignees            []UserBasic          `json:"assignees"`
 	Author               *UserBasic           `json:"author"`
@@ -89,11 +93,22 @@ func (r *Renderer) issue(v issues.View, known summaries) Issue {
 			assignees = append(assignees, *b)
 		}
 	}
-	labels := slices.Clone(v.Labels)
-	if labels == nil {
-		labels = []string{}
+	var labels any
+	if v.LabelDetails != nil {
+		details := make([]LabelBasic, 0, len(v.LabelDetails))
+		for _, l := range v.LabelDetails {
+			details = append(details, labelBasic(l))
+		}
+		slices.SortFunc(details, func(a, b LabelBasic) int { return strings.Compare(a.Name, b.Name) })
+		labels = details
+	} else {
+		names := slices.Clone(v.Labels)
+		if names == nil {
+			names = []string{}
+		}
+		slices.Sort(names)
+		labels = names
 	}
-	slices.Sort(labels)
 	iid := strconv.FormatInt(v.IID, 10)
 	ref := "#" + iid
 	api := fmt.Sprintf("%s/api/v4/projects/%d", r.ExternalURL, v.ProjectID)
@@ -139,5 +154,15 @@ type IssueStatistics struct {
 func IssuesStatistics(opened, closed int) IssueStatistics {
 	var j IssueStatistics
 	j.Statistics.Counts.All, j.Statistics.Counts.Closed, j.Statistics.Counts.Opened = opened+closed, closed, opened
+	return j
+}
+
+// labelBasic renders an issue's label (with_labels_details).
+func labelBasic(l model.Label) LabelBasic {
+	j := LabelBasic{ID: l.ID, Name: l.Title, Color: l.Color, TextColor: labels.TextColor(l.Color)}
+	if l.Description != "" {
+		d, h := l.Description, descriptionHTML(l.Description)
+		j.Description, j.DescriptionHTML = &d, &h
+	}
 	return j
 }

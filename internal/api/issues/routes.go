@@ -108,6 +108,7 @@ func filter(c *endpoint.Call) issues.Filter {
 	}
 	f.DueDate, _ = p.String("due_date")
 	f.IssueType, _ = p.String("issue_type")
+	f.WithLabelsDetails = p.Flag("with_labels_details")
 	if b, ok := p.Bool("non_archived"); ok {
 		f.IncludeArchived = !b
 	}
