@@ -931,6 +931,25 @@ func TestIssues_webCalls(t *testing.T) {
 		if _, _, _, err := svc.ProjectIssues(ctx(t), auth.Actor{}, "iss/nope", issues.Filter{}, model.Page{Number: 1, PerPage: 20}); model.KindOf(err) != model.KindNotFound {
 			t.Errorf("a missing project: %v", err)
 		}
+		// A milestone's counts as a caller sees them.
+		ms := s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(w.project) + "/milestones", Token: w.owner.Token,
+			JSON: map[string]any{"title": "m"}}).Want(t, 201).Object(t)
+		for _, iid := range []string{"1", "2", "3"} {
+			w.do(t, "PUT", "/"+iid, w.owner.Token, map[string]any{"milestone_id": ms["id"]}).Want(t, 200)
+		}
+		for _, c := range []struct {
+			who            apitest.User
+			opened, closed int
+		}{{w.owner, 1, 2}, {w.stranger, 0, 2}} {
+			p, acc, err := s.App.Projects.Resolve(ctx(t), actor(c.who), ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := svc.Stats(ctx(t), actor(c.who), p, acc, int64(ms["id"].(float64)))
+			if err != nil || got.Opened != c.opened || got.Closed != c.closed {
+				t.Errorf("%s: milestone stats %+v, %v; want %d opened, %d closed", c.who.Username, got, err, c.opened, c.closed)
+			}
+		}
 	})
 }
 
