@@ -19,17 +19,17 @@ import (
 var pendingKinds = []string{}
 
 // unservedKinds are kinds of URL the API hands out that nothing in
-// Quarry answers yet and no branch is building: the issues a release and
-// a project link to (Quarry has no issues: the web lists and the API's
-// /projects/:id/issues of a project's _links). They are listed so the gap
-// is visible; the walker fails while a listed kind already answers.
-var unservedKinds = []string{"issues"}
+// Quarry answers yet: the web's issue pages a release, a project and an
+// issue link to (/-/issues; the API's /projects/:id/issues, kind
+// "issues-api", is served). They are listed so the gap is visible; the
+// walker fails while a listed kind already answers.
+var unservedKinds = []string{"issues-web"}
 
 // linkKind names the kind of page a web URL opens, by its path.
 func linkKind(path string) string {
 	switch {
 	case strings.HasPrefix(path, "/api/v4/") && strings.HasSuffix(path, "/issues"):
-		return "issues"
+		return "issues-api"
 	case strings.HasPrefix(path, "/api/v4/"):
 		return "api"
 	case strings.Contains(path, "/-/merge_requests"):
@@ -39,7 +39,7 @@ func linkKind(path string) string {
 	case strings.Contains(path, "/-/jobs"):
 		return "job"
 	case strings.Contains(path, "/-/issues"):
-		return "issues"
+		return "issues-web"
 	case strings.Contains(path, "/-/releases/") && strings.HasSuffix(path, "/edit"):
 		return "release_edit"
 	case strings.Contains(path, "/-/releases"):
@@ -215,7 +215,7 @@ func TestWeb_links(t *testing.T) {
 				continue
 			}
 			private := strings.HasPrefix(path, "/hidden/") || path == "/groups/hidden" || strings.HasPrefix(path, "/api/v4/projects/"+pid)
-			if kind == "api" {
+			if kind == "api" || kind == "issues-api" {
 				api := strings.TrimPrefix(path, "/api/v4")
 				if st := s.Get(t, api, alice.Token).Status; st != http.StatusOK {
 					t.Errorf("%s: %d for the owner's token; want 200", path, st)
@@ -250,7 +250,7 @@ func TestWeb_links(t *testing.T) {
 		}
 		// Each kind of the scenario was walked (or is listed as waiting).
 		for _, k := range []string{"project", "group", "namespace", "commit", "tree", "blob", "compare", "wiki", "snippet", "api",
-			"merge_request", "pipeline", "job", "release"} {
+			"merge_request", "pipeline", "job", "release", "issues-api"} {
 			if kinds[k] == 0 {
 				t.Errorf("no %s URL was collected (kinds %v)", k, kinds)
 			}

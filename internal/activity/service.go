@@ -122,6 +122,11 @@ func (s *Service) ProjectEvents(ctx context.Context, a auth.Actor, ref string, f
 	if !auth.Can(a, auth.ReadMergeRequest, res) {
 		sf.ExcludeTargetTypes = append(sf.ExcludeTargetTypes, model.EventTargetMergeRequest)
 	}
+	if !auth.Can(a, auth.ReadIssue, res) {
+		sf.ExcludeTargetTypes = append(sf.ExcludeTargetTypes, model.EventTargetIssue)
+	} else if !auth.Can(a, auth.ReadConfidentialIssues, res) {
+		sf.HideConfidentialIssues, sf.ConfidentialViewer = true, a.UserID()
+	}
 	return s.list(ctx, sf, pg)
 }
 
@@ -178,9 +183,19 @@ func (s *Service) visibleList(ctx context.Context, a auth.Actor, f store.EventFi
 	if err != nil {
 		return Page{}, err
 	}
+	var issueIDs []int64
+	for _, e := range page.Events {
+		if e.TargetType == model.EventTargetIssue && !slices.Contains(issueIDs, e.TargetID) {
+			issueIDs = append(issueIDs, e.TargetID)
+		}
+	}
+	issues, err := s.db.IssuesByIDs(ctx, issueIDs)
+	if err != nil {
+		return Page{}, err
+	}
 	kept := page.Events[:0]
 	for _, e := range page.Events {
-		if visibleTo(a, e, projects, access) {
+		if visibleTo(a, e, projects, access, issues) {
 			kept = append(kept, e)
 		}
 	}
@@ -188,8 +203,11 @@ func (s *Service) visibleList(ctx context.Context, a auth.Actor, f store.EventFi
 	return page, nil
 }
 
-// visibleTo reports whether a may read what e is about.
-func visibleTo(a auth.Actor, e model.Event, projects map[int64]model.Project, access map[int64]model.AccessLevel) bool {
+// visibleTo reports whether a may read what e is about; issues has the
+// issues of the page's issue events (a confidential issue's events are
+// for reporters up, its author and its assignees).
+func visibleTo(a auth.Actor, e model.Event, projects map[int64]model.Project, access map[int64]model.AccessLevel,
+	issues map[int64]model.Issue) bool {
 	if e.ProjectID == 0 {
 		return true
 	}
@@ -205,6 +223,15 @@ func visibleTo(a auth.Actor, e model.Event, projects map[int64]model.Project, ac
 		return auth.Can(a, auth.ReadCode, res)
 	case e.TargetType == model.EventTargetMergeRequest:
 		return auth.Can(a, auth.ReadMergeRequest, res)
+	case e.TargetType == model.EventTargetIssue:
+		if !auth.Can(a, auth.ReadIssue, res) {
+			return false
+		}
+		i, ok := issues[e.TargetID]
+		if !ok || !i.Confidential || auth.Can(a, auth.ReadConfidentialIssues, res) {
+			return true
+		}
+		return a.SignedIn() && (a.Is(i.AuthorID) || i.Assigned(a.UserID()))
 	}
 	return true
 }

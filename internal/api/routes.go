@@ -20,6 +20,7 @@ import (
 	"quarry/internal/api/groupexport"
 	"quarry/internal/api/groups"
 	apihousekeeping "quarry/internal/api/housekeeping"
+	apiissues "quarry/internal/api/issues"
 	apikeys "quarry/internal/api/keys"
 	"quarry/internal/api/labels"
 	"quarry/internal/api/members"
@@ -70,6 +71,7 @@ func (s *Server) Table() []endpoint.Route {
 		badges.New(d.Badges, r).Routes(),
 		labels.New(d.Labels, r).Routes(),
 		milestones.New(d.Milestones, r).Routes(),
+		apiissues.New(d.Issues, r).Routes(),
 		boards.New(d.Boards, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),

@@ -35,6 +35,7 @@ import (
 	"quarry/internal/groupexport"
 	"quarry/internal/groups"
 	"quarry/internal/housekeeping"
+	"quarry/internal/issues"
 	"quarry/internal/jobtokenscope"
 	"quarry/internal/keys"
 	"quarry/internal/labels"
@@ -87,6 +88,7 @@ type Deps struct {
 	Badges     *badges.Service
 	Labels     *labels.Service
 	Milestones *milestones.Service
+	Issues     *issues.Service
 	Boards     *boards.Service
 	Settings   *settings.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.

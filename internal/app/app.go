@@ -44,6 +44,7 @@ import (
 	"quarry/internal/groupexport"
 	"quarry/internal/groups"
 	"quarry/internal/housekeeping"
+	"quarry/internal/issues"
 	"quarry/internal/jobfiles"
 	"quarry/internal/jobtokenscope"
 	"quarry/internal/keys"
@@ -91,6 +92,8 @@ type App struct {
 	Wikis      *wikis.Service
 	Snippets   *snippets.Service
 	Milestones *milestones.Service
+	// Issues are projects' issues.
+	Issues *issues.Service
 	// Keys are users' SSH keys and deploy keys.
 	Keys *keys.Service
 	// Activity is the contributions feed (events).
@@ -281,6 +284,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Wikis = wikis.New(db, a.Projects, a.Groups, a.CI, storages, queue, log, wikis.Config{DefaultBranch: cfg.DefaultBranch})
 	a.Groups.OnRemoved(a.Wikis.RemoveGroupWiki)
 	a.Milestones = milestones.New(db, a.Projects, a.Groups)
+	a.Issues = issues.New(db, a.Projects, a.Groups, a.Milestones)
 	a.Boards = boards.New(db, a.Projects, a.Groups)
 	a.Snippets = snippets.New(db, a.Projects, storages, queue, log, snippets.Config{DefaultBranch: cfg.DefaultBranch})
 	a.Snippets.SetSettings(set)
@@ -433,6 +437,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Badges:     badges.New(db, a.Projects, a.Groups, repoFiles, cfg.ExternalURL),
 		Labels:     labels.New(db, a.Projects, a.Groups),
 		Milestones: a.Milestones,
+		Issues:     a.Issues,
 		Boards:     a.Boards,
 		Settings:   set,
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, Housekeeping: a.Housekeeping, GroupTransfers: a.GroupTransfers,

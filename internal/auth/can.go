@@ -103,6 +103,25 @@ const (
 	UpdateMergeRequest Action = "update_merge_request"
 	// DeleteMergeRequest: owners and administrators.
 	DeleteMergeRequest Action = "destroy_merge_request"
+
+	// ReadIssue: the project's issues feature is open to the actor
+	// (private: members). Confidential issues need ReadConfidentialIssues,
+	// or to be their author or an assignee.
+	ReadIssue Action = "read_issue"
+	// ReadConfidentialIssues: every confidential issue — reporters up.
+	ReadConfidentialIssues Action = "read_confidential_issues"
+	// CreateIssue: open an issue — any signed-in reader of the issues of
+	// a project that is not archived.
+	CreateIssue Action = "create_issue"
+	// AdminIssue: set labels, milestone, assignees and confidentiality,
+	// edit, close and reopen any issue — reporters up (GitLab's
+	// admin_issue), never in an archived project.
+	AdminIssue Action = "admin_issue"
+	// UpdateIssue: edit, close or reopen an issue — AdminIssue, and the
+	// issue's author (r.User).
+	UpdateIssue Action = "update_issue"
+	// DeleteIssue: owners and administrators.
+	DeleteIssue Action = "destroy_issue"
 )
 
 // Actions on wikis: a project's (Resource.Project, under its wiki
@@ -395,6 +414,21 @@ var rules = map[Action]rule{
 	DeleteMergeRequest: func(a Actor, r Resource) bool {
 		return a.SignedIn() && readMergeRequest(a, r) && (a.Admin() || r.Access >= model.Owner)
 	},
+	ReadIssue: readIssue,
+	ReadConfidentialIssues: func(a Actor, r Resource) bool {
+		return readIssue(a, r) && (a.Admin() || r.Access >= model.Reporter)
+	},
+	CreateIssue: func(a Actor, r Resource) bool { return a.SignedIn() && readIssue(a, r) && !r.Project.Archived },
+	AdminIssue: func(a Actor, r Resource) bool {
+		return a.SignedIn() && readIssue(a, r) && !r.Project.Archived && (a.Admin() || r.Access >= model.Reporter)
+	},
+	UpdateIssue: func(a Actor, r Resource) bool {
+		return a.SignedIn() && readIssue(a, r) && !r.Project.Archived &&
+			(a.Admin() || r.Access >= model.Reporter || (r.User != nil && a.Is(r.User.ID)))
+	},
+	DeleteIssue: func(a Actor, r Resource) bool {
+		return a.SignedIn() && readIssue(a, r) && (a.Admin() || r.Access >= model.Owner)
+	},
 	CreateSnippet:       createSnippet,
 	ReadProjectSnippets: snippetsOpen,
 	ReadSnippet:         readSnippet,
@@ -441,6 +475,12 @@ var rules = map[Action]rule{
 	AdminOperations: func(a Actor, r Resource) bool {
 		return a.SignedIn() && a.Job == nil && readProject(a, r) && (a.Admin() || r.Access >= model.Maintainer)
 	},
+}
+
+// readIssue: a project's issues are read by who reads the project with
+// its issues feature open to them (private: members).
+func readIssue(a Actor, r Resource) bool {
+	return r.Project != nil && featureOpen(a, r, r.Project.IssuesAccessLevel, model.Guest)
 }
 
 // readIssueBoard: a group's boards are read by its readers; a project's

@@ -65,8 +65,9 @@ type View struct {
 	Counts *Counts
 }
 
-// Counts are the label's open and closed issues (Quarry has none: 0) and
-// open merge requests of its project, or of its group's projects.
+// Counts are the label's open and closed issues and open merge requests
+// of its project, or of its group's projects, as far as the caller sees
+// the issues.
 type Counts struct {
 	OpenIssues, ClosedIssues, OpenMergeRequests int
 }
@@ -215,6 +216,9 @@ func (s *Service) views(ctx context.Context, a auth.Actor, o owner, list []model
 				c.OpenMergeRequests, err = s.db.OpenMergeRequestsLabelled(ctx, 0, o.group.Traversal, l.Title)
 			}
 			if err != nil {
+				return nil, err
+			}
+			if c.OpenIssues, c.ClosedIssues, err = s.issueCounts(ctx, a, o, l.Title); err != nil {
 				return nil, err
 			}
 			v.Counts = &c
@@ -500,4 +504,35 @@ func (s *Service) Promote(ctx context.Context, a auth.Actor, projectRef, labelRe
 		return View{}, err
 	}
 	return s.view(ctx, a, g, gl)
+}
+
+// issueCounts counts the open and closed issues carrying a label title
+// that a sees: of the project (its issues readable by a; confidential
+// ones for reporters up, their authors and assignees), or of the group
+// tree's projects (for reporters of the group and administrators all of
+// them, else those of the projects a sees whose issues are enabled,
+// confidential ones only a's own or assigned to a).
+func (s *Service) issueCounts(ctx context.Context, a auth.Actor, o owner, title string) (open, closed int, err error) {
+	f := store.IssueFilter{Labels: []string{title}}
+	if o.project != nil {
+		res := auth.Resource{Project: o.project, Access: o.acc}
+		if !auth.Can(a, auth.ReadIssue, res) {
+			return 0, 0, nil
+		}
+		f.ProjectIDs = []int64{o.project.ID}
+		if !auth.Can(a, auth.ReadConfidentialIssues, res) {
+			f.Visibility = &store.IssueVisibility{UserID: a.UserID()}
+		}
+	} else {
+		f.Under = o.group.Traversal
+		if !a.Admin() && o.acc < model.Reporter {
+			v := &store.Viewer{UserID: a.UserID(), Today: s.db.Now().UTC().Format(model.DateLayout)}
+			if a.User != nil {
+				v.External = a.User.External
+			}
+			f.Viewer, f.Visibility = v, &store.IssueVisibility{UserID: a.UserID()}
+		}
+	}
+	c, err := s.db.IssueCountsWhere(ctx, f)
+	return c.Opened, c.Closed, err
 }

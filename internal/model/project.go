@@ -20,28 +20,32 @@ type Project struct {
 	RepositoryStorage string
 	// RepositoryReadOnly is set while a storage move holds the
 	// repository (and wiki): writes are refused, reads go on.
-	RepositoryReadOnly       bool
-	DiskPath                 string
-	EmptyRepo                bool
-	HasReadme                bool
-	ImportStatus             string
-	ImportError              string
-	ForkedFromID             *int64
-	StarCount                int
-	ForksCount               int
-	Avatar                   string
-	IssuesAccessLevel        string
-	MergeRequestsAccessLevel string
-	Settings                 ProjectSettings
-	RepositorySize           int64
-	WikiSize                 int64 // the wiki repository's size, kept by the wikis service
-	CommitCount              int64
-	MarkedForDeletionOn      string
-	PendingDelete            bool
-	LastActivityAt           time.Time
-	CreatedAt                time.Time
-	UpdatedAt                time.Time
-	Version                  int64
+	RepositoryReadOnly bool
+	DiskPath           string
+	EmptyRepo          bool
+	HasReadme          bool
+	ImportStatus       string
+	ImportError        string
+	ForkedFromID       *int64
+	StarCount          int
+	ForksCount         int
+	// OpenIssuesCount counts the project's open issues and
+	// OpenConfidentialIssuesCount the confidential ones among them (kept
+	// by every issue write).
+	OpenIssuesCount, OpenConfidentialIssuesCount int
+	Avatar                                       string
+	IssuesAccessLevel                            string
+	MergeRequestsAccessLevel                     string
+	Settings                                     ProjectSettings
+	RepositorySize                               int64
+	WikiSize                                     int64 // the wiki repository's size, kept by the wikis service
+	CommitCount                                  int64
+	MarkedForDeletionOn                          string
+	PendingDelete                                bool
+	LastActivityAt                               time.Time
+	CreatedAt                                    time.Time
+	UpdatedAt                                    time.Time
+	Version                                      int64
 	// EntityVersion moves on every write to the row or its topics (a
 	// trigger): the entity cache's key.
 	EntityVersion int64

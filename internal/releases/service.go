@@ -73,6 +73,8 @@ type View struct {
 	Commit     *repofiles.Commit
 	Links      []model.ReleaseLink
 	Milestones []model.Milestone
+	// IssueStats counts the issues of each milestone, by its id.
+	IssueStats map[int64]store.IssueCounts
 	// CanReadMilestones tells whether the caller sees the project's
 	// milestones (GitLab's read_milestone).
 	CanReadMilestones bool
@@ -179,12 +181,22 @@ func (s *Service) views(ctx context.Context, a auth.Actor, projects map[int64]pr
 	if err != nil {
 		return nil, err
 	}
+	var mids []int64
+	for _, ms := range milestones {
+		for _, m := range ms {
+			mids = append(mids, m.ID)
+		}
+	}
+	stats, err := s.db.MilestoneIssueCounts(ctx, mids)
+	if err != nil {
+		return nil, err
+	}
 	authors := map[int64]*model.User{}
 	out := make([]View, len(list))
 	for i, r := range list {
 		pa := projects[r.ProjectID]
 		res := auth.Resource{Project: &pa.p, Access: pa.acc}
-		v := View{Release: r, Project: pa.p, Links: links[r.ID], Milestones: milestones[r.ID],
+		v := View{Release: r, Project: pa.p, Links: links[r.ID], Milestones: milestones[r.ID], IssueStats: stats,
 			CanReadMilestones: auth.Can(a, auth.ReadMilestone, res), Editable: auth.Can(a, auth.UpdateRelease, res)}
 		if r.AuthorID != 0 {
 			u, ok := authors[r.AuthorID]

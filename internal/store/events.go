@@ -14,10 +14,12 @@ import (
 
 const eventColumns = `e.id, e.project_id, e.author_id, e.action, e.target_type, e.target_id, e.created_at, e.push_action,
 	e.push_ref_type, e.push_ref, e.push_commit_from, e.push_commit_to, e.push_commit_count, e.push_commit_title, e.push_ref_count,
-	m.iid, m.title`
+	COALESCE(m.iid, iss.iid), COALESCE(m.title, iss.title)`
 
-// eventFrom joins each event to its target's current iid and title.
-const eventFrom = "events e LEFT JOIN merge_requests m ON e.target_type = 'MergeRequest' AND m.id = e.target_id"
+// eventFrom joins each event to its target's current iid and title (a
+// merge request's or an issue's).
+const eventFrom = "events e LEFT JOIN merge_requests m ON e.target_type = 'MergeRequest' AND m.id = e.target_id" +
+	" LEFT JOIN issues iss ON e.target_type = 'Issue' AND iss.id = e.target_id"
 
 func scanEvent(r *sql.Rows) (model.Event, error) {
 	var e model.Event
@@ -98,6 +100,11 @@ type EventFilter struct {
 	// features the caller may not read.
 	ExcludeActions     []model.EventAction
 	ExcludeTargetTypes []string
+	// HideConfidentialIssues leaves out the events of confidential issues
+	// but those authored by, or assigned to, ConfidentialViewer (0:
+	// anonymous).
+	HideConfidentialIssues bool
+	ConfidentialViewer     int64
 }
 
 // ListEvents returns one page of events, by id (newest first unless Asc).
@@ -126,6 +133,11 @@ func (tx *Tx) ListEvents(ctx context.Context, f EventFilter, page model.Page) ([
 	}
 	for _, t := range f.ExcludeTargetTypes {
 		w.add("(e.target_type IS NULL OR e.target_type <> ?)", t)
+	}
+	if f.HideConfidentialIssues {
+		w.add(`NOT (e.target_type = 'Issue' AND e.target_id IN (SELECT i.id FROM issues i WHERE i.confidential
+			AND COALESCE(i.author_id, 0) <> ? AND i.id NOT IN (SELECT issue_id FROM issue_assignees WHERE user_id = ?)))`,
+			f.ConfidentialViewer, f.ConfidentialViewer)
 	}
 	if f.Before != nil {
 		w.add("e.created_at < ?", micros(*f.Before))

@@ -13,7 +13,8 @@ const projectColumns = `p.id, p.namespace_id, p.creator_id, p.name, p.path, p.de
 	p.archived, p.repository_storage, p.disk_path, p.empty_repo, p.has_readme, p.import_status, p.import_error,
 	p.forked_from_id, p.star_count, p.forks_count, p.avatar, p.issues_access_level, p.merge_requests_access_level,
 	p.settings, p.repository_size, p.wiki_size, p.commit_count, p.marked_for_deletion_on, p.pending_delete, p.last_activity_at,
-	p.created_at, p.updated_at, p.version, p.entity_version, ` + namespaceColumns + `, p.runners_token, p.repository_read_only`
+	p.created_at, p.updated_at, p.version, p.entity_version, ` + namespaceColumns + `, p.runners_token, p.repository_read_only,
+	p.open_issues_count, p.open_confidential_issues_count`
 
 // projectFrom joins each project with its namespace.
 const projectFrom = "projects p JOIN namespaces n ON n.id = p.namespace_id"
@@ -27,7 +28,8 @@ func (tx *Tx) projectDest(p *model.Project) []any {
 		nullString{&p.Avatar}, &p.IssuesAccessLevel, &p.MergeRequestsAccessLevel, jsonDoc{&p.Settings},
 		&p.RepositorySize, &p.WikiSize, &p.CommitCount, nullString{&p.MarkedForDeletionOn}, &p.PendingDelete,
 		tsScan{&p.LastActivityAt}, tsScan{&p.CreatedAt}, tsScan{&p.UpdatedAt}, &p.Version, &p.EntityVersion}, namespaceDest(&p.Namespace)...),
-		sealedText{tx, &p.Settings.RunnersToken, sealProjectToken}, &p.RepositoryReadOnly)
+		sealedText{tx, &p.Settings.RunnersToken, sealProjectToken}, &p.RepositoryReadOnly, &p.OpenIssuesCount,
+		&p.OpenConfidentialIssuesCount)
 }
 
 func (tx *Tx) scanProject(r *sql.Rows) (model.Project, error) {

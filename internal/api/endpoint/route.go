@@ -183,7 +183,7 @@ var identifierWildcards = map[string]bool{
 	"id": true, "user_id": true, "group_id": true, "project_id": true, "forked_from_id": true,
 	"key": true, "provider": true, "file_path": true, "sha": true, "branch": true, "tag": true,
 	"name": true, "path...": true, "job_id": true, "pipeline_id": true, "trigger_id": true, "ref": true,
-	"artifact_path...": true, "merge_request_iid": true, "approval_rule_id": true,
+	"artifact_path...": true, "merge_request_iid": true, "issue_iid": true, "issue_id": true, "approval_rule_id": true,
 	"agent_id": true, "target_project_id": true, "target_group_id": true,
 	"runner_id": true, "slug": true, "snippet_id": true, "repository_storage_id": true,
 	"badge_id": true, "label_id": true, "milestone_id": true, "board_id": true, "list_id": true,

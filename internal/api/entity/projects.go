@@ -267,6 +267,12 @@ func (r *Renderer) ProjectBasic(v *projects.View, a auth.Actor) ProjectBasic {
 
 func featureOn(level string) bool { return level != "disabled" }
 
+// seesConfidentialIssues reports whether the caller counts a project's
+// confidential issues: reporters up and administrators.
+func seesConfidentialIssues(v *projects.View, a auth.Actor) bool {
+	return a.Admin() || v.Access >= model.Reporter
+}
+
 func (r *Renderer) Project(v *projects.View, a auth.Actor) Project {
 	p := &v.Project
 	st := &p.Settings
@@ -300,8 +306,13 @@ func (r *Renderer) Project(v *projects.View, a auth.Actor) Project {
 		Statistics: r.Statistics(v.Statistics)}
 	if featureOn(p.IssuesAccessLevel) {
 		j.Links.Issues = self + "/issues"
-		zero := 0 // Quarry has no issues yet.
-		j.OpenIssuesCount = &zero
+		// Confidential issues count for those who see them all (GitLab's
+		// OpenIssuesCountService: reporters up).
+		n := p.OpenIssuesCount
+		if !seesConfidentialIssues(v, a) {
+			n -= p.OpenConfidentialIssuesCount
+		}
+		j.OpenIssuesCount = &n
 	}
 	if featureOn(p.MergeRequestsAccessLevel) {
 		j.Links.MergeRequests = self + "/merge_requests"

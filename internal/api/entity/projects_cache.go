@@ -40,6 +40,9 @@ func projectClass(v *projects.View, a auth.Actor) uint8 {
 	if v.Access >= model.Developer || a.Admin() {
 		c |= 8
 	}
+	if seesConfidentialIssues(v, a) {
+		c |= 16 // open_issues_count counts confidential issues
+	}
 	return c
 }
 

@@ -29,8 +29,8 @@ type Release struct {
 	Links             map[string]string  `json:"_links"`
 }
 
-// ReleaseMilestone is GitLab's Entities::MilestoneWithStats: Quarry has
-// no issues, so the stats count none.
+// ReleaseMilestone is GitLab's Entities::MilestoneWithStats: the
+// milestone's issues, all of them (total) and the closed ones.
 type ReleaseMilestone struct {
 	Milestone
 	IssueStats struct {
@@ -102,7 +102,10 @@ func (r *Renderer) Release(v releases.View, html bool) Release {
 	}
 	if v.CanReadMilestones {
 		for i := range v.Milestones {
-			j.Milestones = append(j.Milestones, ReleaseMilestone{Milestone: r.Milestone(&v.Milestones[i])})
+			m := ReleaseMilestone{Milestone: r.Milestone(&v.Milestones[i])}
+			c := v.IssueStats[v.Milestones[i].ID]
+			m.IssueStats.Total, m.IssueStats.Closed = c.Opened+c.Closed, c.Closed
+			j.Milestones = append(j.Milestones, m)
 		}
 	}
 	file := p.Path + "-" + strings.ReplaceAll(v.Tag, "/", "-")

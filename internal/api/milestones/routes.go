@@ -41,7 +41,6 @@ func (h *Handlers) Routes() []endpoint.Route {
 			row("GET", owner.base+"/{milestone_id}", token, api, parsed, func(c *endpoint.Call) error { return h.get(c, o(c)) }),
 			row("PUT", owner.base+"/{milestone_id}", token, api, parsed, func(c *endpoint.Call) error { return h.update(c, o(c)) }),
 			row("DELETE", owner.base+"/{milestone_id}", token, api, parsed, func(c *endpoint.Call) error { return h.delete(c, o(c)) }),
-			row("GET", owner.base+"/{milestone_id}/issues", token, api, parsed, func(c *endpoint.Call) error { return h.issuables(c, o(c)) }),
 			row("GET", owner.base+"/{milestone_id}/merge_requests", token, api, parsed, func(c *endpoint.Call) error { return h.issuables(c, o(c)) }),
 		)
 	}
@@ -173,9 +172,9 @@ func (h *Handlers) delete(c *endpoint.Call, o model.OwnerRef) error {
 	return c.NoContent()
 }
 
-// issuables lists a milestone's issues or merge requests: Quarry has no
-// issues and its merge requests carry no milestone, so the list of an
-// existing milestone is empty.
+// issuables lists a milestone's merge requests: Quarry's merge requests
+// carry no milestone, so the list of an existing milestone is empty (its
+// issues are the issues area's).
 func (h *Handlers) issuables(c *endpoint.Call, o model.OwnerRef) error {
 	id, err := c.PathID("milestone_id")
 	if err != nil {
