@@ -1,0 +1,46 @@
+package issues
+
+import (
+	"context"
+
+	"quarry/internal/auth"
+	"quarry/internal/model"
+	"quarry/internal/store"
+)
+
+// Counts are the numbers of a list's issues by state (the web list's
+// tabs), each up to model.CountLimit.
+type Counts = store.IssueCounts
+
+// ListPage is a page of a project's issues for the web's list: the
+// project (its issues open to the caller), the page, and how many issues
+// the filter keeps in each state, whatever State says.
+type ListPage struct {
+	Project model.Project
+	Issues  []View
+	Info    model.PageInfo
+	Counts  Counts
+}
+
+// ProjectPage is ProjectIssues with the counts of the tabs, in a fixed
+// number of statements whatever the page's size.
+func (s *Service) ProjectPage(ctx context.Context, a auth.Actor, projectRef string, f Filter, page model.Page) (ListPage, error) {
+	p, acc, err := s.project(ctx, a, projectRef)
+	if err != nil {
+		return ListPage{}, err
+	}
+	out := ListPage{Project: p}
+	if out.Issues, out.Info, err = s.list(ctx, a, map[int64]model.Project{p.ID: p}, map[int64]model.AccessLevel{p.ID: acc}, f, 0, page); err != nil {
+		return out, err
+	}
+	sf, err := s.storeFilter(ctx, a, f)
+	if err != nil {
+		return out, err
+	}
+	sf.State, sf.ProjectIDs = "", []int64{p.ID}
+	if !auth.Can(a, auth.ReadConfidentialIssues, auth.Resource{Project: &p, Access: acc}) {
+		sf.Visibility = &store.IssueVisibility{UserID: a.UserID()}
+	}
+	out.Counts, err = s.db.IssueCountsWhere(ctx, sf)
+	return out, err
+}
