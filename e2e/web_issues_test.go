@@ -321,14 +321,27 @@ func TestWeb_issueForms(t *testing.T) {
 			t.Errorf("the guest's issue: %v", got)
 		}
 		// A reporter's metadata is kept.
+		f.api(t, "POST", "/milestones", f.alice.Token, map[string]any{"title": "m1"}).Want(t, http.StatusCreated)
 		r = f.post(t, rita, f.page(0, ""), url.Values{"title": {"Reporter's"}, "labels": {"a, b"}, "confidential": {"1"},
-			"due_date": {"2032-02-03"}}).want(t, http.StatusSeeOther)
+			"due_date": {"2032-02-03"}, "milestone_title": {"m1"}, "assignee_usernames": {"gus, @rita"}}).want(t, http.StatusSeeOther)
 		var riid int64
-		fmt.Sscanf(r.Header.Get("Location"), "/wi/app/-/issues/%d", &riid)
-		got = f.apiIssue(t, riid)
-		if fmt.Sprint(got["labels"]) != "[a b]" || got["confidential"] != true || got["due_date"] != "2032-02-03" {
-			t.Errorf("the reporter's issue: labels %v, confidential %v, due %v", got["labels"], got["confidential"], got["due_date"])
+		if _, err := fmt.Sscanf(r.Header.Get("Location"), "/wi/app/-/issues/%d", &riid); err != nil {
+			t.Fatalf("Location %q", r.Header.Get("Location"))
 		}
+		got = f.apiIssue(t, riid)
+		ms, _ := got["milestone"].(map[string]any)
+		if fmt.Sprint(got["labels"]) != "[a b]" || got["confidential"] != true || got["due_date"] != "2032-02-03" || ms == nil || ms["title"] != "m1" {
+			t.Errorf("the reporter's issue: labels %v, confidential %v, due %v, milestone %v", got["labels"], got["confidential"], got["due_date"], got["milestone"])
+		}
+		var assignees []string
+		for _, a := range got["assignees"].([]any) {
+			assignees = append(assignees, a.(map[string]any)["username"].(string))
+		}
+		if strings.Join(assignees, ",") != "gus,rita" {
+			t.Errorf("the reporter's issue: assignees %v", assignees)
+		}
+		rita.get(t, f.page(riid, "/edit")).want(t, http.StatusOK).contains(t, `name="milestone_title" value="m1"`,
+			`name="assignee_usernames" value="gus, rita"`, `name="labels" value="a, b"`, `value="2032-02-03"`)
 
 		// Bad input: the form again with GitLab's message, nothing made.
 		before := f.api(t, "GET", "/issues?state=all", f.alice.Token, nil).Want(t, http.StatusOK).Array(t)
@@ -338,6 +351,10 @@ func TestWeb_issueForms(t *testing.T) {
 			contains(t, "Title is too long (maximum is 255 characters)")
 		f.post(t, rita, f.page(0, ""), url.Values{"title": {"ok"}, "due_date": {"tomorrow"}}).want(t, http.StatusBadRequest).
 			contains(t, "due_date is invalid")
+		f.post(t, rita, f.page(0, ""), url.Values{"title": {"ok"}, "milestone_title": {"nope"}}).want(t, http.StatusBadRequest).
+			contains(t, `data-testid="alert">Milestone does not exist<`, `value="nope"`)
+		f.post(t, rita, f.page(0, ""), url.Values{"title": {"ok"}, "assignee_usernames": {"nobody"}}).want(t, http.StatusBadRequest).
+			contains(t, `data-testid="alert">Assignees @nobody does not exist<`)
 		f.post(t, gus, f.page(0, ""), url.Values{"title": {"big"}, "description": {strings.Repeat("x", 5<<20)}}).
 			want(t, http.StatusRequestEntityTooLarge)
 		after := f.api(t, "GET", "/issues?state=all", f.alice.Token, nil).Want(t, http.StatusOK).Array(t)
@@ -364,7 +381,14 @@ func TestWeb_issueForms(t *testing.T) {
 		f.post(t, gilB, f.page(iid, "/close"), nil).want(t, http.StatusForbidden).contains(t, "You are not allowed to close this issue.")
 		// A reporter edits metadata.
 		f.done(t, rita, f.page(iid, ""), url.Values{"title": {"Edited"}, "labels": {"triaged"}, "metadata_shown": {"1"},
-			"due_date": {"2033-01-01"}}, iid, "The issue was updated.").contains(t, `data-testid="issue-label">triaged<`)
+			"due_date": {"2033-01-01"}, "milestone_title": {"m1"}, "assignee_usernames": {"rita"}}, iid, "The issue was updated.").
+			contains(t, `data-testid="issue-label">triaged<`, `data-testid="issue-milestone">m1<`, `data-testid="issue-assignees"><a href="/rita">Rita</a>`,
+				`data-testid="issue-due">2033-01-01<`)
+		// Cleared, the milestone and the assignees go.
+		f.done(t, rita, f.page(iid, ""), url.Values{"metadata_shown": {"1"}, "labels": {"triaged"}}, iid, "The issue was updated.")
+		if got := f.apiIssue(t, iid); got["milestone"] != nil || len(got["assignees"].([]any)) != 0 || got["due_date"] != nil {
+			t.Errorf("after clearing: milestone %v, assignees %v, due %v", got["milestone"], got["assignees"], got["due_date"])
+		}
 
 		// Close and reopen.
 		f.done(t, alice, f.page(iid, "/close"), nil, iid, "The issue was closed.").

@@ -360,10 +360,18 @@ type issueFormBody struct {
 	// (reporters up; the service drops them for others).
 	Metadata     bool
 	Labels       string
+	Milestone    string // its title
+	Assignees    string // usernames, separated by commas
 	Confidential bool
 	DueDate      string
 	Alert        string
 	Submit       string
+}
+
+// readMetadata reads the metadata fields of a reporter's form into body.
+func (body *issueFormBody) readMetadata(f url.Values) {
+	body.Labels, body.Confidential, body.DueDate = f.Get("labels"), f.Get("confidential") == "1", strings.TrimSpace(f.Get("due_date"))
+	body.Milestone, body.Assignees = strings.TrimSpace(f.Get("milestone_title")), f.Get("assignee_usernames")
 }
 
 func (h *Handler) renderIssueForm(w http.ResponseWriter, r *http.Request, a auth.Actor, status int, p model.Project, last string, body issueFormBody) {
@@ -403,9 +411,18 @@ func (h *Handler) issueEdit(w http.ResponseWriter, r *http.Request, a auth.Actor
 func (h *Handler) issueEditBody(a auth.Actor, pv projects.View, iv issues.View) issueFormBody {
 	p := pv.Project
 	u := issueURL(p, iv.IID)
-	return issueFormBody{projectHead: head(pv), Heading: "Edit issue #" + strconv.FormatInt(iv.IID, 10), Action: u, Cancel: u,
+	body := issueFormBody{projectHead: head(pv), Heading: "Edit issue #" + strconv.FormatInt(iv.IID, 10), Action: u, Cancel: u,
 		Title: iv.Title, Description: iv.Description, Labels: strings.Join(iv.Labels, ", "), Confidential: iv.Confidential,
 		DueDate: iv.DueDate, Metadata: auth.Can(a, auth.AdminIssue, auth.Resource{Project: &p, Access: pv.Access}), Submit: "Save changes"}
+	if iv.Milestone != nil {
+		body.Milestone = iv.Milestone.Title
+	}
+	var names []string
+	for _, u := range usersOf(iv.Users, iv.AssigneeIDs) {
+		names = append(names, u.Username)
+	}
+	body.Assignees = strings.Join(names, ", ")
+	return body
 }
 
 // issuePost answers the issue forms: POST /-/issues (open one),
@@ -504,11 +521,16 @@ func (h *Handler) issueCreate(w http.ResponseWriter, r *http.Request, a auth.Act
 		Metadata: auth.Can(a, auth.AdminIssue, res), Submit: "Create issue",
 		Title: f.Get("title"), Description: f.Get("description")}
 	in := issues.CreateInput{Title: body.Title, Description: body.Description}
+	var err error
 	if body.Metadata {
-		body.Labels, body.Confidential, body.DueDate = f.Get("labels"), f.Get("confidential") == "1", strings.TrimSpace(f.Get("due_date"))
+		body.readMetadata(f)
 		in.Labels, in.Confidential, in.DueDate = issueLabels(body.Labels), body.Confidential, body.DueDate
+		in.MilestoneID, in.AssigneeIDs, err = h.Issues.FormRefs(r.Context(), p, body.Milestone, strings.Split(body.Assignees, ","))
 	}
-	iv, err := h.Issues.Create(r.Context(), a, p.FullPath(), in)
+	var iv issues.View
+	if err == nil {
+		iv, err = h.Issues.Create(r.Context(), a, p.FullPath(), in)
+	}
 	if err != nil {
 		h.issueRefused(w, r, a, p, "New", body, err)
 		return
@@ -543,11 +565,18 @@ func (h *Handler) issueUpdate(w http.ResponseWriter, r *http.Request, a auth.Act
 		in.Description = &d
 	}
 	if body.Metadata && f.Has("metadata_shown") {
-		body.Labels, body.Confidential, body.DueDate = f.Get("labels"), f.Get("confidential") == "1", strings.TrimSpace(f.Get("due_date"))
+		body.readMetadata(f)
 		labels, conf, due := issueLabels(body.Labels), body.Confidential, body.DueDate
 		in.Labels, in.Confidential, in.DueDate = &labels, &conf, &due
+		var milestone int64
+		var assignees []int64
+		milestone, assignees, err = h.Issues.FormRefs(r.Context(), p, body.Milestone, strings.Split(body.Assignees, ","))
+		in.MilestoneID, in.AssigneeIDs = &milestone, &assignees
 	}
-	if _, err := h.Issues.Update(r.Context(), a, p.FullPath(), iid, in); err != nil {
+	if err == nil {
+		_, err = h.Issues.Update(r.Context(), a, p.FullPath(), iid, in)
+	}
+	if err != nil {
 		h.issueRefused(w, r, a, p, "#"+strconv.FormatInt(iid, 10), body, err)
 		return
 	}
