@@ -32,17 +32,23 @@ func (s *Service) ProjectPage(ctx context.Context, a auth.Actor, projectRef stri
 		return ListPage{}, err
 	}
 	out := ListPage{Project: p}
-	if out.Issues, out.Info, err = s.list(ctx, a, map[int64]model.Project{p.ID: p}, map[int64]model.AccessLevel{p.ID: acc}, f, 0, page); err != nil {
-		return out, err
-	}
 	sf, err := s.storeFilter(ctx, a, f)
 	if err != nil {
 		return out, err
 	}
-	sf.State, sf.ProjectIDs = "", []int64{p.ID}
+	sf.ProjectIDs = []int64{p.ID}
 	if !auth.Can(a, auth.ReadConfidentialIssues, auth.Resource{Project: &p, Access: acc}) {
 		sf.Visibility = &store.IssueVisibility{UserID: a.UserID()}
 	}
+	list, info, err := s.db.Issues(ctx, sf, page)
+	if err != nil {
+		return out, err
+	}
+	if out.Issues, err = s.views(ctx, map[int64]model.Project{p.ID: p}, list); err != nil {
+		return out, err
+	}
+	out.Info = info
+	sf.State = ""
 	out.Counts, err = s.db.IssueCountsWhere(ctx, sf)
 	return out, err
 }
