@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -526,6 +528,18 @@ func TestWeb_browserIssues(t *testing.T) {
 		iid := f.issue(t, f.alice.Token, map[string]any{"title": "Browser <b>issue</b>", "description": "- [x] one\n- [ ] two\n"})
 		bctx := newChromeTab(t, 90*time.Second)
 		do, eval := chromeSteps(t, bctx)
+		shots, n := screenshotDir(t, s), 0
+		shot := func(name string) {
+			t.Helper()
+			n++
+			b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatalf("screenshot %s: %v", name, err)
+			}
+			if err := os.WriteFile(filepath.Join(shots, fmt.Sprintf("issues-%02d-%s.png", n, name)), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		do("sign in", chromedp.Navigate(s.URL+"/users/sign_in"), chromedp.WaitVisible(chromedp.CSS("#user_login")),
 			chromedp.SendKeys(chromedp.CSS("#user_login"), "alice"), chromedp.SendKeys(chromedp.CSS("#user_password"), webPassword),
 			chromedp.Click(chromedp.CSS(`[data-testid="sign-in-button"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="user-menu"]`)))
@@ -534,16 +548,19 @@ func TestWeb_browserIssues(t *testing.T) {
 		if !eval(`document.querySelector('[data-testid="issue-link"]').textContent === 'Browser <b>issue</b>'`) {
 			t.Errorf("the list does not show the issue's title as text")
 		}
+		shot("list")
 		do("open the issue", chromedp.Click(chromedp.CSS(`[data-testid="issue-link"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="issue-title"]`)))
 		if !eval(`document.querySelectorAll('[data-testid="issue-description"] input[type=checkbox]').length === 2`) {
 			t.Errorf("the task list is not shown")
 		}
+		shot("issue")
 		do("close it", chromedp.Click(chromedp.CSS(`[data-testid="close-issue"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="reopen-issue"]`)))
 		if !eval(`document.querySelector('[data-testid="issue-state"]').textContent === 'Closed' && document.querySelector('[data-testid="flash"]') !== null`) {
 			t.Errorf("the issue page does not show it closed")
 		}
+		shot("closed")
 		if got := f.apiIssue(t, iid); got["state"] != "closed" {
 			t.Errorf("after the button: state %v", got["state"])
 		}
