@@ -182,6 +182,9 @@ func TestWeb_issueList(t *testing.T) {
 			{"?release_tag=v1&scope=all&state=opened", fmt.Sprint(one)},
 			{"?release_tag=v1&scope=all&state=closed", fmt.Sprint(two)},
 			{"?release_tag=v9&scope=all&state=all", ""},
+			{"?release_tag=Any&state=all&sort=created_asc", fmt.Sprintf("%d,%d", one, two)},
+			{"?release_tag=none&state=all&sort=created_asc", fmt.Sprint(four)},
+			{"?label_name=bug,%3Ci%3Ex%3C/i%3E", fmt.Sprint(one)},
 			{"?sort=nonsense", fmt.Sprintf("%d,%d", four, one)},
 		} {
 			p := anon.get(t, f.page(0, c.query)).want(t, http.StatusOK)
@@ -196,6 +199,9 @@ func TestWeb_issueList(t *testing.T) {
 		// A scope of one's own: a signed-in viewer's.
 		if got := listIIDs(rita.get(t, f.page(0, "?scope=created_by_me")).want(t, http.StatusOK)); got != fmt.Sprint(four) {
 			t.Errorf("rita's issues %q", got)
+		}
+		if got := listIIDs(rita.get(t, f.page(0, "?scope=authored")).want(t, http.StatusOK)); got != fmt.Sprint(four) {
+			t.Errorf("rita's issues (authored) %q", got)
 		}
 		if got := listIIDs(rita.get(t, f.page(0, "?scope=assigned_to_me")).want(t, http.StatusOK)); got != fmt.Sprint(one) {
 			t.Errorf("issues assigned to rita %q", got)

@@ -85,7 +85,8 @@ type Filter struct {
 	// Milestone is a title, "None" or "Any" ("": any).
 	Milestone string
 	// ReleaseTag keeps the issues of the milestones of the project's
-	// release of that tag ("": any).
+	// release of that tag; "None" those of no release, "Any" those of
+	// one ("": all).
 	ReleaseTag string
 	// Search looks in titles and descriptions; In ("title",
 	// "description" or "title,description") narrows where.

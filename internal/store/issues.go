@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"quarry/internal/model"
@@ -221,7 +222,8 @@ type IssueFilter struct {
 	Milestone   string
 	// ReleaseTag keeps the issues whose milestone is one of the
 	// milestones of their project's release of that tag (the web list's
-	// release_tag).
+	// release_tag); "None" (any case) those whose milestone is in no
+	// release (or who have none), "Any" those whose milestone is in one.
 	ReleaseTag string
 	Search     string
 	// SearchTitle and SearchDescription say where Search looks (both
@@ -295,7 +297,13 @@ func (f IssueFilter) where(tx *Tx) where {
 	default:
 		w.add("i.milestone_id IN (SELECT id FROM milestones WHERE title = ?)", f.Milestone)
 	}
-	if f.ReleaseTag != "" {
+	switch {
+	case f.ReleaseTag == "":
+	case strings.EqualFold(f.ReleaseTag, "none"):
+		w.add("(i.milestone_id IS NULL OR i.milestone_id NOT IN (SELECT milestone_id FROM release_milestones))")
+	case strings.EqualFold(f.ReleaseTag, "any"):
+		w.add("i.milestone_id IN (SELECT milestone_id FROM release_milestones)")
+	default:
 		w.add(`i.milestone_id IN (SELECT rm.milestone_id FROM release_milestones rm JOIN releases r ON r.id = rm.release_id
 			WHERE r.project_id = i.project_id AND r.tag = ?)`, f.ReleaseTag)
 	}

@@ -202,11 +202,15 @@ func issueFilter(q url.Values) (issues.Filter, string, error) {
 	case "", "all":
 	case "created_by_me", "created-by-me", "assigned_to_me", "assigned-to-me":
 		f.Scope = s
+	case "authored": // GitLab's other name of created-by-me
+		f.Scope = "created_by_me"
 	default:
 		return f, "", model.Param("scope should be all, created_by_me or assigned_to_me")
 	}
 	f.Labels = append(f.Labels, q["label_name[]"]...)
-	f.Labels = append(f.Labels, q["label_name"]...)
+	for _, l := range q["label_name"] { // a string: comma-separated
+		f.Labels = append(f.Labels, strings.Split(l, ",")...)
+	}
 	if l := q.Get("labels"); l != "" {
 		f.Labels = append(f.Labels, strings.Split(l, ",")...)
 	}

@@ -27,6 +27,7 @@ func TestIssueFilter(t *testing.T) {
 		{query: "sort=title_desc", state: "opened", order: "title"},
 		{query: "sort=popularity", state: "opened"},
 		{query: "label_name[]=a&label_name[]=b&labels=c,d", state: "opened", labels: []string{"a", "b", "c", "d"}},
+		{query: "label_name=e,f", state: "opened", labels: []string{"e", "f"}},
 		{query: "state=merged", bad: "state should be opened, closed or all"},
 		{query: "scope=mine", bad: "scope should be all, created_by_me or assigned_to_me"},
 		{query: "search=" + strings.Repeat("s", maxIssueFilterBytes+1), bad: "search is too long"},
