@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -10,6 +11,9 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"quarry/internal/apitest"
+	"quarry/internal/auth"
+	"quarry/internal/issues"
+	"quarry/internal/model"
 )
 
 // Issues end to end: GitLab's Issues API on both databases — the entity,
@@ -21,10 +25,10 @@ import (
 // issWorld is a public group "iss" with a project "iss/app" owned by
 // owner, a reporter, a guest and a stranger (no membership).
 type issWorld struct {
-	s                                 *apitest.Server
+	s                                *apitest.Server
 	owner, reporter, guest, stranger apitest.User
-	group, project                    int64
-	base                              string // /projects/:id/issues
+	group, project                   int64
+	base                             string // /projects/:id/issues
 }
 
 func newIssWorld(t *testing.T, s *apitest.Server, vis string) issWorld {
@@ -81,7 +85,7 @@ func TestIssues_crud(t *testing.T) {
 		}
 		if iss.IID != 1 || iss.ProjectID != w.project || iss.Title != "First bug" || iss.State != "opened" ||
 			iss.Author == nil || iss.Author.Username != "issowner" || len(iss.Assignees) != 1 || iss.Assignees[0].Username != "issreporter" ||
-			iss.Assignee == nil || iss.Assignee.ID != w.reporter.ID || strings.Join(iss.Labels, ",") != "bug,ui" ||
+			strings.Join(iss.Labels, ",") != "bug,ui" ||
 			iss.DueDate == nil || time.Time(*iss.DueDate).Format("2006-01-02") != "2030-01-02" ||
 			iss.WebURL != s.URL+"/iss/app/-/issues/1" || iss.TaskCompletionStatus == nil || iss.TaskCompletionStatus.Count != 2 ||
 			iss.TaskCompletionStatus.CompletedCount != 1 || iss.Links == nil ||
@@ -99,6 +103,9 @@ func TestIssues_crud(t *testing.T) {
 			if got, ok := raw[k]; !ok || fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("%s = %v (present %v); want %v", k, got, ok, want)
 			}
+		}
+		if a, _ := raw["assignee"].(map[string]any); a == nil || a["id"] != float64(w.reporter.ID) {
+			t.Errorf("assignee %v", raw["assignee"])
 		}
 		links := raw["_links"].(map[string]any)
 		api := fmt.Sprintf("%s/api/v4/projects/%d", s.URL, w.project)
@@ -133,8 +140,11 @@ func TestIssues_crud(t *testing.T) {
 		}
 		re, _, err := c.Issues.UpdateIssue(int(w.project), 1, &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("reopen"),
 			AssigneeIDs: &[]int64{}, DueDate: nil})
-		if err != nil || re.State != "opened" || re.ClosedBy != nil || re.ClosedAt != nil || len(re.Assignees) != 0 || re.Assignee != nil {
+		if err != nil || re.State != "opened" || re.ClosedBy != nil || re.ClosedAt != nil || len(re.Assignees) != 0 {
 			t.Errorf("reopened %+v, %v", re, err)
+		}
+		if got := w.do(t, "GET", "/1", w.owner.Token, nil).Want(t, 200).Object(t)["assignee"]; got != nil {
+			t.Errorf("assignee %v with no assignees", got)
 		}
 		w.do(t, "PUT", "/1", w.owner.Token, map[string]any{"due_date": nil}).Want(t, 200)
 		if got := w.do(t, "GET", "/1", w.owner.Token, nil).Want(t, 200).Object(t)["due_date"]; got != nil {
@@ -225,6 +235,25 @@ func TestIssues_validation(t *testing.T) {
 		w.do(t, "PUT", "/1", w.owner.Token, map[string]any{"due_date": "2030-13-45"}).Want(t, 400)
 		w.do(t, "PUT", "/1", w.owner.Token, map[string]any{"labels": issManyLabels(60)}).Want(t, 400)
 		s.Get(t, "/projects/999999/issues", w.owner.Token).Want(t, 404).WantBody(t, `{"message":"404 Project Not Found"}`)
+		// Bytes that are not text, cursors Quarry did not make: the
+		// caller's error, never a 500.
+		s.Do(t, apitest.Request{Method: "POST", Path: w.base, Token: w.owner.Token, Form: url.Values{"title": {"bad\xff\xfe"}}}).
+			Want(t, 400).WantBody(t, `{"error":"title is invalid"}`)
+		for _, body := range []map[string]any{{"title": "a\x00b"}, {"title": "ok", "description": "a\x00b"}, {"title": "ok", "labels": "a\x00b"}} {
+			if r := w.do(t, "POST", "", w.owner.Token, body); r.Status >= 500 {
+				t.Errorf("NUL in %v: %d %s", body, r.Status, r.Body)
+			}
+		}
+		for _, q := range []string{
+			"pagination=keyset&order_by=created_at&cursor=eyJrIjoiYWJjIiwiaWQiOjF9", // {"k":"abc","id":1}
+			"pagination=keyset&order_by=title&cursor=eyJrIjo1LCJpZCI6MX0",           // {"k":5,"id":1}
+			"pagination=keyset&order_by=due_date&cursor=eyJrIjo1LCJpZCI6MX0",
+		} {
+			w.do(t, "GET", "?"+q, w.owner.Token, nil).Want(t, 400).WantBody(t, `{"error":"cursor is invalid"}`)
+		}
+		if r := w.do(t, "GET", "?search="+strings.Repeat("%25", 3000), w.owner.Token, nil); r.Status >= 500 {
+			t.Errorf("long search: %d", r.Status)
+		}
 	})
 }
 
@@ -349,19 +378,22 @@ func TestIssues_permissions(t *testing.T) {
 			b["title"] = "from " + who
 			return b
 		}
-		// A non-member and a guest open issues in a public project; what
-		// only reporters set is dropped; the date only owners set.
-		for _, u := range []apitest.User{w.stranger, w.guest} {
+		// A non-member opens an issue in a public project: labels,
+		// milestone and assignees are members' to set (dropped), the date
+		// owners' (dropped).
+		delete(full, "confidential")
+		got := w.create(t, w.stranger.Token, body("stranger"))
+		if len(got["labels"].([]any)) != 0 || got["milestone"] != nil || len(got["assignees"].([]any)) != 0 ||
+			got["confidential"] != false || strings.HasPrefix(got["created_at"].(string), "2001") {
+			t.Errorf("stranger created %v", got)
+		}
+		// Members (a guest too, on creation) set them.
+		for _, u := range []apitest.User{w.reporter, w.guest} { // the reporter makes the label
 			got := w.create(t, u.Token, body(u.Username))
-			if len(got["labels"].([]any)) != 0 || got["milestone"] != nil || len(got["assignees"].([]any)) != 0 ||
-				got["confidential"] != false || strings.HasPrefix(got["created_at"].(string), "2001") {
+			if len(got["labels"].([]any)) != 1 || got["milestone"] == nil || len(got["assignees"].([]any)) != 1 ||
+				strings.HasPrefix(got["created_at"].(string), "2001") {
 				t.Errorf("%s created %v", u.Username, got)
 			}
-		}
-		got := w.create(t, w.reporter.Token, body("reporter"))
-		if len(got["labels"].([]any)) != 1 || got["milestone"] == nil || len(got["assignees"].([]any)) != 1 || got["confidential"] != true ||
-			strings.HasPrefix(got["created_at"].(string), "2001") {
-			t.Errorf("reporter created %v", got)
 		}
 		got = w.create(t, w.owner.Token, body("owner"))
 		if !strings.HasPrefix(got["created_at"].(string), "2001-02-03T04:05:06") {
@@ -369,8 +401,22 @@ func TestIssues_permissions(t *testing.T) {
 		}
 		w.do(t, "POST", "", "", map[string]any{"title": "anon"}).Want(t, 401)
 		// Anonymous callers read a public project's issues.
-		if got := issIIDs(t, w.do(t, "GET", "", "", nil).Want(t, 200)); got != "2,1" {
+		if got := issIIDs(t, w.do(t, "GET", "", "", nil).Want(t, 200)); got != "3,2,1,4" { // 4 backdated
 			t.Errorf("anonymous list %s", got)
+		}
+		// Whoever opens an issue may make it confidential (a non-member
+		// too), and sees it as its author; a guest does not edit it.
+		conf := w.create(t, w.stranger.Token, map[string]any{"title": "private matter", "confidential": true})
+		if conf["confidential"] != true {
+			t.Errorf("stranger's confidential issue %v", conf)
+		}
+		w.do(t, "GET", "/5", w.stranger.Token, nil).Want(t, 200)
+		w.do(t, "GET", "/5", w.guest.Token, nil).Want(t, 404)
+		w.do(t, "GET", "/5", w.reporter.Token, nil).Want(t, 200)
+		// The author may not make it public again: confidentiality is
+		// reporters' to change after creation.
+		if got := w.do(t, "PUT", "/5", w.stranger.Token, map[string]any{"confidential": false}).Want(t, 200).Object(t)["confidential"]; got != true {
+			t.Errorf("author's confidential edit: %v", got)
 		}
 		w.do(t, "GET", "/1", "", nil).Want(t, 200)
 
@@ -385,6 +431,11 @@ func TestIssues_permissions(t *testing.T) {
 		w.do(t, "PUT", "/1", w.guest.Token, map[string]any{"title": "theirs"}).Want(t, 403)
 		if got := w.do(t, "PUT", "/1", w.reporter.Token, map[string]any{"labels": "triaged"}).Want(t, 200).Object(t)["labels"]; fmt.Sprint(got) != "[triaged]" {
 			t.Errorf("reporter's labels %v", got)
+		}
+		// Labels that do not exist are created for those who manage
+		// labels (reporters up), dropped for others.
+		if got := w.create(t, w.guest.Token, map[string]any{"title": "guest labels", "labels": "bug,newone"})["labels"]; fmt.Sprint(got) != "[bug]" {
+			t.Errorf("guest's new labels %v", got)
 		}
 		// Deletes: owners.
 		for _, u := range []apitest.User{w.stranger, w.guest, w.reporter} {
@@ -451,13 +502,9 @@ func TestIssues_confidential(t *testing.T) {
 		other := s.NewUser(t, "issother")
 		w.create(t, w.owner.Token, map[string]any{"title": "public"})
 		w.create(t, w.owner.Token, map[string]any{"title": "secret", "confidential": true, "assignee_ids": []int64{other.ID}})
-		// A guest (not a reporter) opens one: confidential is dropped for
-		// it; a reporter opens one for the guest to be its author.
-		w.create(t, w.reporter.Token, map[string]any{"title": "guest's", "confidential": true})
-		// Confidentiality is the reporter's to set: make the guest the
-		// author of a confidential one by making it confidential after.
-		g := w.create(t, w.guest.Token, map[string]any{"title": "by guest"})
-		w.do(t, "PUT", fmt.Sprintf("/%v", g["iid"]), w.reporter.Token, map[string]any{"confidential": true}).Want(t, 200)
+		w.create(t, w.reporter.Token, map[string]any{"title": "reporter's", "confidential": true})
+		// A guest opens a confidential one: its author sees it.
+		w.create(t, w.guest.Token, map[string]any{"title": "by guest", "confidential": true})
 
 		for _, c := range []struct {
 			who   string
@@ -762,6 +809,62 @@ func TestIssues_releaseAndGroupCounts(t *testing.T) {
 		// The outsider does not count the confidential one.
 		if got := counts(outsider.Token); got != "[{glabel 1 2}]" {
 			t.Errorf("outsider's group label counts %s", got)
+		}
+	})
+}
+
+// TestIssues_webCalls: what the web's pages call besides the API's
+// calls — a project's issues for a viewer, the tabs' counts, close and
+// reopen — with the API's permissions.
+func TestIssues_webCalls(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newIssWorld(t, s, "public")
+		actor := func(u apitest.User) auth.Actor {
+			t.Helper()
+			got, err := s.App.DB.UserByID(ctx(t), u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return auth.Actor{User: &got}
+		}
+		w.create(t, w.owner.Token, map[string]any{"title": "one"})
+		w.create(t, w.owner.Token, map[string]any{"title": "two", "confidential": true})
+		w.create(t, w.stranger.Token, map[string]any{"title": "three"})
+		ref := "iss/app"
+		svc := s.App.Issues
+		v, err := svc.SetState(ctx(t), actor(w.reporter), ref, 1, true)
+		if err != nil || v.State != "closed" || v.ClosedByID != w.reporter.ID {
+			t.Fatalf("close: %+v, %v", v.Issue, err)
+		}
+		if _, err := svc.SetState(ctx(t), actor(w.guest), ref, 1, false); model.KindOf(err) != model.KindForbidden {
+			t.Errorf("a guest reopens: %v", err)
+		}
+		if _, err := svc.SetState(ctx(t), actor(w.stranger), ref, 2, true); model.KindOf(err) != model.KindNotFound {
+			t.Errorf("a stranger closes a confidential issue: %v", err)
+		}
+		if v, err := svc.SetState(ctx(t), actor(w.stranger), ref, 3, true); err != nil || v.State != "closed" {
+			t.Errorf("the author closes its own: %+v, %v", v.Issue, err)
+		}
+		for _, c := range []struct {
+			who            apitest.User
+			opened, closed int
+			list           string
+		}{{w.owner, 1, 2, "2"}, {w.stranger, 0, 2, ""}} {
+			opened, closed, err := svc.StateCounts(ctx(t), actor(c.who), ref, issues.Filter{})
+			if err != nil || opened != c.opened || closed != c.closed {
+				t.Errorf("%s: counts %d, %d, %v; want %d, %d", c.who.Username, opened, closed, err, c.opened, c.closed)
+			}
+			p, list, info, err := svc.ProjectIssues(ctx(t), actor(c.who), ref, issues.Filter{State: "opened"}, model.Page{Number: 1, PerPage: 20})
+			var iids []string
+			for _, v := range list {
+				iids = append(iids, fmt.Sprint(v.IID))
+			}
+			if err != nil || p.ID != w.project || strings.Join(iids, ",") != c.list || info.Total != c.opened {
+				t.Errorf("%s: project issues %v (%+v), %v", c.who.Username, iids, info, err)
+			}
+		}
+		if _, _, _, err := svc.ProjectIssues(ctx(t), auth.Actor{}, "iss/nope", issues.Filter{}, model.Page{Number: 1, PerPage: 20}); model.KindOf(err) != model.KindNotFound {
+			t.Errorf("a missing project: %v", err)
 		}
 	})
 }

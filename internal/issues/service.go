@@ -114,10 +114,10 @@ const (
 	MaxLabels = 50
 )
 
-// CreateInput opens an issue. Labels, milestone, assignees and
-// confidentiality are applied only for reporters up (GitLab drops them
-// silently for others); CreatedAt only for administrators and project
-// owners.
+// CreateInput opens an issue. Labels, milestone and assignees are
+// applied only for the project's members and administrators (GitLab
+// drops them silently for others); CreatedAt only for administrators and
+// project owners.
 type CreateInput struct {
 	Title        string
 	Description  string
@@ -469,7 +469,7 @@ func checkDate(name, v string) error {
 }
 
 // Create opens an issue in a project whose issues the caller reads (any
-// signed-in reader; reporters' fields dropped for others).
+// signed-in reader; members' fields dropped for others).
 func (s *Service) Create(ctx context.Context, a auth.Actor, projectRef string, in CreateInput) (View, error) {
 	p, acc, err := s.project(ctx, a, projectRef)
 	if err != nil {
@@ -490,9 +490,12 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, projectRef string, i
 	if in.CreatedAt != nil && (a.Admin() || acc >= model.Owner) {
 		i.CreatedAt = in.CreatedAt.UTC()
 	}
-	admin := auth.Can(a, auth.AdminIssue, res)
-	if admin {
-		i.Confidential = in.Confidential
+	// GitLab's issue policy: whoever opens an issue may make it
+	// confidential; its labels, milestone and assignees are set by
+	// reporters up and, on creation, by any member (set_issue_metadata);
+	// those of others are dropped.
+	i.Confidential = in.Confidential
+	if auth.Can(a, auth.AdminIssue, res) || acc >= model.Guest {
 		if i.AssigneeIDs, err = s.assignees(ctx, p, in.AssigneeIDs); err != nil {
 			return View{}, err
 		}
@@ -506,8 +509,9 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, projectRef string, i
 			return View{}, err
 		}
 	}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.ensureLabels(ctx, tx, p, i.Labels); err != nil {
+	manage := auth.Can(a, auth.AdminIssue, res)
+	err = s.db.InTx(ctx, func(tx *store.Tx) (err error) {
+		if i.Labels, err = s.ensureLabels(ctx, tx, p, i.Labels, manage); err != nil {
 			return err
 		}
 		if err := tx.CreateIssue(ctx, &i); err != nil {
@@ -536,10 +540,13 @@ func checkLabels(labels []string) error {
 }
 
 // ensureLabels creates, as project labels, the labels of titles neither
-// the project nor its groups have (GitLab's issues create their labels).
-func (s *Service) ensureLabels(ctx context.Context, tx *store.Tx, p model.Project, titles []string) error {
+// the project nor its groups have, when create (the caller manages
+// labels: reporters up); else it keeps only the titles that exist
+// (GitLab's Labels::FindOrCreateService).
+func (s *Service) ensureLabels(ctx context.Context, tx *store.Tx, p model.Project, titles []string, create bool) ([]string, error) {
+	kept := []string{}
 	if len(titles) == 0 {
-		return nil
+		return kept, nil
 	}
 	owners := store.LabelOwners{ProjectID: p.ID}
 	if p.Namespace.Kind == model.NamespaceGroup {
@@ -547,17 +554,20 @@ func (s *Service) ensureLabels(ctx context.Context, tx *store.Tx, p model.Projec
 	}
 	for _, t := range titles {
 		_, err := tx.FindLabel(ctx, owners, 0, t)
-		if err == nil {
+		switch {
+		case err == nil:
+		case !errors.Is(err, model.ErrNotFound):
+			return nil, err
+		case !create:
 			continue
+		default:
+			if err := tx.CreateLabel(ctx, &model.Label{Title: t, Color: defaultLabelColor, ProjectID: p.ID}); err != nil {
+				return nil, err
+			}
 		}
-		if !errors.Is(err, model.ErrNotFound) {
-			return err
-		}
-		if err := tx.CreateLabel(ctx, &model.Label{Title: t, Color: defaultLabelColor, ProjectID: p.ID}); err != nil {
-			return err
-		}
+		kept = append(kept, t)
 	}
-	return nil
+	return kept, nil
 }
 
 // traversalIDs parses "1/5/9/" into [1 5 9].
@@ -655,12 +665,18 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, projectRef string, i
 		}
 		res.User = nil
 		was := i.State
-		if err := s.apply(ctx, a, p, auth.Can(a, auth.AdminIssue, res), &i, in); err != nil {
+		admin := auth.Can(a, auth.AdminIssue, res)
+		if err := s.apply(ctx, a, p, admin, &i, in); err != nil {
 			return View{}, err
 		}
-		err = s.db.InTx(ctx, func(tx *store.Tx) error {
-			if err := s.ensureLabels(ctx, tx, p, i.Labels); err != nil {
-				return err
+		// Labels given are created when missing (the issue's other
+		// labels stay as they are, a label since deleted too).
+		added := admin && (in.Labels != nil || len(in.AddLabels) > 0)
+		err = s.db.InTx(ctx, func(tx *store.Tx) (err error) {
+			if added {
+				if i.Labels, err = s.ensureLabels(ctx, tx, p, i.Labels, true); err != nil {
+					return err
+				}
 			}
 			if err := tx.UpdateIssue(ctx, &i); err != nil {
 				return err
@@ -795,4 +811,25 @@ func (s *Service) Stats(ctx context.Context, a auth.Actor, p model.Project, acc 
 		f.Visibility = &store.IssueVisibility{UserID: a.UserID()}
 	}
 	return s.db.IssueCountsWhere(ctx, f)
+}
+
+// StateCounts counts a project's opened and closed issues matching f
+// (its State aside) that the caller sees, for the web's list tabs; two
+// statements.
+func (s *Service) StateCounts(ctx context.Context, a auth.Actor, projectRef string, f Filter) (opened, closed int, err error) {
+	p, acc, err := s.project(ctx, a, projectRef)
+	if err != nil {
+		return 0, 0, err
+	}
+	f.State = ""
+	sf, err := s.storeFilter(ctx, a, f)
+	if err != nil {
+		return 0, 0, err
+	}
+	sf.ProjectIDs = []int64{p.ID}
+	if !auth.Can(a, auth.ReadConfidentialIssues, auth.Resource{Project: &p, Access: acc}) {
+		sf.Visibility = &store.IssueVisibility{UserID: a.UserID()}
+	}
+	c, err := s.db.IssueCountsWhere(ctx, sf)
+	return c.Opened, c.Closed, err
 }

@@ -350,6 +350,19 @@ func (tx *Tx) Issues(ctx context.Context, f IssueFilter, page model.Page) ([]mod
 	case "due_date":
 		col = "COALESCE(i.due_date, '" + noDueDate + "')"
 	}
+	if page.Keyset && page.Cursor != "" {
+		// A cursor's key must be of the ordering's type (a time's micros,
+		// or a text): PostgreSQL refuses a comparison of others.
+		c, err := decodeCursor(page.Cursor)
+		if err != nil {
+			return nil, model.PageInfo{}, err
+		}
+		_, isText := c.Key.(string)
+		_, isNumber := c.Key.(int64)
+		if text := f.OrderBy == "title" || f.OrderBy == "due_date"; (text && !isText) || (!text && !isNumber) {
+			return nil, model.PageInfo{}, model.Param("cursor is invalid")
+		}
+	}
 	list, info, err := list(ctx, tx, listSpec[model.Issue]{
 		columns: issueColumns, from: "issues i", idCol: "i.id", where: f.where(tx), order: order{column: col, desc: !f.Asc},
 		keyNotNull: true, scan: scanIssue,
