@@ -288,6 +288,11 @@ func TestWeb_issuePage(t *testing.T) {
 			lacks(t, `data-testid="close-issue"`, `data-testid="edit-issue"`)
 		newBrowser(s).get(t, f.page(pub, "")).want(t, http.StatusOK).lacks(t, `data-testid="issue-actions"`)
 		f.signedIn(t, "alice").get(t, f.page(pub, "")).want(t, http.StatusOK).contains(t, `data-testid="close-issue"`)
+		// A signed-in non-member opens issues of a public project: no
+		// labels, milestone or assignees (the service drops them).
+		f.signedIn(t, "eve").get(t, f.page(0, "/new")).want(t, http.StatusOK).
+			contains(t, `data-testid="issue-confidential-input"`, `data-testid="issue-due-input"`).
+			lacks(t, `data-testid="issue-labels-input"`, `data-testid="issue-assignees-input"`)
 		// The web_url opens the page.
 		u := regexp.MustCompile(`^https?://[^/]+`).ReplaceAllString(f.apiIssue(t, pub)["web_url"].(string), "")
 		if u != f.page(pub, "") {
@@ -310,14 +315,20 @@ func TestWeb_issueForms(t *testing.T) {
 		f := newWebIssueFixture(t, s, "private")
 		gus, rita, alice := f.signedIn(t, "gus"), f.signedIn(t, "rita"), f.signedIn(t, "alice")
 
-		// The new issue form: a guest's has no metadata, a reporter's has.
-		gus.get(t, f.page(0, "/new")).want(t, http.StatusOK).contains(t, `data-testid="issue-form"`, `action="/wi/app/-/issues"`).
-			lacks(t, `data-testid="issue-labels-input"`)
-		rita.get(t, f.page(0, "/new")).want(t, http.StatusOK).contains(t, `data-testid="issue-labels-input"`, `data-testid="issue-confidential-input"`)
+		// The new issue form: a member's (a guest's, a reporter's) sets
+		// the labels, milestone and assignees; anyone's the
+		// confidentiality and due date (the service's rule).
+		for _, b := range []*browser{gus, rita} {
+			b.get(t, f.page(0, "/new")).want(t, http.StatusOK).contains(t, `data-testid="issue-form"`, `action="/wi/app/-/issues"`,
+				`data-testid="issue-labels-input"`, `data-testid="issue-milestone-input"`, `data-testid="issue-confidential-input"`,
+				`data-testid="issue-due-input"`)
+		}
 
-		// A guest opens one; what the guest may not set is dropped.
+		// A guest opens one; a label that does not exist is not made by
+		// a guest (who does not manage labels).
+		f.api(t, "POST", "/labels", f.alice.Token, map[string]any{"name": "existing", "color": "#ff0000"}).Want(t, http.StatusCreated)
 		r := f.post(t, gus, f.page(0, ""), url.Values{"title": {"  From the web  "}, "description": {"- [ ] a task"},
-			"labels": {"sneaky"}, "confidential": {"1"}, "metadata_shown": {"1"}}).want(t, http.StatusSeeOther)
+			"labels": {"sneaky, existing"}, "metadata_shown": {"1"}}).want(t, http.StatusSeeOther)
 		loc := r.Header.Get("Location")
 		var iid int64
 		if _, err := fmt.Sscanf(loc, "/wi/app/-/issues/%d", &iid); err != nil {
@@ -325,9 +336,22 @@ func TestWeb_issueForms(t *testing.T) {
 		}
 		got := f.apiIssue(t, iid)
 		if got["title"] != "From the web" || got["description"] != "- [ ] a task" || got["confidential"] != false ||
-			len(got["labels"].([]any)) != 0 || got["author"].(map[string]any)["username"] != "gus" {
+			fmt.Sprint(got["labels"]) != "[existing]" || got["author"].(map[string]any)["username"] != "gus" {
 			t.Errorf("the guest's issue: %v", got)
 		}
+		r = f.post(t, gus, f.page(0, ""), url.Values{"title": {"Private matter"}, "confidential": {"1"}, "due_date": {"2031-01-01"},
+			"metadata_shown": {"1"}}).want(t, http.StatusSeeOther)
+		var ciid int64
+		if _, err := fmt.Sscanf(r.Header.Get("Location"), "/wi/app/-/issues/%d", &ciid); err != nil {
+			t.Fatalf("Location %q", r.Header.Get("Location"))
+		}
+		if got := f.apiIssue(t, ciid); got["confidential"] != true || got["due_date"] != "2031-01-01" {
+			t.Errorf("the guest's confidential issue: confidential %v, due %v", got["confidential"], got["due_date"])
+		}
+		// Its author reads it; the edit form of a guest has no metadata.
+		gus.get(t, f.page(ciid, "")).want(t, http.StatusOK).contains(t, `data-testid="issue-confidential"`)
+		gus.get(t, f.page(ciid, "/edit")).want(t, http.StatusOK).lacks(t, `data-testid="issue-labels-input"`,
+			`data-testid="issue-confidential-input"`, `name="metadata_shown"`)
 		// A reporter's metadata is kept.
 		f.api(t, "POST", "/milestones", f.alice.Token, map[string]any{"title": "m1"}).Want(t, http.StatusCreated)
 		r = f.post(t, rita, f.page(0, ""), url.Values{"title": {"Reporter's"}, "labels": {"a, b"}, "confidential": {"1"},

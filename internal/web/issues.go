@@ -262,12 +262,16 @@ func (h *Handler) issueList(w http.ResponseWriter, r *http.Request, a auth.Actor
 		h.fail(w, r, a, err)
 		return
 	}
-	lp, err := h.Issues.ProjectPage(r.Context(), a, full, f, model.Page{Number: n, PerPage: issuesPerPage})
+	p, list, info, err := h.Issues.ProjectIssues(r.Context(), a, full, f, model.Page{Number: n, PerPage: issuesPerPage})
 	if err != nil {
 		h.fail(w, r, a, err)
 		return
 	}
-	p := v.Project
+	opened, closed, err := h.Issues.StateCounts(r.Context(), a, full, f)
+	if err != nil {
+		h.fail(w, r, a, err)
+		return
+	}
 	body := issueListBody{projectHead: head(v), State: state, Page: n, Scope: q.Get("scope"), Search: f.Search,
 		Author: f.AuthorUsername, Assignee: f.AssigneeUsername, Milestone: f.Milestone, Label: strings.Join(model.CleanList(f.Labels), ","),
 		Sort: q.Get("sort"), ReleaseTag: f.ReleaseTag, Sorts: issueSorts}
@@ -279,8 +283,7 @@ func (h *Handler) issueList(w http.ResponseWriter, r *http.Request, a auth.Actor
 	for _, t := range []struct {
 		name, label string
 		count       int
-	}{{model.IssueOpened, "Open", lp.Counts.Opened}, {model.IssueClosed, "Closed", lp.Counts.Closed},
-		{"all", "All", lp.Counts.Opened + lp.Counts.Closed}} {
+	}{{model.IssueOpened, "Open", opened}, {model.IssueClosed, "Closed", closed}, {"all", "All", opened + closed}} {
 		tq := url.Values{}
 		for k, vs := range q {
 			if k != "state" && k != "page" {
@@ -291,10 +294,10 @@ func (h *Handler) issueList(w http.ResponseWriter, r *http.Request, a auth.Actor
 		body.Tabs = append(body.Tabs, issueTab{Name: t.name, Label: t.label, Count: t.count, Current: t.name == state,
 			URL: issuesURL(p) + "?" + tq.Encode()})
 	}
-	for _, i := range lp.Issues {
+	for _, i := range list {
 		body.Items = append(body.Items, issueItemOf(i))
 	}
-	body.Prev, body.Next = pager(r, n, lp.Info.HasMore)
+	body.Prev, body.Next = pager(r, n, info.HasMore)
 	h.render(w, r, a, http.StatusOK, "issue_list", view{Title: "Issues · " + p.FullName(),
 		Crumbs: refPageCrumbs(p, "Issues"), Body: body})
 }
@@ -360,9 +363,12 @@ type issueFormBody struct {
 	projectHead
 	Heading, Action, Cancel string
 	Title, Description      string
-	// Metadata: the viewer sets labels, confidentiality and the due date
-	// (reporters up; the service drops them for others).
-	Metadata     bool
+	// What the viewer may set besides the title and the description, as
+	// the service takes it (it drops the rest): labels, milestone and
+	// assignees (Metadata: reporters up, and members when opening),
+	// confidentiality and the due date (anyone opening; reporters up
+	// editing).
+	Metadata, Confidentiality, DueDates bool
 	Labels       string
 	Milestone    string // its title
 	Assignees    string // usernames, separated by commas
@@ -395,8 +401,17 @@ func (h *Handler) issueNew(w http.ResponseWriter, r *http.Request, a auth.Actor,
 		h.fail(w, r, a, model.NotFound(""))
 		return
 	}
-	h.renderIssueForm(w, r, a, http.StatusOK, p, "New", issueFormBody{projectHead: head(pv), Heading: "New issue",
-		Action: issuesURL(p), Cancel: issuesURL(p), Metadata: auth.Can(a, auth.AdminIssue, res), Submit: "Create issue"})
+	h.renderIssueForm(w, r, a, http.StatusOK, p, "New", newIssueBody(a, pv))
+}
+
+// newIssueBody is the empty new issue form for the viewer of pv: the
+// issues service keeps a member's labels, milestone and assignees (and
+// a reporter's), and anyone's confidentiality and due date.
+func newIssueBody(a auth.Actor, pv projects.View) issueFormBody {
+	p := pv.Project
+	return issueFormBody{projectHead: head(pv), Heading: "New issue", Action: issuesURL(p), Cancel: issuesURL(p),
+		Metadata:        auth.Can(a, auth.AdminIssue, auth.Resource{Project: &p, Access: pv.Access}) || pv.Access >= model.Guest,
+		Confidentiality: true, DueDates: true, Submit: "Create issue"}
 }
 
 // issueEdit is /-/issues/<iid>/edit: the form for who may edit it.
@@ -417,7 +432,9 @@ func (h *Handler) issueEditBody(a auth.Actor, pv projects.View, iv issues.View) 
 	u := issueURL(p, iv.IID)
 	body := issueFormBody{projectHead: head(pv), Heading: "Edit issue #" + strconv.FormatInt(iv.IID, 10), Action: u, Cancel: u,
 		Title: iv.Title, Description: iv.Description, Labels: strings.Join(iv.Labels, ", "), Confidential: iv.Confidential,
-		DueDate: iv.DueDate, Metadata: auth.Can(a, auth.AdminIssue, auth.Resource{Project: &p, Access: pv.Access}), Submit: "Save changes"}
+		DueDate: iv.DueDate, Submit: "Save changes"}
+	admin := auth.Can(a, auth.AdminIssue, auth.Resource{Project: &p, Access: pv.Access})
+	body.Metadata, body.Confidentiality, body.DueDates = admin, admin, admin
 	if iv.Milestone != nil {
 		body.Milestone = iv.Milestone.Title
 	}
@@ -521,14 +538,13 @@ func (h *Handler) issueCreate(w http.ResponseWriter, r *http.Request, a auth.Act
 		h.fail(w, r, a, model.NotFound(""))
 		return
 	}
-	body := issueFormBody{projectHead: head(pv), Heading: "New issue", Action: issuesURL(p), Cancel: issuesURL(p),
-		Metadata: auth.Can(a, auth.AdminIssue, res), Submit: "Create issue",
-		Title: f.Get("title"), Description: f.Get("description")}
-	in := issues.CreateInput{Title: body.Title, Description: body.Description}
+	body := newIssueBody(a, pv)
+	body.Title, body.Description = f.Get("title"), f.Get("description")
+	body.readMetadata(f)
+	in := issues.CreateInput{Title: body.Title, Description: body.Description, Confidential: body.Confidential, DueDate: body.DueDate}
 	var err error
 	if body.Metadata {
-		body.readMetadata(f)
-		in.Labels, in.Confidential, in.DueDate = issueLabels(body.Labels), body.Confidential, body.DueDate
+		in.Labels = issueLabels(body.Labels)
 		in.MilestoneID, in.AssigneeIDs, err = h.Issues.FormRefs(r.Context(), p, body.Milestone, strings.Split(body.Assignees, ","))
 	}
 	var iv issues.View
