@@ -369,13 +369,13 @@ type issueFormBody struct {
 	// confidentiality and the due date (anyone opening; reporters up
 	// editing).
 	Metadata, Confidentiality, DueDates bool
-	Labels       string
-	Milestone    string // its title
-	Assignees    string // usernames, separated by commas
-	Confidential bool
-	DueDate      string
-	Alert        string
-	Submit       string
+	Labels                              string
+	Milestone                           string // its title
+	Assignees                           string // usernames, separated by commas
+	Confidential                        bool
+	DueDate                             string
+	Alert                               string
+	Submit                              string
 }
 
 // readMetadata reads the metadata fields of a reporter's form into body.
