@@ -378,7 +378,8 @@ type issueFormBody struct {
 	Submit                              string
 }
 
-// readMetadata reads the metadata fields of a reporter's form into body.
+// readMetadata reads the fields of a form besides the title and the
+// description into body (what the viewer may not set is not used).
 func (body *issueFormBody) readMetadata(f url.Values) {
 	body.Labels, body.Confidential, body.DueDate = f.Get("labels"), f.Get("confidential") == "1", strings.TrimSpace(f.Get("due_date"))
 	body.Milestone, body.Assignees = strings.TrimSpace(f.Get("milestone_title")), f.Get("assignee_usernames")
