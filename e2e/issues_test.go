@@ -208,10 +208,21 @@ func TestIssues_validation(t *testing.T) {
 			WantBody(t, `{"error":"due_date is invalid"}`)
 		w.do(t, "POST", "", w.owner.Token, map[string]any{"title": "t", "assignee_ids": "x"}).Want(t, 400).
 			WantBody(t, `{"error":"assignee_ids is invalid"}`)
-		w.do(t, "POST", "", w.owner.Token, map[string]any{"title": "t", "milestone_id": 999999}).Want(t, 404).
-			WantBody(t, `{"message":"404 Milestone Not Found"}`)
+		// A milestone that is not the project's (or its groups') is none,
+		// as GitLab has it.
+		if got := w.create(t, w.owner.Token, map[string]any{"title": "t", "milestone_id": 999999})["milestone"]; got != nil {
+			t.Errorf("an unknown milestone: %v", got)
+		}
+		var other struct{ ID int64 }
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects", Token: w.owner.Token, JSON: map[string]any{"name": "other"}}).
+			Want(t, 201).JSON(t, &other)
+		foreign := s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(other.ID) + "/milestones", Token: w.owner.Token,
+			JSON: map[string]any{"title": "elsewhere"}}).Want(t, 201).Object(t)
+		if got := w.create(t, w.owner.Token, map[string]any{"title": "t", "milestone_id": foreign["id"]})["milestone"]; got != nil {
+			t.Errorf("another project's milestone: %v", got)
+		}
 		// iid is ignored: the next one is handed out.
-		if got := w.create(t, w.owner.Token, map[string]any{"title": "t", "iid": 77})["iid"]; got != 2.0 {
+		if got := w.create(t, w.owner.Token, map[string]any{"title": "t", "iid": 77})["iid"]; got != 4.0 {
 			t.Errorf("iid %v", got)
 		}
 		for _, q := range []string{"state=nope", "order_by=nope", "sort=up", "created_after=yesterday", "updated_before=x",
@@ -321,6 +332,49 @@ func TestIssues_filters(t *testing.T) {
 				t.Errorf("?%s: %s; want %s", c.q, got, c.want)
 			}
 		}
+		// Due dates against today, issue types, the closer.
+		today := time.Now().UTC()
+		w.do(t, "PUT", "/3", w.owner.Token, map[string]any{"due_date": today.Format("2006-01-02")}).Want(t, 200)
+		for _, c := range []struct{ q, want string }{
+			{"due_date=today", "3"},
+			{"due_date=0", "4"},
+			{"due_date=any", "3,2,1"},
+			{"due_date=overdue", ""},
+			{"due_date=tomorrow", ""},
+			{"due_date=week", "3"},
+			{"due_date=month", "3"},
+			{"due_date=next_month_and_previous_two_weeks", "3"},
+			{"issue_type=issue", "4,3,2,1"},
+			{"issue_type=incident", ""},
+			{"closed_by_id=" + itoa(w.owner.ID), "2"},
+			{"closed_by_id=" + itoa(w.reporter.ID), ""},
+		} {
+			if got := issIIDs(t, w.do(t, "GET", "?"+c.q, w.owner.Token, nil).Want(t, 200)); got != c.want {
+				t.Errorf("?%s: %s; want %s", c.q, got, c.want)
+			}
+		}
+		w.do(t, "GET", "?due_date=someday", w.owner.Token, nil).Want(t, 400).WantBody(t, `{"error":"due_date does not have a valid value"}`)
+		w.do(t, "GET", "?issue_type=bug", w.owner.Token, nil).Want(t, 400).WantBody(t, `{"error":"issue_type does not have a valid value"}`)
+		// Anonymous callers list everyone's issues with scope=all only.
+		if got := issIIDs(t, s.Get(t, "/issues?scope=all", "").Want(t, 200)); got != "3,2,1" {
+			t.Errorf("anonymous /issues?scope=all %s", got)
+		}
+		s.Get(t, "/issues?scope=assigned_to_me", "").Want(t, 401)
+		// Archived projects' issues leave the group and cross-project
+		// lists unless asked.
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(w.project) + "/archive", Token: w.owner.Token}).Want(t, 201)
+		for _, c := range []struct{ path, want string }{
+			{"/groups/" + itoa(w.group) + "/issues", ""},
+			{"/groups/" + itoa(w.group) + "/issues?non_archived=false", "4,3,2,1"},
+			{"/issues?scope=all", ""},
+			{"/issues?scope=all&non_archived=false", "4,3,2,1"},
+			{w.base, "4,3,2,1"},
+		} {
+			if got := issIIDs(t, s.Get(t, c.path, w.owner.Token).Want(t, 200)); got != c.want {
+				t.Errorf("archived: %s: %s; want %s", c.path, got, c.want)
+			}
+		}
+		s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(w.project) + "/unarchive", Token: w.owner.Token}).Want(t, 201)
 		// The reporter's own and assigned scopes.
 		if got := issIIDs(t, w.do(t, "GET", "?scope=assigned_to_me", w.reporter.Token, nil).Want(t, 200)); got != "1" {
 			t.Errorf("reporter assigned_to_me %s", got)
@@ -866,5 +920,199 @@ func TestIssues_webCalls(t *testing.T) {
 		if _, _, _, err := svc.ProjectIssues(ctx(t), auth.Actor{}, "iss/nope", issues.Filter{}, model.Page{Number: 1, PerPage: 20}); model.KindOf(err) != model.KindNotFound {
 			t.Errorf("a missing project: %v", err)
 		}
+	})
+}
+
+// TestIssues_concurrent: creates racing for iids get distinct ones and
+// the project's count stays true; edits of different fields racing on
+// one issue all land (a lost compare-and-set is retried).
+func TestIssues_concurrent(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newIssWorld(t, s, "public")
+		const n = 8
+		errs := make(chan error, n)
+		for i := 0; i < n; i++ {
+			go func(i int) {
+				r := s.Do(t, apitest.Request{Method: "POST", Path: w.base, Token: w.owner.Token, JSON: map[string]any{"title": fmt.Sprint("c", i)}})
+				if r.Status != 201 {
+					errs <- fmt.Errorf("create %d: %d %s", i, r.Status, r.Body)
+					return
+				}
+				errs <- nil
+			}(i)
+		}
+		for i := 0; i < n; i++ {
+			select {
+			case err := <-errs:
+				if err != nil {
+					t.Error(err)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("creates did not finish")
+			}
+		}
+		if got := issIIDs(t, w.do(t, "GET", "?order_by=created_at&sort=asc&per_page=100", w.owner.Token, nil).Want(t, 200)); len(strings.Split(got, ",")) != n {
+			t.Errorf("iids %s", got)
+		} else {
+			seen := map[string]bool{}
+			for _, iid := range strings.Split(got, ",") {
+				if seen[iid] {
+					t.Errorf("iid %s twice in %s", iid, got)
+				}
+				seen[iid] = true
+			}
+		}
+		if got := issCount(t, s, w.project, w.owner.Token); got != float64(n) {
+			t.Errorf("open_issues_count %v; want %d", got, n)
+		}
+		edits := []map[string]any{{"title": "raced"}, {"description": "described"}, {"labels": "l1"}, {"due_date": "2031-01-01"},
+			{"discussion_locked": true}, {"state_event": "close"}}
+		for _, body := range edits {
+			go func(body map[string]any) {
+				r := s.Do(t, apitest.Request{Method: "PUT", Path: w.base + "/1", Token: w.owner.Token, JSON: body})
+				if r.Status != 200 {
+					errs <- fmt.Errorf("edit %v: %d %s", body, r.Status, r.Body)
+					return
+				}
+				errs <- nil
+			}(body)
+		}
+		for range edits {
+			select {
+			case err := <-errs:
+				if err != nil {
+					t.Error(err)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("edits did not finish")
+			}
+		}
+		got := w.do(t, "GET", "/1", w.owner.Token, nil).Want(t, 200).Object(t)
+		if got["title"] != "raced" || got["description"] != "described" || fmt.Sprint(got["labels"]) != "[l1]" || got["due_date"] != "2031-01-01" ||
+			got["discussion_locked"] != true || got["state"] != "closed" {
+			t.Errorf("after racing edits %v", got)
+		}
+		if got := issCount(t, s, w.project, w.owner.Token); got != float64(n-1) {
+			t.Errorf("open_issues_count %v; want %d", got, n-1)
+		}
+	})
+}
+
+// TestIssues_plans: every issue list filter and order has its index (no
+// table read whole, or read whole and sorted; see list_plans_test.go).
+func TestIssues_plans(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		pc := newPlanChecker(t, s)
+		w := newIssWorld(t, s, "public")
+		ms := s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + itoa(w.project) + "/milestones", Token: w.owner.Token,
+			JSON: map[string]any{"title": "v1"}}).Want(t, 201).Object(t)
+		for i := range 4 {
+			w.create(t, w.owner.Token, map[string]any{"title": fmt.Sprint("plan ", i), "labels": "bug", "milestone_id": ms["id"],
+				"assignee_ids": []int64{w.reporter.ID}, "due_date": "2030-01-0" + fmt.Sprint(i+1), "confidential": i == 3})
+		}
+		w.do(t, "PUT", "/1", w.owner.Token, map[string]any{"state_event": "close"}).Want(t, 200)
+		lists := []string{
+			w.base, w.base + "?state=opened", w.base + "?state=closed", w.base + "?labels=bug", w.base + "?labels=None",
+			w.base + "?milestone=v1", w.base + "?milestone=None", w.base + "?author_id=" + itoa(w.owner.ID),
+			w.base + "?assignee_id=" + itoa(w.reporter.ID), w.base + "?assignee_id=None", w.base + "?iids[]=1&iids[]=2",
+			w.base + "?search=plan", w.base + "?confidential=true", w.base + "?order_by=updated_at", w.base + "?order_by=title",
+			w.base + "?order_by=due_date", w.base + "?due_date=overdue", w.base + "?created_after=2000-01-01T00:00:00Z",
+			w.base + "?pagination=keyset&order_by=created_at", w.base + "?page=2&per_page=1",
+			"/groups/" + itoa(w.group) + "/issues", "/issues?scope=all", "/issues?scope=assigned_to_me",
+			fmt.Sprintf("/projects/%d/milestones/%v/issues", w.project, ms["id"]),
+		}
+		for _, tok := range []string{w.owner.Token, w.stranger.Token} {
+			for _, path := range lists {
+				pc.check(t, path, tok)
+			}
+		}
+	})
+}
+
+// TestIssues_statisticsAndParticipants: issues_statistics counts what the
+// lists would show (their filters, confidential issues as the caller sees
+// them); an issue's participants are its author and assignees.
+func TestIssues_statisticsAndParticipants(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newIssWorld(t, s, "public")
+		w.create(t, w.owner.Token, map[string]any{"title": "a", "labels": "bug", "assignee_ids": []int64{w.reporter.ID, w.owner.ID}})
+		w.create(t, w.owner.Token, map[string]any{"title": "b", "labels": "bug"})
+		w.create(t, w.owner.Token, map[string]any{"title": "c", "confidential": true})
+		w.create(t, w.stranger.Token, map[string]any{"title": "d"})
+		w.do(t, "PUT", "/2", w.owner.Token, map[string]any{"state_event": "close"}).Want(t, 200)
+		stats := func(path, token string) string {
+			t.Helper()
+			var got struct {
+				Statistics struct {
+					Counts struct{ All, Closed, Opened int } `json:"counts"`
+				} `json:"statistics"`
+			}
+			s.Get(t, path, token).Want(t, 200).JSON(t, &got)
+			c := got.Statistics.Counts
+			return fmt.Sprintf("%d/%d/%d", c.All, c.Opened, c.Closed)
+		}
+		pstats := "/projects/" + itoa(w.project) + "/issues_statistics"
+		gstats := "/groups/" + itoa(w.group) + "/issues_statistics"
+		for _, c := range []struct{ path, token, want string }{
+			{pstats, w.owner.Token, "4/3/1"},
+			{pstats, w.stranger.Token, "3/2/1"},
+			{pstats, "", "3/2/1"},
+			{pstats + "?labels=bug", w.owner.Token, "2/1/1"},
+			{pstats + "?state=closed", w.owner.Token, "4/3/1"}, // state is not a statistics filter
+			{gstats, w.owner.Token, "4/3/1"},
+			{gstats + "?search=d", w.stranger.Token, "1/1/0"},
+			{"/issues_statistics", w.owner.Token, "3/2/1"},
+			{"/issues_statistics", w.stranger.Token, "1/1/0"},
+			{"/issues_statistics?scope=all", "", "3/2/1"},
+			{"/issues_statistics?scope=assigned_to_me", w.reporter.Token, "1/1/0"},
+		} {
+			if got := stats(c.path, c.token); got != c.want {
+				t.Errorf("%s (token %q): %s; want %s", c.path, c.token, got, c.want)
+			}
+		}
+		s.Get(t, "/issues_statistics", "").Want(t, 401)
+		s.Get(t, pstats+"?due_date=never", w.owner.Token).Want(t, 400)
+
+		var users []struct{ Username string }
+		w.do(t, "GET", "/1/participants", "", nil).Want(t, 200).JSON(t, &users)
+		if fmt.Sprint(users) != "[{issowner} {issreporter}]" {
+			t.Errorf("participants %v", users)
+		}
+		w.do(t, "GET", "/3/participants", w.stranger.Token, nil).Want(t, 404)
+		w.do(t, "GET", "/99/participants", w.owner.Token, nil).Want(t, 404)
+	})
+}
+
+// TestIssues_removal: a user removed leaves the issues they opened (no
+// author) and their assignments go; a project removed takes its issues,
+// their events and their counts along.
+func TestIssues_removal(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newIssWorld(t, s, "public")
+		w.create(t, w.stranger.Token, map[string]any{"title": "orphan"})
+		w.create(t, w.owner.Token, map[string]any{"title": "assigned", "assignee_ids": []int64{w.reporter.ID, w.owner.ID}})
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/users/" + itoa(w.stranger.ID), Token: s.RootToken}).Want(t, 204)
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/users/" + itoa(w.reporter.ID) + "?hard_delete=true", Token: s.RootToken}).Want(t, 204)
+		eventually(t, "the users gone", func() bool {
+			return s.Get(t, "/users/"+itoa(w.stranger.ID), s.RootToken).Status == 404 &&
+				s.Get(t, "/users/"+itoa(w.reporter.ID), s.RootToken).Status == 404
+		})
+		one := w.do(t, "GET", "/1", w.owner.Token, nil).Want(t, 200).Object(t)
+		if one["author"] != nil {
+			t.Errorf("author of a removed user's issue: %v", one["author"])
+		}
+		two := w.do(t, "GET", "/2", w.owner.Token, nil).Want(t, 200).Object(t)
+		if as, _ := two["assignees"].([]any); len(as) != 1 {
+			t.Errorf("assignees after a removal: %v", two["assignees"])
+		}
+		if got := issIIDs(t, w.do(t, "GET", "", w.owner.Token, nil).Want(t, 200)); got != "2,1" {
+			t.Errorf("list after removals %s", got)
+		}
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/projects/" + itoa(w.project), Token: w.owner.Token}).Want(t, 202)
+		eventually(t, "the project gone", func() bool { return s.Get(t, "/projects/"+itoa(w.project), w.owner.Token).Status == 404 })
+		if got := issIIDs(t, s.Get(t, "/issues?scope=all", w.owner.Token).Want(t, 200)); got != "" {
+			t.Errorf("issues of a removed project: %s", got)
+		}
+		s.Get(t, "/groups/"+itoa(w.group)+"/issues", w.owner.Token).Want(t, 200).WantBody(t, `[]`)
 	})
 }

@@ -45,9 +45,9 @@ func newPlanChecker(t *testing.T, s *apitest.Server) *planChecker {
 var wholeTableReads = []string{"application_settings"}
 
 // wholeByDesign are statements that read a table whole whatever its
-// indexes: the projects of every merge request, for the instance-wide
-// list of an administrator (scope=all).
-var wholeByDesign = []string{"IN (SELECT DISTINCT target_project_id FROM merge_requests)"}
+// indexes: the projects of every merge request or issue, for the
+// instance-wide lists (scope=all).
+var wholeByDesign = []string{"IN (SELECT DISTINCT target_project_id FROM merge_requests)", "IN (SELECT DISTINCT project_id FROM issues)"}
 
 // check gets path and fails for each statement of the request whose plan
 // reads or sorts a table whole.

@@ -95,7 +95,19 @@ type Filter struct {
 	IIDs   []int64
 	// Confidential keeps only (true) or leaves out (false) confidential
 	// issues; nil: both.
-	Confidential                                             *bool
+	Confidential *bool
+	// ClosedByID keeps the issues a user closed (0: any).
+	ClosedByID int64
+	// DueDate is GitLab's due date filter: "0" (none), "any", "today",
+	// "tomorrow", "overdue", "week", "month",
+	// "next_month_and_previous_two_weeks" ("": any).
+	DueDate string
+	// IssueType is GitLab's issue type filter: "issue" keeps every
+	// issue, the other types none ("": any).
+	IssueType string
+	// IncludeArchived keeps the issues of archived projects in the group
+	// and cross-project lists (GitLab's non_archived=false).
+	IncludeArchived                                          bool
 	CreatedAfter, CreatedBefore, UpdatedAfter, UpdatedBefore *time.Time
 	// OrderBy: created_at (default), updated_at, due_date, title.
 	OrderBy string
@@ -261,7 +273,13 @@ func (s *Service) List(ctx context.Context, a auth.Actor, projectRef, groupRef s
 		}
 		projects, access = map[int64]model.Project{p.ID: p}, map[int64]model.AccessLevel{p.ID: acc}
 	default:
-		if projects, access, err = s.readable(ctx, a, groupRef); err != nil {
+		if groupRef == "" && !a.SignedIn() && f.Scope != "all" {
+			// GET /issues: anonymous callers list scope=all only.
+			return nil, model.PageInfo{}, model.Unauthorized("")
+		}
+		// Archived projects' issues are left out unless asked (GitLab's
+		// non_archived, default true).
+		if projects, access, err = s.readable(ctx, a, groupRef, f.IncludeArchived); err != nil {
 			return nil, model.PageInfo{}, err
 		}
 	}
@@ -291,7 +309,7 @@ func (s *Service) MilestoneIssues(ctx context.Context, a auth.Actor, o model.Own
 	var projects map[int64]model.Project
 	var access map[int64]model.AccessLevel
 	if o.Group {
-		if projects, access, err = s.readable(ctx, a, o.Ref); err != nil {
+		if projects, access, err = s.readable(ctx, a, o.Ref, true); err != nil {
 			return nil, model.PageInfo{}, err
 		}
 	} else {
@@ -311,11 +329,27 @@ func (s *Service) MilestoneIssues(ctx context.Context, a auth.Actor, o model.Own
 // reads) matching f.
 func (s *Service) list(ctx context.Context, a auth.Actor, projects map[int64]model.Project, access map[int64]model.AccessLevel,
 	f Filter, milestoneID int64, page model.Page) ([]View, model.PageInfo, error) {
-	sf, err := s.storeFilter(ctx, a, f)
+	sf, err := s.filterFor(ctx, a, projects, access, f)
 	if err != nil {
 		return nil, model.PageInfo{}, err
 	}
 	sf.MilestoneID = milestoneID
+	list, info, err := s.db.Issues(ctx, sf, page)
+	if err != nil {
+		return nil, info, err
+	}
+	out, err := s.views(ctx, projects, list)
+	return out, info, err
+}
+
+// filterFor is the store's filter of f over projects (whose issues the
+// caller reads), hiding the confidential issues the caller may not see.
+func (s *Service) filterFor(ctx context.Context, a auth.Actor, projects map[int64]model.Project, access map[int64]model.AccessLevel,
+	f Filter) (store.IssueFilter, error) {
+	sf, err := s.storeFilter(ctx, a, f)
+	if err != nil {
+		return sf, err
+	}
 	sf.ProjectIDs = make([]int64, 0, len(projects))
 	vis := &store.IssueVisibility{UserID: a.UserID()}
 	for id, p := range projects {
@@ -329,12 +363,55 @@ func (s *Service) list(ctx context.Context, a auth.Actor, projects map[int64]mod
 	if len(vis.AllIn) < len(sf.ProjectIDs) {
 		sf.Visibility = vis
 	}
-	list, info, err := s.db.Issues(ctx, sf, page)
-	if err != nil {
-		return nil, info, err
+	return sf, nil
+}
+
+// Statistics counts the opened and closed issues matching f (its State
+// and order aside) that the caller sees: of a project (projectRef), of a
+// group tree (groupRef), or of every project the caller reads (GitLab's
+// issues_statistics; anonymous callers with scope=all only), in two
+// statements besides the projects'.
+func (s *Service) Statistics(ctx context.Context, a auth.Actor, projectRef, groupRef string, f Filter) (opened, closed int, err error) {
+	var projects map[int64]model.Project
+	var access map[int64]model.AccessLevel
+	switch {
+	case projectRef != "":
+		p, acc, err := s.project(ctx, a, projectRef)
+		if err != nil {
+			return 0, 0, err
+		}
+		projects, access = map[int64]model.Project{p.ID: p}, map[int64]model.AccessLevel{p.ID: acc}
+	default:
+		if groupRef == "" && !a.SignedIn() && f.Scope != "all" {
+			return 0, 0, model.Unauthorized("")
+		}
+		if projects, access, err = s.readable(ctx, a, groupRef, f.IncludeArchived); err != nil {
+			return 0, 0, err
+		}
 	}
-	out, err := s.views(ctx, projects, list)
-	return out, info, err
+	f.State = ""
+	sf, err := s.filterFor(ctx, a, projects, access, f)
+	if err != nil {
+		return 0, 0, err
+	}
+	c, err := s.db.IssueCountsWhere(ctx, sf)
+	return c.Opened, c.Closed, err
+}
+
+// Participants are an issue's author and assignees, once each (GitLab's
+// participants of an issue without notes).
+func (s *Service) Participants(ctx context.Context, a auth.Actor, projectRef string, iid int64) ([]model.User, error) {
+	v, err := s.Get(ctx, a, projectRef, iid)
+	if err != nil {
+		return nil, err
+	}
+	var out []model.User
+	for _, id := range append([]int64{v.AuthorID}, v.AssigneeIDs...) {
+		if u, ok := v.Users[id]; ok && !slices.ContainsFunc(out, func(x model.User) bool { return x.ID == id }) {
+			out = append(out, u)
+		}
+	}
+	return out, nil
 }
 
 // storeFilter turns f into the store's filter: the caller's scope, users
@@ -343,6 +420,17 @@ func (s *Service) storeFilter(ctx context.Context, a auth.Actor, f Filter) (stor
 	sf := store.IssueFilter{State: f.State, AuthorID: f.AuthorID, AssigneeID: f.AssigneeID, Milestone: f.Milestone, ReleaseTag: f.ReleaseTag, Search: f.Search,
 		IIDs: f.IIDs, Confidential: f.Confidential, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
 		UpdatedAfter: f.UpdatedAfter, UpdatedBefore: f.UpdatedBefore, OrderBy: f.OrderBy, Asc: f.Asc}
+	sf.ClosedByID = f.ClosedByID
+	if err := s.dueFilter(&sf, f.DueDate); err != nil {
+		return sf, err
+	}
+	switch f.IssueType {
+	case "", "issue":
+	case "incident", "test_case", "requirement", "task", "objective", "key_result", "epic", "ticket":
+		sf.Nothing = true // Quarry's issues are all of type issue
+	default:
+		return sf, model.Param("issue_type does not have a valid value")
+	}
 	if len(f.IIDs) > MaxIIDs {
 		return sf, model.Param("iids has too many values")
 	}
@@ -400,8 +488,8 @@ func (s *Service) storeFilter(ctx context.Context, a auth.Actor, f Filter) (stor
 
 // readable lists the projects (of a group tree, or all with issues)
 // whose issues the caller reads, with the caller's access, in a fixed
-// number of statements.
-func (s *Service) readable(ctx context.Context, a auth.Actor, groupRef string) (map[int64]model.Project, map[int64]model.AccessLevel, error) {
+// number of statements; archived ones only with archived.
+func (s *Service) readable(ctx context.Context, a auth.Actor, groupRef string, archived bool) (map[int64]model.Project, map[int64]model.AccessLevel, error) {
 	var candidates []model.Project
 	if groupRef != "" {
 		g, _, err := s.groups.Resolve(ctx, a, groupRef)
@@ -412,9 +500,6 @@ func (s *Service) readable(ctx context.Context, a auth.Actor, groupRef string) (
 			return nil, nil, err
 		}
 	} else {
-		if !a.SignedIn() {
-			return nil, nil, model.Unauthorized("")
-		}
 		var err error
 		if candidates, err = s.db.ProjectsWithIssues(ctx); err != nil {
 			return nil, nil, err
@@ -422,7 +507,7 @@ func (s *Service) readable(ctx context.Context, a auth.Actor, groupRef string) (
 	}
 	ids := make([]int64, 0, len(candidates))
 	for _, p := range candidates {
-		if !p.PendingDelete {
+		if !p.PendingDelete && (archived || !p.Archived) {
 			ids = append(ids, p.ID)
 		}
 	}
@@ -582,13 +667,13 @@ func traversalIDs(t string) []int64 {
 	return out
 }
 
-// milestone checks that milestone id is the project's or one of its
-// groups' (GitLab: 404 Milestone Not Found otherwise... it drops it; we
-// answer as GitLab's API does, not found).
+// milestone is milestone id when it is the project's or one of its
+// groups', else 0: GitLab's IssuableBaseService#filter_milestone sets
+// a milestone it does not find to none.
 func (s *Service) milestone(ctx context.Context, p model.Project, id int64) (int64, error) {
 	m, err := s.db.MilestoneByID(ctx, id)
 	if errors.Is(err, model.ErrNotFound) {
-		return 0, model.NotFound("Milestone")
+		return 0, nil
 	}
 	if err != nil {
 		return 0, err
@@ -599,7 +684,7 @@ func (s *Service) milestone(ctx context.Context, p model.Project, id int64) (int
 	if m.GroupID != 0 && p.Namespace.Kind == model.NamespaceGroup && slices.Contains(traversalIDs(p.Namespace.Traversal), m.GroupID) {
 		return m.ID, nil
 	}
-	return 0, model.NotFound("Milestone")
+	return 0, nil
 }
 
 // maxAssignees bounds an issue's assignees.
@@ -814,22 +899,39 @@ func (s *Service) Stats(ctx context.Context, a auth.Actor, p model.Project, acc 
 }
 
 // StateCounts counts a project's opened and closed issues matching f
-// (its State aside) that the caller sees, for the web's list tabs; two
-// statements.
+// (its State aside) that the caller sees, for the web's list tabs.
 func (s *Service) StateCounts(ctx context.Context, a auth.Actor, projectRef string, f Filter) (opened, closed int, err error) {
-	p, acc, err := s.project(ctx, a, projectRef)
-	if err != nil {
-		return 0, 0, err
+	return s.Statistics(ctx, a, projectRef, "", f)
+}
+
+// dueFilter applies GitLab's due_date filter, against today's UTC date.
+func (s *Service) dueFilter(sf *store.IssueFilter, v string) error {
+	today := s.db.Now().UTC()
+	day := func(t time.Time) string { return t.Format(model.DateLayout) }
+	switch v {
+	case "":
+	case "0":
+		sf.DueNone = true
+	case "any":
+		sf.DueAny = true
+	case "today":
+		sf.DueFrom, sf.DueTo = day(today), day(today)
+	case "tomorrow":
+		t := today.AddDate(0, 0, 1)
+		sf.DueFrom, sf.DueTo = day(t), day(t)
+	case "overdue":
+		sf.DueTo = day(today.AddDate(0, 0, -1))
+	case "week":
+		// Monday to Sunday (Rails' beginning_of_week).
+		monday := today.AddDate(0, 0, -((int(today.Weekday()) + 6) % 7))
+		sf.DueFrom, sf.DueTo = day(monday), day(monday.AddDate(0, 0, 6))
+	case "month":
+		first := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
+		sf.DueFrom, sf.DueTo = day(first), day(first.AddDate(0, 1, -1))
+	case "next_month_and_previous_two_weeks":
+		sf.DueFrom, sf.DueTo = day(today.AddDate(0, 0, -14)), day(today.AddDate(0, 1, 0))
+	default:
+		return model.Param("due_date does not have a valid value")
 	}
-	f.State = ""
-	sf, err := s.storeFilter(ctx, a, f)
-	if err != nil {
-		return 0, 0, err
-	}
-	sf.ProjectIDs = []int64{p.ID}
-	if !auth.Can(a, auth.ReadConfidentialIssues, auth.Resource{Project: &p, Access: acc}) {
-		sf.Visibility = &store.IssueVisibility{UserID: a.UserID()}
-	}
-	c, err := s.db.IssueCountsWhere(ctx, sf)
-	return c.Opened, c.Closed, err
+	return nil
 }

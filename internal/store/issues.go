@@ -231,12 +231,19 @@ type IssueFilter struct {
 	SearchTitle, SearchDescription bool
 	IIDs                           []int64
 	Confidential                   *bool
-	CreatedAfter                   *time.Time
-	CreatedBefore                  *time.Time
-	UpdatedAfter                   *time.Time
-	UpdatedBefore                  *time.Time
-	OrderBy                        string // created_at (default), updated_at, due_date, title
-	Asc                            bool
+	ClosedByID                     int64
+	// DueNone keeps issues without a due date, DueAny those with one;
+	// DueFrom and DueTo (YYYY-MM-DD, inclusive, "" unbounded) bound it.
+	DueNone, DueAny bool
+	DueFrom, DueTo  string
+	// Nothing matches nothing (an issue type Quarry has none of).
+	Nothing       bool
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
+	UpdatedAfter  *time.Time
+	UpdatedBefore *time.Time
+	OrderBy       string // created_at (default), updated_at, due_date, title
+	Asc           bool
 }
 
 func (f IssueFilter) where(tx *Tx) where {
@@ -324,6 +331,25 @@ func (f IssueFilter) where(tx *Tx) where {
 	if f.Confidential != nil {
 		w.add("i.confidential = ?", *f.Confidential)
 	}
+	if f.ClosedByID != 0 {
+		w.add("i.closed_by_id = ?", f.ClosedByID)
+	}
+	if f.DueNone {
+		w.add("i.due_date IS NULL")
+	}
+	if f.DueAny {
+		w.add("i.due_date IS NOT NULL")
+	}
+	if f.DueFrom != "" {
+		w.add("i.due_date >= ?", f.DueFrom)
+	}
+	if f.DueTo != "" {
+		w.add("i.due_date <= ?", f.DueTo)
+	}
+	if f.Nothing {
+		w.add("1 = 0")
+	}
+
 	for _, c := range []struct {
 		cond string
 		t    *time.Time

@@ -123,3 +123,21 @@ func (r *Renderer) issue(v issues.View, known summaries) Issue {
 	}
 	return j
 }
+
+// IssueStatistics is GitLab's issues_statistics answer.
+type IssueStatistics struct {
+	Statistics struct {
+		Counts struct {
+			All    int `json:"all"`
+			Closed int `json:"closed"`
+			Opened int `json:"opened"`
+		} `json:"counts"`
+	} `json:"statistics"`
+}
+
+// IssuesStatistics renders the counts of opened and closed issues.
+func IssuesStatistics(opened, closed int) IssueStatistics {
+	var j IssueStatistics
+	j.Statistics.Counts.All, j.Statistics.Counts.Closed, j.Statistics.Counts.Opened = opened+closed, closed, opened
+	return j
+}

@@ -32,13 +32,21 @@ func (h *Handlers) Routes() []endpoint.Route {
 		issue = list + "/{issue_iid}"
 	)
 	return []endpoint.Route{
-		row("GET", "/issues", token, api, parsed, h.listAll),
+		row("GET", "/issues", public, api, parsed, h.listAll), // anonymous: scope=all only
 		row("GET", "/groups/{id}/issues", public, api, parsed, h.listGroup),
 		row("GET", list, public, api, parsed, h.listProject),
 		row("POST", list, token, api, parsed, h.create),
 		row("GET", issue, public, api, parsed, h.get),
 		row("PUT", issue, token, api, parsed, h.update),
 		row("DELETE", issue, token, api, parsed, h.delete),
+		row("GET", issue+"/participants", public, api, parsed, h.participants),
+		row("GET", "/issues_statistics", public, api, parsed, func(c *endpoint.Call) error { return h.statistics(c, "", "") }),
+		row("GET", "/groups/{id}/issues_statistics", public, api, parsed, func(c *endpoint.Call) error {
+			return h.statistics(c, "", c.Path("id"))
+		}),
+		row("GET", "/projects/{id}/issues_statistics", public, api, parsed, func(c *endpoint.Call) error {
+			return h.statistics(c, c.Path("id"), "")
+		}),
 		row("GET", "/projects/{id}/milestones/{milestone_id}/issues", token, api, parsed, func(c *endpoint.Call) error {
 			return h.milestone(c, model.OwnerRef{Ref: c.Path("id")})
 		}),
@@ -94,6 +102,14 @@ func filter(c *endpoint.Call) issues.Filter {
 	f.CreatedBefore, _ = p.Time("created_before")
 	f.UpdatedAfter, _ = p.Time("updated_after")
 	f.UpdatedBefore, _ = p.Time("updated_before")
+	if n, ok := p.Int("closed_by_id"); ok {
+		f.ClosedByID = n
+	}
+	f.DueDate, _ = p.String("due_date")
+	f.IssueType, _ = p.String("issue_type")
+	if b, ok := p.Bool("non_archived"); ok {
+		f.IncludeArchived = !b
+	}
 	f.OrderBy, _ = p.Enum("order_by", "created_at", "updated_at", "due_date", "title")
 	sort, _ := p.Enum("sort", "asc", "desc")
 	f.Asc = sort == "asc"
@@ -245,4 +261,43 @@ func (h *Handlers) delete(c *endpoint.Call) error {
 		return err
 	}
 	return c.NoContent()
+}
+
+// statistics answers GitLab's issues_statistics: the counts of the
+// issues the list's filters keep.
+func (h *Handlers) statistics(c *endpoint.Call, project, group string) error {
+	f := filter(c)
+	if err := c.P.Err(); err != nil {
+		return err
+	}
+	if project == "" && group == "" && f.Scope == "" {
+		f.Scope = "created_by_me"
+	}
+	opened, closed, err := h.issues.Statistics(c.Ctx(), c.Actor, project, group, f)
+	if err != nil {
+		return err
+	}
+	out := entity.IssuesStatistics(opened, closed)
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *Handlers) participants(c *endpoint.Call) error {
+	n, err := iid(c)
+	if err != nil {
+		return err
+	}
+	pg, err := c.Page()
+	if err != nil {
+		return err
+	}
+	users, err := h.issues.Participants(c.Ctx(), c.Actor, c.Path("id"), n)
+	if err != nil {
+		return err
+	}
+	page, info := model.PageOf(users, pg)
+	out := make([]entity.UserBasic, len(page))
+	for i := range page {
+		out[i] = h.r.UserBasic(&page[i])
+	}
+	return c.List(pg, info, out)
 }
