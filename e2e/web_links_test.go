@@ -19,17 +19,19 @@ import (
 var pendingKinds = []string{}
 
 // unservedKinds are kinds of URL the API hands out that nothing in
-// Quarry answers yet: the web's issue pages a release, a project and an
-// issue link to (/-/issues; the API's /projects/:id/issues, kind
-// "issues-api", is served). They are listed so the gap is visible; the
+// Quarry answers yet: an issue's notes and award emoji (its _links;
+// the web's issue pages, kind "issues-web", and the API's issues,
+// "issues-api", are served). They are listed so the gap is visible; the
 // walker fails while a listed kind already answers.
-var unservedKinds = []string{"issues-web"}
+var unservedKinds = []string{"notes-api"}
 
 // linkKind names the kind of page a web URL opens, by its path.
 func linkKind(path string) string {
 	switch {
 	case strings.HasPrefix(path, "/api/v4/") && strings.HasSuffix(path, "/issues"):
 		return "issues-api"
+	case strings.HasPrefix(path, "/api/v4/") && (strings.HasSuffix(path, "/notes") || strings.HasSuffix(path, "/award_emoji")):
+		return "notes-api"
 	case strings.HasPrefix(path, "/api/v4/"):
 		return "api"
 	case strings.Contains(path, "/-/merge_requests"):
@@ -155,7 +157,9 @@ func TestWeb_links(t *testing.T) {
 		answers = append(answers,
 			s.Get(t, fmt.Sprintf("/projects/%s/pipelines/%d/jobs", pid, pl.ID), alice.Token),
 			s.Get(t, "/projects/"+pid+"/merge_requests/1", alice.Token),
-			s.Get(t, "/projects/"+pid+"/releases/v1.0", alice.Token))
+			s.Get(t, "/projects/"+pid+"/releases/v1.0", alice.Token),
+			s.Do(t, apitest.Request{Method: "POST", Path: "/projects/" + pid + "/issues", Token: alice.Token,
+				JSON: map[string]any{"title": "An issue", "description": "Found it."}}))
 		links := map[string]bool{}
 		for i, r := range answers {
 			if r.Status != http.StatusOK && r.Status != http.StatusCreated {
@@ -250,7 +254,7 @@ func TestWeb_links(t *testing.T) {
 		}
 		// Each kind of the scenario was walked (or is listed as waiting).
 		for _, k := range []string{"project", "group", "namespace", "commit", "tree", "blob", "compare", "wiki", "snippet", "api",
-			"merge_request", "pipeline", "job", "release", "issues-api"} {
+			"merge_request", "pipeline", "job", "release", "issues-api", "issues-web"} {
 			if kinds[k] == 0 {
 				t.Errorf("no %s URL was collected (kinds %v)", k, kinds)
 			}

@@ -89,6 +89,10 @@ type Filter struct {
 	Labels []string
 	// Milestone is a title, "None" or "Any" ("": any).
 	Milestone string
+	// ReleaseTag keeps the issues of the milestones of the project's
+	// release of that tag; "None" those of no release, "Any" those of
+	// one ("": all).
+	ReleaseTag string
 	// Search looks in titles and descriptions; In ("title",
 	// "description" or "title,description") narrows where.
 	Search string
@@ -509,7 +513,7 @@ func (s *Service) Participants(ctx context.Context, a auth.Actor, projectRef str
 // storeFilter turns f into the store's filter: the caller's scope, users
 // named by username.
 func (s *Service) storeFilter(ctx context.Context, a auth.Actor, f Filter) (store.IssueFilter, error) {
-	sf := store.IssueFilter{State: f.State, AuthorID: f.AuthorID, AssigneeID: f.AssigneeID, Milestone: f.Milestone, Search: f.Search,
+	sf := store.IssueFilter{State: f.State, AuthorID: f.AuthorID, AssigneeID: f.AssigneeID, Milestone: f.Milestone, ReleaseTag: f.ReleaseTag, Search: f.Search,
 		IIDs: f.IIDs, Confidential: f.Confidential, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
 		UpdatedAfter: f.UpdatedAfter, UpdatedBefore: f.UpdatedBefore, OrderBy: f.OrderBy, Asc: f.Asc}
 	sf.ClosedByID = f.ClosedByID

@@ -220,7 +220,12 @@ type IssueFilter struct {
 	// milestone) or "Any" (some milestone).
 	MilestoneID int64
 	Milestone   string
-	Search      string
+	// ReleaseTag keeps the issues whose milestone is one of the
+	// milestones of their project's release of that tag (the web list's
+	// release_tag); "None" (any case) those whose milestone is in no
+	// release (or who have none), "Any" those whose milestone is in one.
+	ReleaseTag string
+	Search     string
 	// SearchTitle and SearchDescription say where Search looks (both
 	// when neither).
 	SearchTitle, SearchDescription bool
@@ -304,6 +309,16 @@ func (f IssueFilter) where(tx *Tx) where {
 		w.add("i.milestone_id IS NOT NULL")
 	default:
 		w.add("i.milestone_id IN (SELECT id FROM milestones WHERE title = ?)", f.Milestone)
+	}
+	switch {
+	case f.ReleaseTag == "":
+	case strings.EqualFold(f.ReleaseTag, "none"):
+		w.add("(i.milestone_id IS NULL OR i.milestone_id NOT IN (SELECT milestone_id FROM release_milestones))")
+	case strings.EqualFold(f.ReleaseTag, "any"):
+		w.add("i.milestone_id IN (SELECT milestone_id FROM release_milestones)")
+	default:
+		w.add(`i.milestone_id IN (SELECT rm.milestone_id FROM release_milestones rm JOIN releases r ON r.id = rm.release_id
+			WHERE r.project_id = i.project_id AND r.tag = ?)`, f.ReleaseTag)
 	}
 	if f.Search != "" {
 		pat := likePattern(f.Search)

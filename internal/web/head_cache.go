@@ -21,6 +21,9 @@ type headData struct {
 	URL      string
 	ReadCode bool
 	Wiki     bool
+	// Issues shows the Issues tab with OpenIssues.
+	Issues     bool
+	OpenIssues int
 }
 
 type headProject struct {
@@ -47,6 +50,8 @@ func (d headData) key() string {
 	str(d.URL)
 	str(strconv.FormatBool(d.ReadCode))
 	str(strconv.FormatBool(d.Wiki))
+	str(strconv.FormatBool(d.Issues))
+	str(strconv.Itoa(d.OpenIssues))
 	str(strconv.Itoa(len(d.Topics)))
 	for _, t := range d.Topics {
 		str(t)
@@ -59,7 +64,8 @@ func (h *Handler) withHead(ph projectHead) (projectHead, error) {
 	p := ph.Project
 	d := headData{Project: headProject{Name: p.Name, Description: p.Description, DefaultBranch: p.DefaultBranch,
 		Visibility: p.Visibility, StarCount: p.StarCount, ForksCount: p.ForksCount},
-		Topics: ph.Topics, URL: ph.URL, ReadCode: ph.ReadCode, Wiki: ph.Wiki}
+		Topics: ph.Topics, URL: ph.URL, ReadCode: ph.ReadCode, Wiki: ph.Wiki,
+		Issues: ph.Issues, OpenIssues: ph.OpenIssues}
 	key := d.key()
 	if html, ok := cacheGet[template.HTML](h.cache, kindHead, key); ok {
 		ph.HeadHTML = html

@@ -100,6 +100,10 @@ type projectHead struct {
 	URL      string // "/group/project"
 	ReadCode bool
 	Wiki     bool // the wiki is open to the viewer (its tab)
+	// Issues: the issues are open to the viewer (its tab, with the
+	// count of open issues the viewer may see, OpenIssues).
+	Issues     bool
+	OpenIssues int
 	// HeadHTML is the head rendered (withHead), "" for the template to
 	// render it.
 	HeadHTML template.HTML
@@ -195,7 +199,8 @@ func (h *Handler) files(a auth.Actor, v projects.View) repofiles.Project {
 }
 
 func head(v projects.View) projectHead {
-	return projectHead{Project: v.Project, Topics: v.Topics, URL: "/" + v.Project.FullPath(), ReadCode: v.CanReadCode, Wiki: wikiTab(v)}
+	return projectHead{Project: v.Project, Topics: v.Topics, URL: "/" + v.Project.FullPath(), ReadCode: v.CanReadCode, Wiki: wikiTab(v),
+		Issues: issuesTab(v), OpenIssues: openIssues(v)}
 }
 
 // projectCrumbs are the namespace's groups (or user) and the project,

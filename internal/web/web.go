@@ -25,6 +25,7 @@ import (
 	"quarry/internal/bytelru"
 	"quarry/internal/ci"
 	"quarry/internal/groups"
+	"quarry/internal/issues"
 	"quarry/internal/mergerequests"
 	"quarry/internal/model"
 	"quarry/internal/projects"
@@ -72,6 +73,8 @@ type Deps struct {
 	// The merge request pages.
 	MRs       *mergerequests.Service
 	Approvals *approvals.Service
+	// Issues serves the issue pages.
+	Issues *issues.Service
 }
 
 // SessionCookie is the name of the cookie holding the session id.
@@ -181,6 +184,9 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 	if post && h.ciPost(w, r, a) {
 		return
 	}
+	if post && h.issuePost(w, r, a) {
+		return
+	}
 	if post && h.releasePost(w, r, a) {
 		return
 	}
@@ -251,6 +257,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		h.snippet(w, r, a, full, rest)
 	case "releases":
 		h.release(w, r, a, full, rest)
+	case "issues":
+		h.issues(w, r, a, full, rest)
 	case "pipelines":
 		h.pipelinesRoute(w, r, a, full, rest)
 	case "jobs":
