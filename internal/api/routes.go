@@ -21,6 +21,7 @@ import (
 	"quarry/internal/api/groups"
 	apihousekeeping "quarry/internal/api/housekeeping"
 	apiissues "quarry/internal/api/issues"
+	apinotes "quarry/internal/api/notes"
 	apikeys "quarry/internal/api/keys"
 	"quarry/internal/api/labels"
 	"quarry/internal/api/members"
@@ -72,6 +73,7 @@ func (s *Server) Table() []endpoint.Route {
 		labels.New(d.Labels, r).Routes(),
 		milestones.New(d.Milestones, r).Routes(),
 		apiissues.New(d.Issues, r).Routes(),
+		apinotes.New(d.Notes, r).Routes(),
 		boards.New(d.Boards, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),

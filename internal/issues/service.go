@@ -63,6 +63,9 @@ type View struct {
 	Users map[int64]model.User
 	// Milestone is the issue's milestone (nil: none).
 	Milestone *model.Milestone
+	// UserNotesCount counts the issue's non-system notes the caller
+	// sees; Upvotes and Downvotes its thumbsup and thumbsdown emoji.
+	UserNotesCount, Upvotes, Downvotes int
 }
 
 // Filter filters a list of issues, as the API's parameters say.
@@ -213,21 +216,35 @@ func (s *Service) Get(ctx context.Context, a auth.Actor, projectRef string, iid 
 	if err != nil {
 		return View{}, err
 	}
-	return s.view(ctx, p, i)
+	return s.view(ctx, a, p, acc, i)
+}
+
+// Resolve returns a project's issue the caller may see, with the
+// project and the caller's access to it (the notes service's lookup):
+// 404 Project Not Found, 404 Issue Not Found.
+func (s *Service) Resolve(ctx context.Context, a auth.Actor, projectRef string, iid int64) (model.Project, model.AccessLevel, model.Issue, error) {
+	p, acc, err := s.project(ctx, a, projectRef)
+	if err != nil {
+		return p, acc, model.Issue{}, err
+	}
+	i, err := s.load(ctx, a, p, acc, iid)
+	return p, acc, i, err
 }
 
 // view loads what an issue's JSON shows besides its row.
-func (s *Service) view(ctx context.Context, p model.Project, i model.Issue) (View, error) {
-	vs, err := s.views(ctx, map[int64]model.Project{p.ID: p}, []model.Issue{i})
+func (s *Service) view(ctx context.Context, a auth.Actor, p model.Project, acc model.AccessLevel, i model.Issue) (View, error) {
+	vs, err := s.views(ctx, a, map[int64]model.Project{p.ID: p}, map[int64]model.AccessLevel{p.ID: acc}, []model.Issue{i})
 	if err != nil {
 		return View{}, err
 	}
 	return vs[0], nil
 }
 
-// views loads the people and milestones of a page of issues in two
-// statements, whatever its size.
-func (s *Service) views(ctx context.Context, projects map[int64]model.Project, list []model.Issue) ([]View, error) {
+// views loads the people, milestones, note counts and votes of a page of
+// issues in four statements, whatever its size; internal notes count
+// for whoever sees them (reporters up).
+func (s *Service) views(ctx context.Context, a auth.Actor, projects map[int64]model.Project, access map[int64]model.AccessLevel,
+	list []model.Issue) ([]View, error) {
 	var uids, mids []int64
 	for _, i := range list {
 		for _, id := range append([]int64{i.AuthorID, i.ClosedByID}, i.AssigneeIDs...) {
@@ -247,9 +264,22 @@ func (s *Service) views(ctx context.Context, projects map[int64]model.Project, l
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]int64, len(list))
+	for n, i := range list {
+		ids[n] = i.ID
+	}
+	counts, err := s.db.NoteCountsOf(ctx, model.NoteableIssue, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]View, len(list))
 	for n, i := range list {
-		out[n] = View{Issue: i, Project: projects[i.ProjectID], Users: users}
+		p := projects[i.ProjectID]
+		c := counts[i.ID]
+		out[n] = View{Issue: i, Project: p, Users: users, UserNotesCount: c.UserNotes, Upvotes: c.Upvotes, Downvotes: c.Downvotes}
+		if auth.Can(a, auth.ReadConfidentialIssues, auth.Resource{Project: &p, Access: access[i.ProjectID]}) {
+			out[n].UserNotesCount += c.InternalNotes
+		}
 		if m, ok := ms[i.MilestoneID]; ok {
 			out[n].Milestone = &m
 		}
@@ -338,7 +368,7 @@ func (s *Service) list(ctx context.Context, a auth.Actor, projects map[int64]mod
 	if err != nil {
 		return nil, info, err
 	}
-	out, err := s.views(ctx, projects, list)
+	out, err := s.views(ctx, a, projects, access, list)
 	return out, info, err
 }
 
@@ -607,7 +637,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, projectRef string, i
 	if err != nil {
 		return View{}, err
 	}
-	return s.view(ctx, p, i)
+	return s.view(ctx, a, p, acc, i)
 }
 
 // checkLabels bounds an issue's labels: their number, each title's
@@ -782,7 +812,7 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, projectRef string, i
 	if err != nil {
 		return View{}, err
 	}
-	return s.view(ctx, p, i)
+	return s.view(ctx, a, p, acc, i)
 }
 
 // SetState closes (close true) or reopens an issue, for the web's
