@@ -422,7 +422,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	sshHost, sshPort := cfg.SSHClone()
 	pages, err := web.New(web.Deps{Users: a.Users, Groups: a.Groups, Projects: a.Projects, Files: repoFiles,
 		Wikis: a.Wikis, Snippets: a.Snippets, Tokens: a.Tokens, Releases: rels, ExternalURL: cfg.ExternalURL, Log: log, Now: db.Now,
-		MRs: a.MRs, Approvals: a.Approval, Issues: a.Issues, CI: a.CI, SSHHost: sshHost, SSHPort: sshPort, CacheBytes: cfg.PageCacheBytes})
+		MRs: a.MRs, Approvals: a.Approval, Issues: a.Issues, Notes: a.Notes, CI: a.CI, SSHHost: sshHost, SSHPort: sshPort, CacheBytes: cfg.PageCacheBytes})
 	if err != nil {
 		a.Close()
 		return nil, err

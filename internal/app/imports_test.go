@@ -129,7 +129,7 @@ var allowedImports = map[string][]string{
 	"quarry/internal/repofiles":         {"auth", "model", "git", "ratelimit"},
 	// The web pages: beside the API, never inside it; the same services,
 	// no SQL (store) and no git.
-	"quarry/internal/web":        {"bytelru", "auth", "model", "users", "groups", "projects", "repofiles", "wikis", "snippets", "tokens", "releases", "ratelimit", "mergerequests", "approvals", "ci", "issues"},
+	"quarry/internal/web":        {"bytelru", "auth", "model", "users", "groups", "projects", "repofiles", "wikis", "snippets", "tokens", "releases", "ratelimit", "mergerequests", "approvals", "ci", "issues", "notes"},
 	"quarry/internal/members":    {"store", "auth", "model"},
 	"quarry/internal/attributes": {"store", "auth", "model"},
 	"quarry/internal/apitest":    {"app", "config", "storetest", "auth", "model", "tokens"},
