@@ -421,3 +421,35 @@ func TestIssueNotes_queryCounts(t *testing.T) {
 		qc.same(t, w.notes+"?order_by=updated_at&sort=asc", w.stranger.Token)
 	})
 }
+
+// TestIssueNotes_removal: a removed user's notes stay (no author), their
+// award emoji go; a removed project takes its issues' notes and emoji.
+func TestIssueNotes_removal(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newNoteWorld(t, s, "public")
+		issue := w.issue(t, w.owner.Token)
+		w.comment(t, w.stranger.Token, "from a passer-by")
+		w.req(t, "POST", w.awards, w.stranger.Token, map[string]any{"name": "thumbsup"}).Want(t, 201)
+		w.req(t, "POST", w.awards, w.owner.Token, map[string]any{"name": "thumbsup"}).Want(t, 201)
+		w.comment(t, w.owner.Token, "from the owner")
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/users/" + itoa(w.stranger.ID), Token: s.RootToken}).Want(t, 204)
+		eventually(t, "the user gone", func() bool { return s.Get(t, "/users/"+itoa(w.stranger.ID), s.RootToken).Status == 404 })
+		list := w.req(t, "GET", w.notes+"?sort=asc", w.owner.Token, nil).Want(t, 200).Array(t)
+		if len(list) != 2 || list[0]["body"] != "from a passer-by" || list[0]["author"] != nil {
+			t.Errorf("notes after the author's removal: %v", list)
+		}
+		if i := w.issue(t, w.owner.Token); i["upvotes"] != float64(1) || i["user_notes_count"] != float64(2) {
+			t.Errorf("counts after a removal: up %v notes %v; want 1 2", i["upvotes"], i["user_notes_count"])
+		}
+		s.Do(t, apitest.Request{Method: "DELETE", Path: "/projects/" + itoa(w.project), Token: w.owner.Token}).Want(t, 202)
+		eventually(t, "the project gone", func() bool { return s.Get(t, "/projects/"+itoa(w.project), w.owner.Token).Status == 404 })
+		// The project's row goes after its repository, in the background.
+		eventually(t, "the removed project's notes and votes gone", func() bool {
+			c, err := s.App.DB.NoteCountsOf(context.Background(), model.NoteableIssue, []int64{int64(issue["id"].(float64))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(c) == 0
+		})
+	})
+}
