@@ -135,7 +135,11 @@ func TestIssueNotes_listOrderAndPages(t *testing.T) {
 		if got := noteBodies(t, r); got != "c" || r.Header.Get("X-Total") != "3" || r.Header.Get("X-Page") != "2" {
 			t.Errorf("page 2: %s, total %q, page %q", got, r.Header.Get("X-Total"), r.Header.Get("X-Page"))
 		}
-		for _, q := range []string{"?sort=up", "?order_by=title", "?per_page=x"} {
+		if got := noteBodies(t, w.req(t, "GET", w.notes+"?activity_filter=only_comments&sort=asc", w.guest.Token, nil).Want(t, 200)); got != "a2,b,c" {
+			t.Errorf("only_comments %s; want a2,b,c", got)
+		}
+		w.req(t, "GET", w.notes+"?activity_filter=only_activity", w.guest.Token, nil).Want(t, 200).WantBody(t, `[]`)
+		for _, q := range []string{"?sort=up", "?order_by=title", "?per_page=x", "?activity_filter=some"} {
 			if st := w.req(t, "GET", w.notes+q, w.guest.Token, nil).Status; st != 400 {
 				t.Errorf("GET notes%s: %d; want 400", q, st)
 			}

@@ -66,6 +66,9 @@ type Listing struct {
 	// OrderBy: created_at (default) or updated_at.
 	OrderBy string
 	Asc     bool
+	// System keeps only system notes (true: GitLab's only_activity) or
+	// only comments (false: only_comments); nil: all_notes.
+	System *bool
 }
 
 // CreateInput is a new note. CreatedAt is kept for administrators and
@@ -111,7 +114,7 @@ func (s *Service) List(ctx context.Context, a auth.Actor, projectRef string, iid
 // ListOf lists the notes of a resolved target (the web's issue page).
 func (s *Service) ListOf(ctx context.Context, t Target, l Listing, page model.Page) ([]View, model.PageInfo, error) {
 	list, info, err := s.db.Notes(ctx, store.NoteFilter{NoteableType: model.NoteableIssue, NoteableID: t.Issue.ID,
-		WithInternal: t.SeeInternal, OrderBy: l.OrderBy, Asc: l.Asc}, page)
+		WithInternal: t.SeeInternal, OrderBy: l.OrderBy, Asc: l.Asc, System: l.System}, page)
 	if err != nil {
 		return nil, info, err
 	}

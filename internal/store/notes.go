@@ -86,6 +86,9 @@ type NoteFilter struct {
 	NoteableID   int64
 	// WithInternal keeps internal notes (the viewer is a reporter up).
 	WithInternal bool
+	// System keeps only system notes (true) or only comments (false);
+	// nil: both.
+	System *bool
 	OrderBy      string // created_at (default) or updated_at
 	Asc          bool
 }
@@ -97,6 +100,9 @@ func (tx *Tx) Notes(ctx context.Context, f NoteFilter, page model.Page) ([]model
 	w.add("n.noteable_id = ?", f.NoteableID)
 	if !f.WithInternal {
 		w.add("n.internal = FALSE")
+	}
+	if f.System != nil {
+		w.add("n.system = ?", *f.System)
 	}
 	col := "n.created_at"
 	if f.OrderBy == "updated_at" {

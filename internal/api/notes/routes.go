@@ -62,7 +62,13 @@ func (h *Handlers) list(c *endpoint.Call) error {
 	l.OrderBy, _ = c.P.Enum("order_by", "created_at", "updated_at")
 	sort, _ := c.P.Enum("sort", "asc", "desc")
 	l.Asc = sort == "asc"
-	c.P.Enum("activity_filter", "all_notes", "only_comments", "only_activity")
+	switch v, _ := c.P.Enum("activity_filter", "all_notes", "only_comments", "only_activity"); v {
+	case "only_comments":
+		l.System = new(bool)
+	case "only_activity":
+		system := true
+		l.System = &system
+	}
 	pg, err := c.Page()
 	if err != nil {
 		return err
