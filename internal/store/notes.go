@@ -88,9 +88,9 @@ type NoteFilter struct {
 	WithInternal bool
 	// System keeps only system notes (true) or only comments (false);
 	// nil: both.
-	System *bool
-	OrderBy      string // created_at (default) or updated_at
-	Asc          bool
+	System  *bool
+	OrderBy string // created_at (default) or updated_at
+	Asc     bool
 }
 
 // Notes lists a target's notes, newest first unless asked.
