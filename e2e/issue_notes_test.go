@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"quarry/internal/apitest"
 	"quarry/internal/model"
@@ -312,9 +313,15 @@ func TestIssueNotes_counts(t *testing.T) {
 		}
 		w.req(t, "POST", w.awards, w.guest.Token, map[string]any{"name": "thumbsdown"}).Want(t, 201)
 		w.req(t, "POST", w.awards, w.guest.Token, map[string]any{"name": "tada"}).Want(t, 201)
+		before := w.issue(t, w.stranger.Token)["updated_at"]
+		time.Sleep(5 * time.Millisecond)
 		w.comment(t, w.owner.Token, "one")
 		w.comment(t, w.guest.Token, "two")
 		i := w.issue(t, w.stranger.Token)
+		// A comment is the issue's activity (GitLab's touch_noteable).
+		if fmt.Sprint(i["updated_at"]) <= fmt.Sprint(before) {
+			t.Errorf("updated_at %v after comments; before %v", i["updated_at"], before)
+		}
 		if i["upvotes"] != float64(3) || i["downvotes"] != float64(1) || i["user_notes_count"] != float64(2) {
 			t.Errorf("counts up %v down %v notes %v; want 3 1 2", i["upvotes"], i["downvotes"], i["user_notes_count"])
 		}

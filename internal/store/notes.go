@@ -25,7 +25,8 @@ func scanNote(r *sql.Rows) (model.Note, error) {
 }
 
 // CreateNote stores n and sets its ID and times (a CreatedAt already set
-// is kept, and is its UpdatedAt too: an owner's backdated note).
+// is kept, and is its UpdatedAt too: an owner's backdated note); its
+// issue's updated_at moves to now.
 func (tx *Tx) CreateNote(ctx context.Context, n *model.Note) error {
 	if n.CreatedAt.IsZero() {
 		n.CreatedAt = tx.Now()
@@ -36,6 +37,19 @@ func (tx *Tx) CreateNote(ctx context.Context, n *model.Note) error {
 		created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		n.NoteableType, n.NoteableID, n.ProjectID, zeroNull(n.AuthorID), n.Body, n.System, n.Internal, n.Resolvable,
 		micros(n.CreatedAt), micros(n.UpdatedAt))
+	if err != nil {
+		return err
+	}
+	return tx.touchNoteable(ctx, *n)
+}
+
+// touchNoteable moves the updated_at of a note's issue to now (GitLab's
+// Note#touch_noteable: a comment counts as the issue's activity).
+func (tx *Tx) touchNoteable(ctx context.Context, n model.Note) error {
+	if n.NoteableType != model.NoteableIssue {
+		return nil
+	}
+	_, err := tx.exec(ctx, "UPDATE issues SET updated_at = ?, version = version + 1 WHERE id = ?", micros(tx.Now()), n.NoteableID)
 	return err
 }
 
@@ -48,12 +62,15 @@ func (tx *Tx) Note(ctx context.Context, noteableType string, noteableID, id int6
 	return n, err
 }
 
-// UpdateNoteBody sets a note's body and moves its updated_at to now;
-// false when the note is gone.
+// UpdateNoteBody sets a note's body and moves its (and its issue's)
+// updated_at to now; false when the note is gone.
 func (tx *Tx) UpdateNoteBody(ctx context.Context, n *model.Note) (bool, error) {
 	n.UpdatedAt = tx.Now()
 	c, err := tx.execN(ctx, "UPDATE notes SET body = ?, updated_at = ? WHERE id = ?", n.Body, micros(n.UpdatedAt), n.ID)
-	return c > 0, err
+	if err != nil || c == 0 {
+		return false, err
+	}
+	return true, tx.touchNoteable(ctx, *n)
 }
 
 // DeleteNote removes a note (and its award emoji); false when it was
