@@ -464,3 +464,28 @@ func TestIssueNotes_removal(t *testing.T) {
 		})
 	})
 }
+
+// TestIssueNotes_participants: an issue's participants are its author,
+// its assignees and the authors of the comments the caller sees.
+func TestIssueNotes_participants(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, s *apitest.Server) {
+		w := newNoteWorld(t, s, "public")
+		w.comment(t, w.stranger.Token, "one")
+		w.comment(t, w.stranger.Token, "two")
+		w.comment(t, w.maintainer.Token, "hidden", "internal", true)
+		w.comment(t, w.guest.Token, "the author again")
+		names := func(token string) string {
+			var out []string
+			for _, u := range w.req(t, "GET", w.base+"/1/participants", token, nil).Want(t, 200).Array(t) {
+				out = append(out, fmt.Sprint(u["username"]))
+			}
+			return strings.Join(out, ",")
+		}
+		if got, want := names(w.reporter.Token), w.guest.Username+","+w.stranger.Username+","+w.maintainer.Username; got != want {
+			t.Errorf("participants for a reporter %s; want %s", got, want)
+		}
+		if got, want := names(w.guest.Token), w.guest.Username+","+w.stranger.Username; got != want {
+			t.Errorf("participants for a guest %s; want %s", got, want)
+		}
+	})
+}

@@ -428,16 +428,34 @@ func (s *Service) Statistics(ctx context.Context, a auth.Actor, projectRef, grou
 	return c.Opened, c.Closed, err
 }
 
-// Participants are an issue's author and assignees, once each (GitLab's
-// participants of an issue without notes).
+// maxParticipants bounds the commenters an issue's participants name.
+const maxParticipants = 1000
+
+// Participants are an issue's author, assignees and the authors of the
+// comments the caller sees, once each (GitLab's participants, mentions
+// aside).
 func (s *Service) Participants(ctx context.Context, a auth.Actor, projectRef string, iid int64) ([]model.User, error) {
-	v, err := s.Get(ctx, a, projectRef, iid)
+	p, acc, err := s.project(ctx, a, projectRef)
+	if err != nil {
+		return nil, err
+	}
+	i, err := s.load(ctx, a, p, acc, iid)
+	if err != nil {
+		return nil, err
+	}
+	internal := auth.Can(a, auth.ReadConfidentialIssues, auth.Resource{Project: &p, Access: acc})
+	commenters, err := s.db.NoteAuthorIDs(ctx, model.NoteableIssue, i.ID, internal, maxParticipants)
+	if err != nil {
+		return nil, err
+	}
+	ids := append(append([]int64{i.AuthorID}, i.AssigneeIDs...), commenters...)
+	users, err := s.db.UserBasicsByIDs(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	var out []model.User
-	for _, id := range append([]int64{v.AuthorID}, v.AssigneeIDs...) {
-		if u, ok := v.Users[id]; ok && !slices.ContainsFunc(out, func(x model.User) bool { return x.ID == id }) {
+	for _, id := range ids {
+		if u, ok := users[id]; ok && !slices.ContainsFunc(out, func(x model.User) bool { return x.ID == id }) {
 			out = append(out, u)
 		}
 	}

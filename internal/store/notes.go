@@ -137,6 +137,24 @@ func (tx *Tx) Notes(ctx context.Context, f NoteFilter, page model.Page) ([]model
 	}, page)
 }
 
+// NoteAuthorIDs lists the authors of a target's comments (internal ones
+// with withInternal), in the order of their first comment, at most
+// limit of them, in one statement.
+func (tx *Tx) NoteAuthorIDs(ctx context.Context, noteableType string, noteableID int64, withInternal bool, limit int) ([]int64, error) {
+	q := "SELECT author_id FROM notes WHERE noteable_type = ? AND noteable_id = ? AND author_id IS NOT NULL AND system = FALSE"
+	if !withInternal {
+		q += " AND internal = FALSE"
+	}
+	var out []int64
+	err := tx.each(ctx, q+" GROUP BY author_id ORDER BY MIN(id) LIMIT ?", []any{noteableType, noteableID, limit}, func(r *sql.Rows) error {
+		var id int64
+		err := r.Scan(&id)
+		out = append(out, id)
+		return err
+	})
+	return out, err
+}
+
 // NoteCounts are what an issue's entity counts of its notes and award
 // emoji.
 type NoteCounts struct {
