@@ -26,6 +26,7 @@ import (
 	"quarry/internal/api/members"
 	"quarry/internal/api/mergerequests"
 	"quarry/internal/api/milestones"
+	apinotes "quarry/internal/api/notes"
 	"quarry/internal/api/projects"
 	apiprotectedenvs "quarry/internal/api/protectedenvs"
 	apireleases "quarry/internal/api/releases"
@@ -72,6 +73,7 @@ func (s *Server) Table() []endpoint.Route {
 		labels.New(d.Labels, r).Routes(),
 		milestones.New(d.Milestones, r).Routes(),
 		apiissues.New(d.Issues, r).Routes(),
+		apinotes.New(d.Notes, r).Routes(),
 		boards.New(d.Boards, r).Routes(),
 		settings.New(d.Settings).Routes(),
 		geo.New(d.Geo, r).Routes(),

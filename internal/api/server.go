@@ -43,6 +43,7 @@ import (
 	"quarry/internal/mergerequests"
 	"quarry/internal/milestones"
 	"quarry/internal/model"
+	"quarry/internal/notes"
 	"quarry/internal/oidc"
 	"quarry/internal/projects"
 	"quarry/internal/protectedenvs"
@@ -89,8 +90,10 @@ type Deps struct {
 	Labels     *labels.Service
 	Milestones *milestones.Service
 	Issues     *issues.Service
-	Boards     *boards.Service
-	Settings   *settings.Service
+	// Notes are issues' notes and award emoji.
+	Notes    *notes.Service
+	Boards   *boards.Service
+	Settings *settings.Service
 	// Agents are agents for Kubernetes; JobTokenScope, CI job token scopes.
 	Agents        *agents.Service
 	JobTokenScope *jobtokenscope.Service

@@ -54,6 +54,7 @@ import (
 	"quarry/internal/mergerequests"
 	"quarry/internal/milestones"
 	"quarry/internal/model"
+	"quarry/internal/notes"
 	"quarry/internal/oidc"
 	"quarry/internal/outbound"
 	"quarry/internal/projects"
@@ -94,6 +95,8 @@ type App struct {
 	Milestones *milestones.Service
 	// Issues are projects' issues.
 	Issues *issues.Service
+	// Notes are issues' notes (comments) and award emoji.
+	Notes *notes.Service
 	// Keys are users' SSH keys and deploy keys.
 	Keys *keys.Service
 	// Activity is the contributions feed (events).
@@ -285,6 +288,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Groups.OnRemoved(a.Wikis.RemoveGroupWiki)
 	a.Milestones = milestones.New(db, a.Projects, a.Groups)
 	a.Issues = issues.New(db, a.Projects, a.Groups, a.Milestones)
+	a.Notes = notes.New(db, a.Issues)
 	a.Boards = boards.New(db, a.Projects, a.Groups)
 	a.Snippets = snippets.New(db, a.Projects, storages, queue, log, snippets.Config{DefaultBranch: cfg.DefaultBranch})
 	a.Snippets.SetSettings(set)
@@ -418,7 +422,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	sshHost, sshPort := cfg.SSHClone()
 	pages, err := web.New(web.Deps{Users: a.Users, Groups: a.Groups, Projects: a.Projects, Files: repoFiles,
 		Wikis: a.Wikis, Snippets: a.Snippets, Tokens: a.Tokens, Releases: rels, ExternalURL: cfg.ExternalURL, Log: log, Now: db.Now,
-		MRs: a.MRs, Approvals: a.Approval, Issues: a.Issues, CI: a.CI, SSHHost: sshHost, SSHPort: sshPort, CacheBytes: cfg.PageCacheBytes})
+		MRs: a.MRs, Approvals: a.Approval, Issues: a.Issues, Notes: a.Notes, CI: a.CI, SSHHost: sshHost, SSHPort: sshPort, CacheBytes: cfg.PageCacheBytes})
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -438,6 +442,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Labels:     labels.New(db, a.Projects, a.Groups),
 		Milestones: a.Milestones,
 		Issues:     a.Issues,
+		Notes:      a.Notes,
 		Boards:     a.Boards,
 		Settings:   set,
 		Agents:     a.Agents, JobTokenScope: a.JobTokenScope, Geo: a.Geo, Moves: a.Moves, Housekeeping: a.Housekeeping, GroupTransfers: a.GroupTransfers,

@@ -68,6 +68,9 @@ type View struct {
 	// (Filter.WithLabelsDetails; nil otherwise). A name whose label was
 	// since removed has none.
 	LabelDetails []model.Label
+	// UserNotesCount counts the issue's non-system notes the caller
+	// sees; Upvotes and Downvotes its thumbsup and thumbsdown emoji.
+	UserNotesCount, Upvotes, Downvotes int
 }
 
 // Filter filters a list of issues, as the API's parameters say.
@@ -234,7 +237,7 @@ func (s *Service) ByID(ctx context.Context, a auth.Actor, id int64) (View, error
 	if err != nil {
 		return View{}, err
 	}
-	return s.view(ctx, p, i)
+	return s.view(ctx, a, p, 0, i) // an administrator's: every note counts
 }
 
 // Get returns a project's issue the caller may see.
@@ -247,21 +250,35 @@ func (s *Service) Get(ctx context.Context, a auth.Actor, projectRef string, iid 
 	if err != nil {
 		return View{}, err
 	}
-	return s.view(ctx, p, i)
+	return s.view(ctx, a, p, acc, i)
+}
+
+// Resolve returns a project's issue the caller may see, with the
+// project and the caller's access to it (the notes service's lookup):
+// 404 Project Not Found, 404 Issue Not Found.
+func (s *Service) Resolve(ctx context.Context, a auth.Actor, projectRef string, iid int64) (model.Project, model.AccessLevel, model.Issue, error) {
+	p, acc, err := s.project(ctx, a, projectRef)
+	if err != nil {
+		return p, acc, model.Issue{}, err
+	}
+	i, err := s.load(ctx, a, p, acc, iid)
+	return p, acc, i, err
 }
 
 // view loads what an issue's JSON shows besides its row.
-func (s *Service) view(ctx context.Context, p model.Project, i model.Issue) (View, error) {
-	vs, err := s.views(ctx, map[int64]model.Project{p.ID: p}, []model.Issue{i})
+func (s *Service) view(ctx context.Context, a auth.Actor, p model.Project, acc model.AccessLevel, i model.Issue) (View, error) {
+	vs, err := s.views(ctx, a, map[int64]model.Project{p.ID: p}, map[int64]model.AccessLevel{p.ID: acc}, []model.Issue{i})
 	if err != nil {
 		return View{}, err
 	}
 	return vs[0], nil
 }
 
-// views loads the people and milestones of a page of issues in two
-// statements, whatever its size.
-func (s *Service) views(ctx context.Context, projects map[int64]model.Project, list []model.Issue) ([]View, error) {
+// views loads the people, milestones, note counts and votes of a page of
+// issues in four statements, whatever its size; internal notes count
+// for whoever sees them (reporters up).
+func (s *Service) views(ctx context.Context, a auth.Actor, projects map[int64]model.Project, access map[int64]model.AccessLevel,
+	list []model.Issue) ([]View, error) {
 	var uids, mids []int64
 	for _, i := range list {
 		for _, id := range append([]int64{i.AuthorID, i.ClosedByID}, i.AssigneeIDs...) {
@@ -281,9 +298,22 @@ func (s *Service) views(ctx context.Context, projects map[int64]model.Project, l
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]int64, len(list))
+	for n, i := range list {
+		ids[n] = i.ID
+	}
+	counts, err := s.db.NoteCountsOf(ctx, model.NoteableIssue, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]View, len(list))
 	for n, i := range list {
-		out[n] = View{Issue: i, Project: projects[i.ProjectID], Users: users}
+		p := projects[i.ProjectID]
+		c := counts[i.ID]
+		out[n] = View{Issue: i, Project: p, Users: users, UserNotesCount: c.UserNotes, Upvotes: c.Upvotes, Downvotes: c.Downvotes}
+		if auth.Can(a, auth.ReadConfidentialIssues, auth.Resource{Project: &p, Access: access[i.ProjectID]}) {
+			out[n].UserNotesCount += c.InternalNotes
+		}
 		if m, ok := ms[i.MilestoneID]; ok {
 			out[n].Milestone = &m
 		}
@@ -372,7 +402,7 @@ func (s *Service) list(ctx context.Context, a auth.Actor, projects map[int64]mod
 	if err != nil {
 		return nil, info, err
 	}
-	out, err := s.views(ctx, projects, list)
+	out, err := s.views(ctx, a, projects, access, list)
 	if err == nil && f.WithLabelsDetails {
 		err = s.labelDetails(ctx, out)
 	}
@@ -494,16 +524,34 @@ func (s *Service) Statistics(ctx context.Context, a auth.Actor, projectRef, grou
 	return c.Opened, c.Closed, err
 }
 
-// Participants are an issue's author and assignees, once each (GitLab's
-// participants of an issue without notes).
+// maxParticipants bounds the commenters an issue's participants name.
+const maxParticipants = 1000
+
+// Participants are an issue's author, assignees and the authors of the
+// comments the caller sees, once each (GitLab's participants, mentions
+// aside).
 func (s *Service) Participants(ctx context.Context, a auth.Actor, projectRef string, iid int64) ([]model.User, error) {
-	v, err := s.Get(ctx, a, projectRef, iid)
+	p, acc, err := s.project(ctx, a, projectRef)
+	if err != nil {
+		return nil, err
+	}
+	i, err := s.load(ctx, a, p, acc, iid)
+	if err != nil {
+		return nil, err
+	}
+	internal := auth.Can(a, auth.ReadConfidentialIssues, auth.Resource{Project: &p, Access: acc})
+	commenters, err := s.db.NoteAuthorIDs(ctx, model.NoteableIssue, i.ID, internal, maxParticipants)
+	if err != nil {
+		return nil, err
+	}
+	ids := append(append([]int64{i.AuthorID}, i.AssigneeIDs...), commenters...)
+	users, err := s.db.UserBasicsByIDs(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	var out []model.User
-	for _, id := range append([]int64{v.AuthorID}, v.AssigneeIDs...) {
-		if u, ok := v.Users[id]; ok && !slices.ContainsFunc(out, func(x model.User) bool { return x.ID == id }) {
+	for _, id := range ids {
+		if u, ok := users[id]; ok && !slices.ContainsFunc(out, func(x model.User) bool { return x.ID == id }) {
 			out = append(out, u)
 		}
 	}
@@ -704,7 +752,7 @@ func (s *Service) Create(ctx context.Context, a auth.Actor, projectRef string, i
 	if err != nil {
 		return View{}, err
 	}
-	return s.view(ctx, p, i)
+	return s.view(ctx, a, p, acc, i)
 }
 
 // checkLabels bounds an issue's labels: their number, each title's
@@ -879,7 +927,7 @@ func (s *Service) Update(ctx context.Context, a auth.Actor, projectRef string, i
 	if err != nil {
 		return View{}, err
 	}
-	return s.view(ctx, p, i)
+	return s.view(ctx, a, p, acc, i)
 }
 
 // SetState closes (close true) or reopens an issue, for the web's

@@ -149,9 +149,12 @@ func (tx *Tx) UpdateIssue(ctx context.Context, i *model.Issue) error {
 	return tx.recountOpenIssues(ctx, i.ProjectID)
 }
 
-// DeleteIssue removes an issue (and its events); false when there was
-// none.
+// DeleteIssue removes an issue (and its events, notes and award emoji);
+// false when there was none.
 func (tx *Tx) DeleteIssue(ctx context.Context, i model.Issue) (bool, error) {
+	if err := tx.DeleteNotesOf(ctx, model.NoteableIssue, i.ID); err != nil {
+		return false, err
+	}
 	if _, err := tx.exec(ctx, "DELETE FROM events WHERE target_type = ? AND target_id = ?", model.EventTargetIssue, i.ID); err != nil {
 		return false, err
 	}

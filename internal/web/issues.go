@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"quarry/internal/auth"
 	"quarry/internal/issues"
 	"quarry/internal/model"
+	"quarry/internal/notes"
 	"quarry/internal/projects"
 )
 
@@ -311,7 +313,31 @@ type issueBody struct {
 	Flash, Alert    string
 	URL, EditURL    string
 	CanUpdate       bool
+	// Notes are a page of the issue's comments the viewer sees, oldest
+	// first; CanComment shows the comment form.
+	Notes                []noteItem
+	NotesPrev, NotesNext string
+	CanComment           bool
+	// CanInternal shows the internal note box (reporters up).
+	CanInternal        bool
+	Upvotes, Downvotes int
 }
+
+// noteItem is a comment as the issue's page shows it.
+type noteItem struct {
+	ID                  int64
+	Author              *userLink
+	Created, CreatedAgo string
+	Edited              bool
+	Internal            bool
+	BodyHTML            template.HTML
+}
+
+// notesPerPage is the issue page's page of comments.
+const notesPerPage = 50
+
+// maxNotesPage bounds the page number of the issue's comments.
+const maxNotesPage = 10000
 
 // renderIssue shows an issue with status, and a flash message or an
 // alert (a refused form).
@@ -330,8 +356,74 @@ func (h *Handler) renderIssue(w http.ResponseWriter, r *http.Request, a auth.Act
 		}
 		body.DescriptionHTML = renderMarkdown([]byte(iv.Description), p.FullPath(), ref, "")
 	}
+	if !h.issueNotes(w, r, a, full, iid, &body) {
+		return
+	}
+	body.Upvotes, body.Downvotes = iv.Upvotes, iv.Downvotes
 	h.render(w, r, a, status, "issue_show", view{Title: iv.Title + " (#" + strconv.FormatInt(iid, 10) + ") · Issues · " + p.FullName(),
 		Crumbs: issueCrumbs(p, "#"+strconv.FormatInt(iid, 10)), Body: body})
+}
+
+// issueNotes fills the page's comments (its "page" parameter picks the
+// page) and whether the viewer may comment; false when it answered a
+// failure.
+func (h *Handler) issueNotes(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, iid int64, body *issueBody) bool {
+	t, err := h.Notes.Target(r.Context(), a, full, iid)
+	if err != nil {
+		h.fail(w, r, a, err)
+		return false
+	}
+	n := 1
+	if v, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && v > 1 && v <= maxNotesPage {
+		n = v
+	}
+	list, info, err := h.Notes.ListOf(r.Context(), t, notes.Listing{Asc: true}, model.Page{Number: n, PerPage: notesPerPage})
+	if err != nil {
+		h.fail(w, r, a, err)
+		return false
+	}
+	ref := t.Project.DefaultBranch
+	if ref == "" {
+		ref = "HEAD"
+	}
+	for _, v := range list {
+		item := noteItem{ID: v.ID, Created: v.CreatedAt.UTC().Format("Jan 2, 2006 15:04 UTC"), CreatedAgo: ago(v.CreatedAt),
+			Edited: v.UpdatedAt.After(v.CreatedAt), Internal: v.Internal,
+			BodyHTML: renderMarkdown([]byte(v.Body), t.Project.FullPath(), ref, "")}
+		if v.Author != nil {
+			item.Author = userOf(map[int64]model.User{v.Author.ID: *v.Author}, v.Author.ID)
+		}
+		body.Notes = append(body.Notes, item)
+	}
+	body.NotesPrev, body.NotesNext = pager(r, n, info.HasMore)
+	body.CanComment, body.CanInternal = t.CanComment, t.SeeInternal
+	return true
+}
+
+// issueComment answers the comment form: POST /-/issues/<iid>/notes,
+// then back to the issue (303), or the issue with the refusal.
+func (h *Handler) issueComment(w http.ResponseWriter, r *http.Request, a auth.Actor, full string, iid int64) {
+	_, err := h.Notes.Create(r.Context(), a, full, iid, notes.CreateInput{Body: r.PostForm.Get("note"),
+		Internal: r.PostForm.Get("internal") == "1"})
+	if err != nil {
+		var me *model.Error
+		if !errors.As(err, &me) || me.Kind == model.KindNotFound {
+			h.fail(w, r, a, err)
+			return
+		}
+		msg := "Your comment could not be posted."
+		switch {
+		case me.Kind == model.KindForbidden || me.Kind == model.KindUnauthorized:
+			msg = "You are not allowed to comment on this issue."
+		case strings.Contains(me.Message, "can't be blank"):
+			msg = "The comment is empty."
+		case strings.Contains(me.Message, "too long"):
+			msg = fmt.Sprintf("The comment is too long (at most %d characters).", model.NoteBodyMax)
+		}
+		h.renderIssue(w, r, a, full, iid, actionStatus(me.Kind), "", msg)
+		return
+	}
+	http.Redirect(w, r, "/"+full+"/-/issues/"+strconv.FormatInt(iid, 10)+"#notes", http.StatusSeeOther)
 }
 
 // mayUpdateIssue is the service's rule for editing, closing and
@@ -448,7 +540,8 @@ func (h *Handler) issueEditBody(a auth.Actor, pv projects.View, iv issues.View) 
 }
 
 // issuePost answers the issue forms: POST /-/issues (open one),
-// /-/issues/<iid> (edit) and /-/issues/<iid>/close|reopen. It reports
+// /-/issues/<iid> (edit), /-/issues/<iid>/close|reopen and
+// /-/issues/<iid>/notes (comment). It reports
 // whether the path was an issue form's.
 func (h *Handler) issuePost(w http.ResponseWriter, r *http.Request, a auth.Actor) bool {
 	full, action, ok := strings.Cut(strings.Trim(r.URL.Path, "/"), "/-/")
@@ -468,7 +561,7 @@ func (h *Handler) issuePost(w http.ResponseWriter, r *http.Request, a auth.Actor
 	var verb string
 	if rest != "" {
 		num, v, _ := strings.Cut(rest, "/")
-		if iid, ok = parseIID(num); !ok || (v != "" && v != "close" && v != "reopen") {
+		if iid, ok = parseIID(num); !ok || (v != "" && v != "close" && v != "reopen" && v != "notes") {
 			h.notFound(w, r, a)
 			return true
 		}
@@ -490,6 +583,8 @@ func (h *Handler) issuePost(w http.ResponseWriter, r *http.Request, a auth.Actor
 		return true
 	}
 	switch {
+	case verb == "notes":
+		h.issueComment(w, r, a, full, iid)
 	case iid == 0:
 		h.issueCreate(w, r, a, pv)
 	case verb == "":

@@ -28,6 +28,7 @@ import (
 	"quarry/internal/issues"
 	"quarry/internal/mergerequests"
 	"quarry/internal/model"
+	"quarry/internal/notes"
 	"quarry/internal/projects"
 	"quarry/internal/ratelimit"
 	"quarry/internal/releases"
@@ -73,8 +74,9 @@ type Deps struct {
 	// The merge request pages.
 	MRs       *mergerequests.Service
 	Approvals *approvals.Service
-	// Issues serves the issue pages.
+	// Issues serves the issue pages; Notes their comments and votes.
 	Issues *issues.Service
+	Notes  *notes.Service
 }
 
 // SessionCookie is the name of the cookie holding the session id.

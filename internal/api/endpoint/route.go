@@ -188,7 +188,7 @@ var identifierWildcards = map[string]bool{
 	"runner_id": true, "slug": true, "snippet_id": true, "repository_storage_id": true,
 	"badge_id": true, "label_id": true, "milestone_id": true, "board_id": true, "list_id": true,
 	"integration_id": true, "alert_iid": true, "metric_image_id": true,
-	"key_id": true, "error_id": true,
+	"key_id": true, "error_id": true, "note_id": true, "award_id": true,
 	"tag_name": true, "link_id": true,
 	"pipeline_schedule_id": true,
 	"environment_id":       true, "deployment_id": true,

@@ -12,8 +12,11 @@ import (
 	"quarry/internal/model"
 )
 
-// Issue is GitLab's Entities::Issue. Quarry keeps no notes, award emoji,
-// time tracking, related merge requests or moves yet: their fields are
+// Issue is GitLab's Entities::Issue. user_notes_count counts the
+// non-system notes the caller sees (internal ones for reporters up);
+// upvotes and downvotes the thumbsup and thumbsdown award emoji — all
+// read for a whole page at once (issues.View). Quarry keeps no time
+// tracking, related merge requests or moves yet: their fields are
 // GitLab's values for an issue without any (0, null).
 type Issue struct {
 	ID          int64      `json:"id"`
@@ -117,6 +120,7 @@ func (r *Renderer) issue(v issues.View, known summaries) Issue {
 		CreatedAt: Time(v.CreatedAt), UpdatedAt: Time(v.UpdatedAt), ClosedAt: TimePtr(v.ClosedAt), ClosedBy: user(v.ClosedByID),
 		Labels: labels, Assignees: assignees, Author: user(v.AuthorID), Type: "ISSUE", DueDate: StrPtr(v.DueDate),
 		Confidential: v.Confidential, DiscussionLocked: v.DiscussionLocked, IssueType: "issue",
+		UserNotesCount: v.UserNotesCount, Upvotes: v.Upvotes, Downvotes: v.Downvotes,
 		WebURL:               r.ExternalURL + "/" + v.Project.FullPath() + "/-/issues/" + iid,
 		TaskCompletionStatus: tasks, HasTasks: tasks.Count > 0,
 		Links: IssueLinks{Self: api + "/issues/" + iid, Notes: api + "/issues/" + iid + "/notes",
