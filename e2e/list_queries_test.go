@@ -40,7 +40,7 @@ func newQueryCounter(t *testing.T, s *apitest.Server) *queryCounter {
 		// /projects/:id may otherwise answer from memory for a second,
 		// and two requests compared would differ by those statements).
 		s.App.Tokens.ForgetAuthentications()
-		s.App.Projects.ForgetHeads()
+		s.App.Projects.ForgetCachedReads()
 		ctx, c := store.CountQueries(r.Context())
 		s.App.Handler.ServeHTTP(w, r.WithContext(ctx))
 		qc.counts <- c.N()

@@ -11,8 +11,8 @@ import (
 )
 
 // TestProjectHeadCache: on SQLite a project's head read for a caller
-// (the versions and the caller's levels) answers from memory until this
-// process commits a write; every write forgets it, so a membership
+// (the versions and the caller's levels), and a project resolved with the
+// caller's access, answer from memory until this process commits a write; every write forgets it, so a membership
 // added, changed or removed, a project made private or a group's member
 // removed shows in the very next read. On PostgreSQL every read reads
 // the head; the answers are the same.
@@ -58,13 +58,18 @@ func TestProjectHeadCache(t *testing.T) {
 				if st != status || (status == http.StatusOK && fmt.Sprint(got) != perms) {
 					t.Fatalf("read %d: %d %v; want %d %s", i+1, st, got, status, perms)
 				}
+				// A page of the project's resolves it (projects.Resolve,
+				// kept as the head is): the same answer.
+				if r := s.Do(t, apitest.Request{Path: path + "/labels", Token: reader.Token}); r.Status != status {
+					t.Fatalf("labels, read %d: %d; want %d", i+1, r.Status, status)
+				}
 			}
 		}
 
 		// With the entity's rows cached (a first read), a read that finds
 		// the head in memory costs one statement fewer on SQLite.
 		read(t)
-		s.App.Projects.ForgetHeads()
+		s.App.Projects.ForgetCachedReads()
 		_, _, n1 := read(t)
 		_, _, n2 := read(t)
 		want := n1

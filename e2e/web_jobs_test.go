@@ -234,10 +234,12 @@ type webPageCounter struct {
 func newWebPageCounter(t *testing.T, s *apitest.Server) *webPageCounter {
 	c := &webPageCounter{counts: make(chan int64, 1)}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Every counted page reads its session (a session read may
-		// otherwise answer from memory for a second, and two pages
-		// compared would differ by that statement).
+		// Every counted page reads its session and its project (a
+		// session read and a project resolved may otherwise answer from
+		// memory for a second, and two pages compared would differ by
+		// those statements).
 		s.App.Users.ForgetSessions()
+		s.App.Projects.ForgetCachedReads()
 		ctx, n := store.CountQueries(r.Context())
 		s.App.Handler.ServeHTTP(w, r.WithContext(ctx))
 		c.counts <- n.N()

@@ -95,8 +95,52 @@ func (s *Service) head(ctx context.Context, ref string, userID int64) (store.Pro
 	return h, err
 }
 
-// ForgetHeads empties the head cache (tests that count statements).
-func (s *Service) ForgetHeads() { s.heads.Invalidate() }
+// maxResolved bounds the projects Resolve remembers (a project's row is
+// a couple of KiB); past it they start afresh.
+const maxResolved = 2000
+
+// resolvedProject is a project's row as Resolve read it, with a user's
+// access to it.
+type resolvedProject struct {
+	p   model.Project
+	acc model.AccessLevel
+}
+
+// lookup reads the project ref (by id or path) and the actor's access
+// to it as of today, from memory on SQLite as heads are (headCacheFor):
+// what the actor is allowed is decided on them by the caller, every
+// time. CI jobs' reads are not kept.
+func (s *Service) lookup(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error) {
+	var key string
+	var gen uint64
+	now := s.now()
+	if s.resolved != nil && a.Job == nil {
+		key = strconv.FormatInt(a.UserID(), 10) + "/" + now.UTC().Format(model.DateLayout) + "/" + ref
+		if e, _, ok := s.resolved.Get(key, now); ok {
+			return e.p, e.acc, nil
+		}
+		gen = s.resolved.Generation()
+	}
+	p, err := s.db.ProjectByRef(ctx, ref)
+	if err != nil {
+		return p, 0, err
+	}
+	acc, err := s.Access(ctx, a, p.ID)
+	if err != nil {
+		return p, 0, err
+	}
+	if key != "" {
+		s.resolved.Put(key, resolvedProject{p, acc}, gen, now)
+	}
+	return p, acc, nil
+}
+
+// ForgetCachedReads empties the heads and the resolved projects kept in
+// memory (tests that count statements).
+func (s *Service) ForgetCachedReads() {
+	s.heads.Invalidate()
+	s.resolved.Invalidate()
+}
 
 // CachedViews is ViewsWithoutTopics for the entity cache: the caller's
 // levels, the group links' presence and the owners' versions of the page

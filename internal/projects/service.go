@@ -46,8 +46,10 @@ type Service struct {
 	jobScope func(ctx context.Context, source, target int64) (bool, error)
 	settings Settings
 	moves    StorageMoves
-	// heads remembers project heads for a second on SQLite (head.go).
-	heads *gencache.Cache[store.ProjectHead]
+	// heads remembers project heads, and resolved the projects Resolve
+	// found with the caller's access, for a second on SQLite (head.go).
+	heads    *gencache.Cache[store.ProjectHead]
+	resolved *gencache.Cache[resolvedProject]
 }
 
 // StorageMoves are the repository storage moves (the storage moves
@@ -124,7 +126,9 @@ func New(db *store.DB, storages *gitrepo.Storages, up *uploads.Store, queue *tas
 	s := &Service{db: db, storages: storages, uploads: up, events: events, log: log, cfg: cfg, now: db.Now}
 	if db.Dialect == store.SQLite {
 		s.heads = gencache.New[store.ProjectHead](headCacheFor, maxCachedHeads)
+		s.resolved = gencache.New[resolvedProject](headCacheFor, maxResolved)
 		db.OnCommit(s.heads.Invalidate)
+		db.OnCommit(s.resolved.Invalidate)
 	}
 	tasks.Handle(queue, forkTask, s.runFork, s.forkFailed)
 	tasks.Handle(queue, deleteTask, s.runDelete, nil)
@@ -169,14 +173,10 @@ func (s *Service) WithAccess(ctx context.Context, a auth.Actor, ids []int64) (ma
 // Resolve finds a project by id or full path that the actor may read, with
 // the actor's access; anything else is 404 Project Not Found.
 func (s *Service) Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error) {
-	p, err := s.db.ProjectByRef(ctx, ref)
+	p, acc, err := s.lookup(ctx, a, ref)
 	if errors.Is(err, model.ErrNotFound) || (err == nil && p.PendingDelete) {
 		return p, 0, model.NotFound("Project")
 	}
-	if err != nil {
-		return p, 0, err
-	}
-	acc, err := s.Access(ctx, a, p.ID)
 	if err != nil {
 		return p, 0, err
 	}
