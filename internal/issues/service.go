@@ -27,6 +27,8 @@ type Projects interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
 	Access(ctx context.Context, a auth.Actor, projectID int64) (model.AccessLevel, error)
 	WithAccess(ctx context.Context, a auth.Actor, ids []int64) (map[int64]model.Project, map[int64]model.AccessLevel, error)
+	// UsersWhoCan keeps of ids the users who may do action on p.
+	UsersWhoCan(ctx context.Context, p model.Project, action auth.Action, ids []int64) ([]int64, error)
 }
 
 // Groups resolves groups with the caller's access (the groups service).
@@ -838,31 +840,10 @@ const maxAssignees = 100
 // assignees keeps the users who exist and read the project's issues, in
 // order, once each (GitLab drops the others).
 func (s *Service) assignees(ctx context.Context, p model.Project, ids []int64) ([]int64, error) {
-	var out []int64
 	if len(ids) > maxAssignees {
 		return nil, model.Param("assignee_ids has too many values")
 	}
-	for _, id := range ids {
-		if id <= 0 || slices.Contains(out, id) {
-			continue
-		}
-		u, err := s.db.UserByID(ctx, id)
-		if errors.Is(err, model.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		a := auth.Actor{User: &u}
-		acc, err := s.projects.Access(ctx, a, p.ID)
-		if err != nil {
-			return nil, err
-		}
-		if auth.Can(a, auth.ReadIssue, auth.Resource{Project: &p, Access: acc}) {
-			out = append(out, id)
-		}
-	}
-	return out, nil
+	return s.projects.UsersWhoCan(ctx, p, auth.ReadIssue, ids)
 }
 
 // Update edits an issue (reporters up, or its author for the title, the

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +30,8 @@ import (
 type Projects interface {
 	Resolve(ctx context.Context, a auth.Actor, ref string) (model.Project, model.AccessLevel, error)
 	Access(ctx context.Context, a auth.Actor, projectID int64) (model.AccessLevel, error)
+	// UsersWhoCan keeps of ids the users who may do action on p.
+	UsersWhoCan(ctx context.Context, p model.Project, action auth.Action, ids []int64) ([]int64, error)
 	ProtectedRules(ctx context.Context, projectID int64) ([]model.ProtectedBranch, error)
 	// BeginWrite registers a write to the project's repository (refused
 	// with model.ErrRepositoryReadOnly while a storage move holds it) and
@@ -356,26 +357,5 @@ func (s *Service) setDiffRefs(ctx context.Context, repo *gitrepo.Repo, m *model.
 // people keeps the users (assignees, reviewers) who exist and may read
 // the project's merge requests, in order, once each.
 func (s *Service) people(ctx context.Context, p model.Project, ids []int64) ([]int64, error) {
-	var out []int64
-	for _, id := range ids {
-		if id <= 0 || slices.Contains(out, id) {
-			continue
-		}
-		u, err := s.db.UserByID(ctx, id)
-		if errors.Is(err, model.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		a := auth.Actor{User: &u}
-		acc, err := s.projects.Access(ctx, a, p.ID)
-		if err != nil {
-			return nil, err
-		}
-		if auth.Can(a, auth.ReadMergeRequest, auth.Resource{Project: &p, Access: acc}) {
-			out = append(out, id)
-		}
-	}
-	return out, nil
+	return s.projects.UsersWhoCan(ctx, p, auth.ReadMergeRequest, ids)
 }

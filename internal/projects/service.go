@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -201,6 +202,34 @@ func (s *Service) Resolve(ctx context.Context, a auth.Actor, ref string) (model.
 		}
 	}
 	return p, acc, nil
+}
+
+// UsersWhoCan keeps of ids the users who exist and may do action on p
+// (assignees and reviewers a write names: GitLab drops the others), in
+// order, once each; ids that are not positive are dropped.
+func (s *Service) UsersWhoCan(ctx context.Context, p model.Project, action auth.Action, ids []int64) ([]int64, error) {
+	var out []int64
+	for _, id := range ids {
+		if id <= 0 || slices.Contains(out, id) {
+			continue
+		}
+		u, err := s.db.UserByID(ctx, id)
+		if errors.Is(err, model.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		a := auth.Actor{User: &u}
+		acc, err := s.Access(ctx, a, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		if auth.Can(a, action, auth.Resource{Project: &p, Access: acc}) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // can is auth.Can for a resolved project.
