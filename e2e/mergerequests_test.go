@@ -544,6 +544,10 @@ func TestMergeRequests_list(t *testing.T) {
 			{"?search=ALPHA", []string{a}},
 			{"?iids[]=1&iids[]=3", []string{c, a}},
 			{"?labels=bug", []string{a}},
+			// Label names match exactly, case and all, on both engines
+			// (GitLab's titles); a name inside another does not match.
+			{"?labels=Bug", []string{}},
+			{"?labels=bu", []string{}},
 			{"?wip=yes", []string{c}},
 			{"?wip=no", []string{b, a}},
 			{"?created_after=" + ts(0.5), []string{c, b}},

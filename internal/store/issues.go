@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -286,14 +285,7 @@ func (f IssueFilter) where(tx *Tx) where {
 		w.add("i.id IN (SELECT issue_id FROM issue_assignees)")
 	}
 	for _, l := range f.Labels {
-		// The label's JSON string inside the array, matched exactly (case
-		// and all) on both engines.
-		b, _ := json.Marshal(l)
-		if tx.dialect == Postgres {
-			w.add("strpos(i.labels, ?) > 0", string(b))
-		} else {
-			w.add("instr(i.labels, ?) > 0", string(b))
-		}
+		w.add(tx.labelCond("i.labels"), labelArg(l))
 	}
 	if f.LabelsNone {
 		w.add("i.labels = '[]'")

@@ -390,6 +390,23 @@ func startKey(q string, args []any) string {
 	return b.String()
 }
 
+// labelCond is the condition that a JSON array of label names in col
+// holds the name labelArg gives: the name's JSON string found inside the
+// array, matched exactly (case and all) on both engines, as GitLab
+// matches label titles.
+func (tx *Tx) labelCond(col string) string {
+	if tx.dialect == Postgres {
+		return "strpos(" + col + ", ?) > 0"
+	}
+	return "instr(" + col + ", ?) > 0"
+}
+
+// labelArg is labelCond's argument for the label name.
+func labelArg(name string) string {
+	b, _ := json.Marshal(name)
+	return string(b)
+}
+
 // likePattern makes a substring pattern for ilike.
 func likePattern(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

@@ -287,8 +287,7 @@ func (tx *Tx) mergeRequests(ctx context.Context, f MergeRequestFilter, page mode
 		w.add("iid IN ("+placeholders(len(f.IIDs))+")", anys(f.IIDs)...)
 	}
 	for _, l := range f.Labels {
-		b, _ := json.Marshal(l)
-		w.add(`labels LIKE ? ESCAPE '\'`, likePattern(string(b)))
+		w.add(tx.labelCond("labels"), labelArg(l))
 	}
 	for _, c := range []struct {
 		cond string
