@@ -286,16 +286,16 @@ func (c *webPageCounter) get(t *testing.T, b *browser, path string) (string, int
 // project's statistics refreshed) has stopped moving what it reads.
 func (c *webPageCounter) steady(t *testing.T, b *browser, path string) (string, int64) {
 	t.Helper()
-	body, n := c.get(t, b, path)
+	_, n := c.get(t, b, path)
 	for range 10 {
-		again, m := c.get(t, b, path)
+		body, m := c.get(t, b, path)
 		if m == n {
-			return again, m
+			return body, m
 		}
-		body, n = again, m
+		n = m
 	}
 	t.Fatalf("GET %s: its statements never settled (last %d)", path, n)
-	return body, n
+	return "", n
 }
 
 // TestWeb_mergeRequestListQueries: the merge request list reads a page's
