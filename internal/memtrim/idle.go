@@ -48,9 +48,12 @@ func (i *Idle) Run(ctx context.Context, quiet, tick time.Duration, trim func()) 
 			return
 		case <-t.C:
 		}
-		if i.Due(quiet, trimmed) {
+		// The trim counts from the moment it was found due, not from
+		// when it returned: what happens while it runs (a request, the
+		// clock moving) must not push the next one later.
+		if now := i.now().UnixNano(); i.dueAt(now, quiet, trimmed) {
 			trim()
-			trimmed = i.now().UnixNano()
+			trimmed = now
 		}
 	}
 }
@@ -58,6 +61,9 @@ func (i *Idle) Run(ctx context.Context, quiet, tick time.Duration, trim func()) 
 // Due reports whether a trim is due: the last activity and the last trim
 // (unix nanoseconds; 0 for none) are both at least quiet ago.
 func (i *Idle) Due(quiet time.Duration, trimmed int64) bool {
-	now := i.now().UnixNano()
+	return i.dueAt(i.now().UnixNano(), quiet, trimmed)
+}
+
+func (i *Idle) dueAt(now int64, quiet time.Duration, trimmed int64) bool {
 	return now-i.last.Load() >= int64(quiet) && now-trimmed >= int64(quiet)
 }
