@@ -31,6 +31,7 @@ type planChecker struct {
 func newPlanChecker(t *testing.T, s *apitest.Server) *planChecker {
 	pc := &planChecker{s: s, queries: make(chan []store.Query, 1), seen: map[string]bool{}}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.App.DB.ForgetPages() // every page read, its statements recorded
 		ctx, c := store.RecordQueries(r.Context())
 		s.App.Handler.ServeHTTP(w, r.WithContext(ctx))
 		pc.queries <- c.Queries()

@@ -237,9 +237,10 @@ func newWebPageCounter(t *testing.T, s *apitest.Server) *webPageCounter {
 		// Every counted page reads its session and its project (a
 		// session read and a project resolved may otherwise answer from
 		// memory for a second, and two pages compared would differ by
-		// those statements).
+		// those statements; so may a list's page, store/pages.go).
 		s.App.Users.ForgetSessions()
 		s.App.Projects.ForgetCachedReads()
+		s.App.DB.ForgetPages()
 		ctx, n := store.CountQueries(r.Context())
 		s.App.Handler.ServeHTTP(w, r.WithContext(ctx))
 		c.counts <- n.N()

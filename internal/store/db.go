@@ -80,6 +80,9 @@ type Tx struct {
 	// starts remembers where offset pages start (listStart); on SQLite's
 	// reader only, nil elsewhere.
 	starts *gencache.Cache[listStartEntry]
+	// pages remembers whole pages of the lists read most (pages.go); on
+	// SQLite's reader only, nil elsewhere.
+	pages *gencache.Cache[any]
 }
 
 // hooks are functions run after commits (OnAuthWrite, OnCommit).
@@ -229,8 +232,9 @@ func Open(ctx context.Context, databaseURL, sqlitePath string) (*DB, error) {
 	notes := newNotifier()
 	starts := gencache.New[listStartEntry](startsFor, maxStarts)
 	db := &DB{Tx: &Tx{q: r, dialect: SQLite, stmts: newStmtCache(r), notes: notes, clock: &clock{now: time.Now}, seal: &sealerRef{}, authw: &hooks{},
-		starts: starts}, Dialect: SQLite, w: w, r: r, wstmts: newStmtCache(w)}
+		starts: starts, pages: newPages()}, Dialect: SQLite, w: w, r: r, wstmts: newStmtCache(w)}
 	db.OnCommit(starts.Invalidate)
+	db.OnCommit(db.pages.Invalidate)
 	return db, nil
 }
 

@@ -246,6 +246,12 @@ func (tx *Tx) MergeRequests(ctx context.Context, f MergeRequestFilter, page mode
 
 // mergeRequests is MergeRequests without the assignees and reviewers.
 func (tx *Tx) mergeRequests(ctx context.Context, f MergeRequestFilter, page model.Page) ([]model.MergeRequest, model.PageInfo, error) {
+	w, ord := tx.mrList(f)
+	return tx.mergeRequestsWhere(ctx, w, ord, page)
+}
+
+// mrList is the conditions and order of a list of merge requests.
+func (tx *Tx) mrList(f MergeRequestFilter) (where, order) {
 	var w where
 	if f.ProjectIDs != nil {
 		if len(f.ProjectIDs) == 0 {
@@ -311,8 +317,14 @@ func (tx *Tx) mergeRequests(ctx context.Context, f MergeRequestFilter, page mode
 	case "title":
 		col = "title"
 	}
+	return w, order{column: col, desc: !f.Asc}
+}
+
+// mergeRequestsWhere reads a page of the merge requests w selects.
+func (tx *Tx) mergeRequestsWhere(ctx context.Context, w where, ord order, page model.Page) ([]model.MergeRequest, model.PageInfo, error) {
+	col := ord.column
 	list, info, err := list(ctx, tx, listSpec[model.MergeRequest]{
-		columns: mrColumns, from: "merge_requests", idCol: "id", where: w, order: order{column: col, desc: !f.Asc}, keyNotNull: true,
+		columns: mrColumns, from: "merge_requests", idCol: "id", where: w, order: ord, keyNotNull: true,
 		scan: func(r *sql.Rows) (model.MergeRequest, error) {
 			var m model.MergeRequest
 			return m, r.Scan(mrDest(&m)...)

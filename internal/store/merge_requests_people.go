@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"sort"
 
 	"quarry/internal/model"
@@ -25,16 +26,41 @@ func (tx *Tx) MergeRequestWithPeople(ctx context.Context, projectID, iid int64) 
 // (as MergeRequestWithPeople): one statement for them, whatever the page
 // size.
 func (tx *Tx) MergeRequestsWithPeople(ctx context.Context, f MergeRequestFilter, page model.Page) ([]model.MergeRequest, map[int64]model.User, model.PageInfo, error) {
-	list, info, err := tx.mergeRequests(ctx, f, page)
+	type mrPage struct {
+		list  []model.MergeRequest
+		users map[int64]model.User
+		info  model.PageInfo
+	}
+	// A page is remembered (pages.go): each reader gets its own slice of
+	// the merge requests; their labels, people and the users are shared,
+	// read only.
+	w, ord := tx.mrList(f)
+	p, err := rememberedPage(ctx, tx, pageKey("merge requests", w, ord, page), func(ctx context.Context) (mrPage, error) {
+		list, info, err := tx.mergeRequestsWhere(ctx, w, ord, page)
+		if err != nil {
+			return mrPage{info: info}, err
+		}
+		ptrs := make([]*model.MergeRequest, len(list))
+		for i := range list {
+			ptrs[i] = &list[i]
+		}
+		users, err := tx.loadMRPeopleAndUsers(ctx, ptrs)
+		return mrPage{list, users, info}, err
+	}, func(p mrPage) int {
+		n := 0
+		for i := range p.list {
+			m := &p.list[i]
+			n += 600 + len(m.Title) + len(m.Description) + len(m.MergeError) + 16*(len(m.Labels)+len(m.AssigneeIDs)+len(m.ReviewerIDs))
+			for _, l := range m.Labels {
+				n += len(l)
+			}
+		}
+		return n + 200*len(p.users)
+	})
 	if err != nil {
-		return nil, nil, info, err
+		return nil, nil, p.info, err
 	}
-	ptrs := make([]*model.MergeRequest, len(list))
-	for i := range list {
-		ptrs[i] = &list[i]
-	}
-	users, err := tx.loadMRPeopleAndUsers(ctx, ptrs)
-	return list, users, info, err
+	return slices.Clone(p.list), p.users, p.info, nil
 }
 
 // loadMRPeopleAndUsers fills the assignees and reviewers of merge

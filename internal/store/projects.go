@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"time"
 
@@ -353,6 +354,21 @@ func (tx *Tx) ListProjects(ctx context.Context, f ProjectFilter, page model.Page
 // the misses (ProjectsByIDs).
 func (tx *Tx) ListProjectHeads(ctx context.Context, f ProjectFilter, page model.Page, userID int64, today string) ([]ProjectHead, model.PageInfo, error) {
 	w, ord := tx.projectList(f)
+	type headPage struct {
+		hs   []ProjectHead
+		info model.PageInfo
+	}
+	// A page of heads is remembered (pages.go); each reader gets its own
+	// slice.
+	p, err := rememberedPage(ctx, tx, pageKey("project heads", w, ord, page, userID, today), func(ctx context.Context) (headPage, error) {
+		hs, info, err := tx.listProjectHeads(ctx, w, ord, page, userID, today)
+		return headPage{hs, info}, err
+	}, func(p headPage) int { return len(p.hs) * 200 })
+	return slices.Clone(p.hs), p.info, err
+}
+
+// listProjectHeads is ListProjectHeads read from the database.
+func (tx *Tx) listProjectHeads(ctx context.Context, w where, ord order, page model.Page, userID int64, today string) ([]ProjectHead, model.PageInfo, error) {
 	type keyed struct {
 		h   ProjectHead
 		key any
